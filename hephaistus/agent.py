@@ -1,0 +1,101 @@
+"""The Agent: a model, a toolchain and the workspace's sessions, running one task at a time.
+
+`execute(task)` records a Session, runs the engine and returns its Outcome; the conversation and
+the AgentState carry over to the next `execute`, as in a chat.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hephaistus.config import Config
+from hephaistus.engine import Engine, Outcome, ReactEngine, Run
+from hephaistus.errors import ModelError
+from hephaistus.prompting import system_prompt
+from hephaistus.seams import EventSink, Message, Model, NullSink
+from hephaistus.session import Session, SessionStore
+from hephaistus.state import AgentState
+from hephaistus.tools import Registry, ToolContext, default_registry
+from hephaistus.tools.context import Approver, FileChange, approve_all
+from hephaistus.workspace import Workspace
+
+
+class Agent:
+    def __init__(
+        self,
+        workspace: Workspace,
+        config: Config,
+        *,
+        model: Model | None = None,
+        engine: Engine | None = None,
+        registry: Registry | None = None,
+        sink: EventSink | None = None,
+        approve: Approver = approve_all,
+    ) -> None:
+        if model is None:
+            from hephaistus.llm import ChatModel
+
+            model = ChatModel(config)
+        self.workspace = workspace
+        self.config = config
+        self.model = model
+        self.engine = engine or ReactEngine()
+        self.registry = registry or default_registry()
+        self.sink = sink or NullSink()
+        self.approve = approve
+        self.sessions = SessionStore(workspace.heph_dir / "sessions")
+        self.state = AgentState.load(self._state_file)
+        self.messages: list[Message] = []
+        self.session: Session | None = None
+        self.changes: list[FileChange] = []
+        self._running = False
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    @property
+    def _state_file(self) -> Path:
+        return self.workspace.heph_dir / "state.json"
+
+    def continue_conversation(self, messages: list[Message]) -> None:
+        """Pick up a recorded conversation (`--continue`) instead of starting a new one."""
+        self.messages = list(messages)
+
+    def execute(self, task: str) -> Outcome:
+        self.workspace.ensure_heph_dir()
+        if not self.messages:
+            self.messages = [{"role": "system",
+                              "content": system_prompt(self.registry, self.workspace.root)}]
+        session = self.sessions.create(
+            task=task, model=self.model.name, base_url=self.config.base_url,
+            workspace=str(self.workspace.root),
+        )
+        self.session = session
+        for message in self.messages:  # the conversation so far, so the file stands alone
+            session.message(message)
+        session.record("INPUT", "task", task)
+        tools = ToolContext(self.workspace, self.approve, self.config.observation_limit,
+                            self.config.allow_secrets)
+        run = Run(self.model, self.registry, tools, session, self.state, self.sink,
+                  self.messages, self.config.max_steps, self._save_state)
+        self._running = True
+        outcome = Outcome("failed", "the run did not finish")
+        try:
+            outcome = self.engine.run(task, run)
+        except ModelError as error:
+            outcome = Outcome("failed", error.message)
+        except KeyboardInterrupt:
+            outcome = Outcome("interrupted", "interrupted by Ctrl-C; the session was saved")
+        finally:
+            self._running = False
+            self.changes.extend(tools.changed)
+            self._save_state()
+            session.end(outcome.status, outcome.exit_code, outcome.message)
+        return outcome
+
+    def _save_state(self) -> None:
+        try:
+            self.state.save(self._state_file)
+        except OSError as error:
+            self.sink.notice(f"could not save {self._state_file}: {error}")

@@ -1,0 +1,270 @@
+"""The `heph` command line: one-shot tasks, the REPL, and the subcommands of DESIGN.md.
+
+Only the standard library is imported here at start-up: `heph --version` and `heph --help` must
+be instant, so each command imports what it needs when it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from hephaistus import __version__
+from hephaistus.errors import EXIT_INTERRUPTED, EXIT_USAGE, ConfigError, HephError
+
+SUBCOMMANDS = ("docs", "sessions", "replay", "undo", "stats")
+VALUE_OPTIONS = {"-w", "--workspace", "-m", "--model", "--base-url", "--max-steps"}
+NOT_BUILT_YET = {"docs", "undo", "stats"}
+
+EPILOG = """\
+commands:
+  heph [OPTIONS] TASK...      run one task, print the answer, exit
+  heph [OPTIONS]              interactive chat (not built yet: give a task)
+  heph sessions [--limit N]   list recorded sessions
+  heph replay [ID|last]       re-render a recorded session, without the model or any tool
+  heph docs | undo | stats    planned, not built yet
+
+exit codes: 0 answered, 1 the agent failed, 2 usage or configuration error,
+            3 a write was refused, 130 interrupted
+environment: OPENAI_API_KEY, OPENAI_BASE_URL, HEPH_MODEL, HEPH_MAX_STEPS, HEPH_TIMEOUT
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        command, rest = split_command(argv)
+        if command is None:
+            return run_task(parse(_task_parser(), rest))
+        return COMMANDS[command](parse(_subcommand_parser(command), rest))
+    except HephError as error:
+        print(f"heph: {error.message}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("heph: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def split_command(argv: list[str]) -> tuple[str | None, list[str]]:
+    """A first positional word naming a subcommand selects it; `--` makes the rest a task."""
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            break
+        if word in VALUE_OPTIONS:
+            index += 2
+        elif word.startswith("-"):
+            index += 1
+        elif word in SUBCOMMANDS:
+            return word, argv[:index] + argv[index + 1:]
+        else:
+            break
+    return None, argv
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    try:
+        return parser.parse_intermixed_args(argv)
+    except SystemExit as exit_:  # argparse printed the usage error (or --help) already
+        if exit_.code in (0, None):
+            raise
+        raise _UsageExit() from None
+
+
+class _UsageExit(HephError):
+    exit_code = EXIT_USAGE
+
+    def __init__(self) -> None:
+        super().__init__("see `heph --help`")
+
+
+def _common_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-w", "--workspace", metavar="DIR",
+                        help="project folder (default: the git top-level, else the current folder)")
+    common.add_argument("-m", "--model", help="model name (env HEPH_MODEL)")
+    common.add_argument("--base-url", metavar="URL",
+                        help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)")
+    common.add_argument("-y", "--yes", action="store_true", help="approve every write")
+    common.add_argument("--dry-run", action="store_true", help="show the diffs, write nothing")
+    common.add_argument("--max-steps", type=_positive_int, metavar="N",
+                        help="model requests allowed per task (env HEPH_MAX_STEPS, default 20)")
+    common.add_argument("-c", "--continue", dest="continue_", action="store_true",
+                        help="continue the last session's conversation")
+    common.add_argument("--json", action="store_true", help="print one JSON object with the outcome")
+    common.add_argument("-q", "--quiet", action="store_true", help="print only the answer")
+    common.add_argument("-v", "--verbose", action="store_true", help="show whole observations")
+    common.add_argument("--version", action="version", version=f"heph {__version__}")
+    return common
+
+
+def _task_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="heph", parents=[_common_options()],
+        usage="heph [OPTIONS] [TASK...] | heph {docs,sessions,replay,undo,stats} ...",
+        description="Hephaistus: an AI coding assistant that works inside your project folder.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("task", nargs="*", help="what to do, in plain words")
+    return parser
+
+
+def _subcommand_parser(command: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=f"heph {command}", parents=[_common_options()])
+    if command == "sessions":
+        parser.add_argument("--limit", type=_positive_int, default=20, metavar="N")
+    elif command in ("replay", "undo"):
+        parser.add_argument("ref", nargs="?", default="last", metavar="ID|last")
+    elif command == "docs":
+        parser.add_argument("--check", action="store_true")
+        parser.add_argument("--fix", action="store_true")
+        parser.add_argument("--staged", action="store_true")
+        parser.add_argument("paths", nargs="*")
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+# -- commands ------------------------------------------------------------------------------
+
+def run_task(args: argparse.Namespace) -> int:
+    task = " ".join(args.task).strip()
+    if not task and not sys.stdin.isatty():
+        task = sys.stdin.read().strip()
+    if not task:
+        raise ConfigError(
+            "interactive chat is not built yet; give a task: heph \"what to do\" (see heph --help)"
+        )
+    from hephaistus.agent import Agent
+    from hephaistus.llm import missing_key_message
+    from hephaistus.seams import NullSink
+    from hephaistus.ui.approval import Approval
+    from hephaistus.ui.render import ConsoleSink, print_json
+
+    workspace, config = _workspace_and_config(args)
+    if not config.resolved_api_key():
+        raise ConfigError(missing_key_message())
+    sink: Any = NullSink() if args.json else ConsoleSink(verbose=args.verbose, quiet=args.quiet)
+    approval = Approval(sink, yes=args.yes, dry_run=args.dry_run,
+                        interactive=False if args.json else None)
+    agent = Agent(workspace, config, sink=sink, approve=approval)
+    if args.continue_:
+        agent.continue_conversation(_last_conversation(agent))
+    outcome = agent.execute(task)
+    message = outcome.message
+    if outcome.status == "refused":
+        message += ". No terminal to ask for approval: pass --yes to allow writes or --dry-run to preview them"
+    if args.json:
+        print_json({
+            "outcome": outcome.status, "exit_code": outcome.exit_code, "message": message,
+            "session": agent.session.id if agent.session else None,
+            "steps": agent.session.steps if agent.session else 0,
+            "usage": agent.session.usage.to_dict() if agent.session else {},
+            "changed_files": sorted({c.path for c in agent.changes}),
+            "dry_run": args.dry_run,
+        })
+    elif outcome.status != "answered":
+        sink.failure(message)
+    elif args.dry_run:
+        sink.notice("dry run: nothing was written")
+    return outcome.exit_code
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    from hephaistus.session import SessionStore, load_session
+
+    workspace = _workspace(args)
+    store = SessionStore(workspace.heph_dir / "sessions")
+    rows = []
+    for session_id in store.ids()[-args.limit:]:
+        recorded = load_session(store.path_of(session_id))
+        end = recorded.end or {}
+        tokens = sum((end.get("usage") or {}).values()) if end else sum(
+            sum((s.usage or {}).values()) for s in recorded.spans)
+        steps = end.get("steps", sum(1 for s in recorded.spans if s.kind == "LLM"))
+        task = " ".join(str(recorded.header.get("task", "")).split())
+        rows.append((session_id, str(recorded.header.get("started", ""))[:19].replace("T", " "),
+                     str(steps), str(tokens), recorded.outcome, task[:60]))
+    if args.json:
+        keys = ("id", "started", "steps", "tokens", "outcome", "task")
+        from hephaistus.ui.render import print_json
+
+        print_json({"sessions": [dict(zip(keys, row)) for row in rows]})
+        return 0
+    if not rows:
+        print(f"no sessions recorded yet in {store.folder}", file=sys.stderr)
+        return 0
+    header = ("ID", "STARTED (UTC)", "STEPS", "TOKENS", "OUTCOME", "TASK")
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(5)]
+    for row in (header, *rows):
+        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + "  " + row[5])
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from hephaistus.session import SessionStore, load_session
+    from hephaistus.ui.render import ConsoleSink
+    from hephaistus.ui.replay import replay
+
+    workspace = _workspace(args)
+    store = SessionStore(workspace.heph_dir / "sessions")
+    try:
+        path = store.path_of(args.ref)
+    except LookupError as error:
+        raise ConfigError(str(error)) from None
+    replay(load_session(path), ConsoleSink(verbose=args.verbose, quiet=args.quiet))
+    return 0
+
+
+def cmd_not_built(args: argparse.Namespace) -> int:
+    raise ConfigError("this command is planned but not built yet in this version")
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "sessions": cmd_sessions,
+    "replay": cmd_replay,
+    **{name: cmd_not_built for name in NOT_BUILT_YET},
+}
+
+
+# -- shared set-up -------------------------------------------------------------------------
+
+def _workspace(args: argparse.Namespace) -> Any:
+    from hephaistus.config import find_workspace
+    from hephaistus.workspace import Workspace
+
+    if args.workspace:
+        root = Path(args.workspace).expanduser()
+        if not root.is_dir():
+            raise ConfigError(f"-w/--workspace: '{args.workspace}' is not a folder")
+        return Workspace.at(root)
+    return Workspace.at(find_workspace(Path.cwd()))
+
+
+def _workspace_and_config(args: argparse.Namespace) -> tuple[Any, Any]:
+    from hephaistus.config import load_config
+
+    workspace = _workspace(args)
+    flags = {"model": args.model, "base_url": args.base_url, "max_steps": args.max_steps}
+    return workspace, load_config(workspace.root, flags)
+
+
+def _last_conversation(agent: Any) -> list[dict[str, str]]:
+    from hephaistus.session import load_session
+
+    try:
+        path = agent.sessions.path_of("last")
+    except LookupError:
+        raise ConfigError("--continue: there is no earlier session in this workspace") from None
+    return load_session(path).messages

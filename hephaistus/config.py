@@ -1,0 +1,177 @@
+"""Settings, merged from flags > environment > workspace config > user config > defaults.
+
+The workspace config is `.heph.toml` or `[tool.hephaistus]` in the workspace's `pyproject.toml`;
+the user config is `~/.config/hephaistus/config.toml` (honouring XDG_CONFIG_HOME). An unknown key
+or a value of the wrong type is an error that names the file and the key.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import sys
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Mapping
+from urllib.parse import urlparse
+
+from hephaistus.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+LOCAL_PLACEHOLDER_KEY = "heph-local"
+
+
+def _doc(text: str) -> dict[str, str]:
+    return {"doc": text}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything a run needs to know that is not the task itself."""
+
+    model: str = field(default="gpt-4o-mini", metadata=_doc("model name sent to the endpoint"))
+    base_url: str | None = field(
+        default=None, metadata=_doc("OpenAI-compatible endpoint; unset means api.openai.com")
+    )
+    max_steps: int = field(default=20, metadata=_doc("model requests allowed for one task"))
+    timeout: float = field(default=120.0, metadata=_doc("seconds to wait for a model reply"))
+    connect_timeout: float = field(default=10.0, metadata=_doc("seconds to wait to connect"))
+    max_retries: int = field(
+        default=4, metadata=_doc("retries of a model call after a transient fault")
+    )
+    stream: bool = field(default=False, metadata=_doc("stream model replies as they are made"))
+    json_mode: bool = field(
+        default=True, metadata=_doc("ask the endpoint for JSON mode (response_format)")
+    )
+    observation_limit: int = field(
+        default=16_000, metadata=_doc("bytes of a tool's output the model sees")
+    )
+    allow_secrets: bool = field(
+        default=False, metadata=_doc("let tools read .env*, *.pem, *.key and id_* files")
+    )
+    # Not settable from files: the key comes from the environment only, so it never lands in a
+    # file that might be committed.
+    api_key: str | None = field(default=None, repr=False, metadata=_doc(""))
+
+    @property
+    def is_local(self) -> bool:
+        return is_loopback_url(self.base_url)
+
+    def resolved_api_key(self) -> str | None:
+        """The key to send: the configured one, or a placeholder for a loopback server."""
+        if self.api_key:
+            return self.api_key
+        return LOCAL_PLACEHOLDER_KEY if self.is_local else None
+
+
+FILE_KEYS = {f.name for f in fields(Config)} - {"api_key"}
+
+ENV_KEYS = {
+    "HEPH_MODEL": "model",
+    "OPENAI_BASE_URL": "base_url",
+    "HEPH_MAX_STEPS": "max_steps",
+    "HEPH_TIMEOUT": "timeout",
+    "OPENAI_API_KEY": "api_key",
+}
+
+
+def is_loopback_url(url: str | None) -> bool:
+    if not url:
+        return False
+    host = urlparse(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "hephaistus" / "config.toml"
+
+
+def find_workspace(start: Path) -> Path:
+    """The git top-level containing `start`, else `start` itself."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
+def load_config(
+    workspace: Path,
+    flags: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Config:
+    """Merge every source, lowest precedence first."""
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    values.update(_read_toml_table(user_config_path(), None))
+    values.update(_read_toml_table(workspace / "pyproject.toml", ("tool", "hephaistus")))
+    values.update(_read_toml_table(workspace / ".heph.toml", None))
+    for var, key in ENV_KEYS.items():
+        raw = environ.get(var)
+        if raw:
+            values[key] = _coerce(key, raw, f"environment variable {var}")
+    for key, value in (flags or {}).items():
+        if value is not None:
+            values[key] = value
+    return replace(Config(), **values)
+
+
+def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    where = str(path)
+    for part in table or ():
+        data = data.get(part, {})
+        where = f"{path} [{'.'.join(table or ())}]"
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a table")
+    for key, value in data.items():
+        if key not in FILE_KEYS:
+            known = ", ".join(sorted(FILE_KEYS))
+            raise ConfigError(f"{where}: unknown key '{key}' (known keys: {known})")
+        _check_type(key, value, where)
+    return dict(data)
+
+
+def _field_type(key: str) -> type:
+    kinds = {"int": int, "float": float, "bool": bool}
+    declared = str(next(f.type for f in fields(Config) if f.name == key))
+    return next((kind for name, kind in kinds.items() if declared.startswith(name)), str)
+
+
+def _check_type(key: str, value: Any, where: str) -> None:
+    kind = _field_type(key)
+    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        ok = True
+    if not ok:
+        raise ConfigError(f"{where}: '{key}' must be a {kind.__name__}, got {value!r}")
+    if kind in (int, float) and value <= 0 and key != "max_retries":
+        raise ConfigError(f"{where}: '{key}' must be greater than 0, got {value!r}")
+
+
+def _coerce(key: str, raw: str, where: str) -> Any:
+    kind = _field_type(key)
+    try:
+        if kind is bool:
+            return raw.strip().lower() in {"1", "true", "yes", "on"}
+        value = kind(raw)
+    except ValueError:
+        raise ConfigError(f"{where}: '{raw}' is not a valid {kind.__name__}") from None
+    if kind in (int, float) and value <= 0:
+        raise ConfigError(f"{where}: must be greater than 0, got {raw}")
+    return value

@@ -1,0 +1,48 @@
+"""What every engine takes (Run) and gives back (Outcome)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+from hephaistus.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
+from hephaistus.seams import EventSink, Message, Model
+from hephaistus.session import Session
+from hephaistus.state import AgentState
+from hephaistus.tools import Registry, ToolContext
+
+EXIT_CODES = {
+    "answered": EXIT_OK,
+    "failed": EXIT_FAILED,
+    "refused": EXIT_REFUSED,
+    "interrupted": EXIT_INTERRUPTED,
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str  # answered | failed | refused | interrupted
+    message: str
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+
+@dataclass
+class Run:
+    """Everything one task runs with; the engine owns none of it."""
+
+    model: Model
+    registry: Registry
+    tools: ToolContext
+    session: Session
+    state: AgentState
+    sink: EventSink
+    messages: list[Message]  # the conversation so far; the engine appends to it
+    max_steps: int
+    save_state: Callable[[], None]
+
+
+class Engine(Protocol):
+    def run(self, task: str, run: Run) -> Outcome: ...

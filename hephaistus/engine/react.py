@@ -1,0 +1,102 @@
+"""The JSON-mode ReAct loop: ask the model, run the one tool it picks, feed back, repeat.
+
+It prints nothing: progress goes to the run's EventSink, the record to its Session. Messages once
+sent are never rewritten, so servers' prompt caches keep hitting; the AgentState travels at the end
+of each new user message.
+"""
+
+from __future__ import annotations
+
+from hephaistus.engine.base import Outcome, Run
+from hephaistus.protocol import Action, Final, FormatError, parse_reply
+from hephaistus.seams import Message
+from hephaistus.tools import ToolResult
+from hephaistus.tools.context import clip
+
+MALFORMED_LIMIT = 3
+REPEAT_LIMIT = 3
+SUMMARY_CHARS = 4000
+
+
+class ReactEngine:
+    def run(self, task: str, run: Run) -> Outcome:
+        summary = run.tools.workspace.summary(SUMMARY_CHARS)
+        # The first message carries the workspace files once; later ones only the state.
+        self._say(run, f"{task}\n\n<workspace_files>\n{summary}\n</workspace_files>")
+        run.state.task_started(task)
+        malformed = repeats = 0
+        last_call = ""
+        for step in range(1, run.max_steps + 1):
+            run.sink.step_started(step)
+            text = self._ask(run, step)
+            try:
+                reply = parse_reply(text, run.registry)
+            except FormatError as error:
+                malformed += 1
+                run.sink.format_error(error.problem)
+                run.session.record("MEMO", "malformed_reply", error.problem)
+                if malformed >= MALFORMED_LIMIT:
+                    return Outcome("failed", f"the model sent {MALFORMED_LIMIT} malformed replies "
+                                             f"in a row (last: {error.problem})")
+                self._say(run, error.observation)
+                continue
+            malformed = 0
+            if reply.thought:
+                run.sink.thought(reply.thought)
+            if isinstance(reply, Final):
+                return self._answer(run, reply)
+            repeats = repeats + 1 if reply.key == last_call else 1
+            last_call = reply.key
+            if repeats >= REPEAT_LIMIT:
+                return Outcome("failed", f"stopped a loop: the model asked for the same "
+                                         f"{reply.tool} call {REPEAT_LIMIT} times in a row")
+            result = self._act(run, reply)
+            run.save_state()
+            if result.refused:
+                return Outcome("refused", result.output)
+            self._say(run, "Observation: " + clip(result.output, run.tools.observation_limit))
+        return Outcome("failed", f"reached the step limit ({run.max_steps}) without a final "
+                                 "answer; raise it with --max-steps or HEPH_MAX_STEPS")
+
+    def _ask(self, run: Run, step: int) -> str:
+        with run.session.span("LLM", run.model.name, {"step": step}) as span:
+            reply = run.model.complete(
+                run.messages,
+                on_retry=lambda why, delay: run.sink.notice(f"{why}; retrying in {delay:.1f} s"),
+            )
+            span.output = reply.text
+            span.usage = reply.usage.to_dict()
+            span.args["attempts"] = reply.attempts
+        self._append(run, {"role": "assistant", "content": reply.text})
+        return reply.text
+
+    def _act(self, run: Run, action: Action) -> ToolResult:
+        run.sink.tool_called(action)
+        tool = run.registry.get(action.tool)
+        assert tool is not None  # parse_reply checked it
+        seen_reads, seen_changes = len(run.tools.read), len(run.tools.changed)
+        with run.session.span("TOOL", action.tool, action.args) as span:
+            result = tool(action.args, run.tools)
+            span.ok = result.ok
+            span.output = {"output": result.output, "diff": result.diff}
+            span.error = None if result.ok else result.output
+        for path in run.tools.read[seen_reads:]:
+            run.state.file_read(path)
+        for change in run.tools.changed[seen_changes:]:
+            run.state.file_written(change.path, created=change.created)
+        run.sink.tool_finished(action, result)
+        return result
+
+    def _answer(self, run: Run, final: Final) -> Outcome:
+        run.state.answered(final.message)
+        run.session.record("ANSWER", "final", final.message)
+        run.save_state()
+        run.sink.final(final.message)
+        return Outcome("answered", final.message)
+
+    def _say(self, run: Run, text: str) -> None:
+        self._append(run, {"role": "user", "content": f"{text}\n\n{run.state.render()}"})
+
+    def _append(self, run: Run, message: Message) -> None:
+        run.messages.append(message)
+        run.session.message(message)

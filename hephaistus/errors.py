@@ -1,0 +1,34 @@
+"""Errors that end a command, each with the exit code DESIGN.md gives it.
+
+Messages are written for the user: they name the flag, variable, file or URL to change.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_REFUSED = 3
+EXIT_INTERRUPTED = 130
+
+
+class HephError(Exception):
+    """An error shown to the user as one line, without a traceback."""
+
+    exit_code = EXIT_FAILED
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(HephError):
+    """Bad flag, environment variable or config file: exit 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class ModelError(HephError):
+    """The model endpoint failed in a way retrying did not fix: exit 1."""
+
+    exit_code = EXIT_FAILED

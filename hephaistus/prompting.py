@@ -1,0 +1,26 @@
+"""Prompt templates: shipped in the wheel as `hephaistus.prompts`, overridable per workspace."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from hephaistus.tools import Registry
+
+SOURCE_TREE_PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+
+
+def load_template(name: str, workspace_root: Path | None = None) -> str:
+    """Template `name` (e.g. "system.md"): `.heph/prompts/` in the workspace wins."""
+    if workspace_root is not None:
+        override = workspace_root / ".heph" / "prompts" / name
+        if override.is_file():
+            return override.read_text(encoding="utf-8")
+    try:
+        return resources.files("hephaistus.prompts").joinpath(name).read_text(encoding="utf-8")
+    except ModuleNotFoundError:  # running from a source checkout that was not installed
+        return (SOURCE_TREE_PROMPTS / name).read_text(encoding="utf-8")
+
+
+def system_prompt(registry: Registry, workspace_root: Path | None = None) -> str:
+    return load_template("system.md", workspace_root).replace("{{tools}}", registry.describe())

@@ -1,0 +1,116 @@
+"""The model protocol: one JSON object per reply, parsed leniently and validated strictly.
+
+Lenient: the object may sit inside ```json fences or among prose; the first complete JSON object
+wins. Strict: exactly one of `action` / `final`, a known tool, arguments that fit its schema.
+A reply that fails raises FormatError, whose `observation` tells the model what was wrong and how
+a valid reply looks; it is not fatal to the run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Union
+
+from hephaistus.tools import Registry
+
+VALID_SHAPES = (
+    '{"thought": "why", "action": {"tool": "<tool name>", "args": {...}, "reason": "what for"}}\n'
+    'or\n{"thought": "why", "final": {"message": "the answer for the user"}}'
+)
+
+
+@dataclass(frozen=True)
+class Action:
+    thought: str
+    tool: str
+    args: dict[str, Any]
+    reason: str = ""
+
+    @property
+    def key(self) -> str:
+        """Identity of the call, for loop detection."""
+        return self.tool + json.dumps(self.args, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Final:
+    thought: str
+    message: str
+
+
+Reply = Union[Action, Final]
+
+
+class FormatError(ValueError):
+    """A reply that is not a valid protocol object; carries the corrective observation."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+
+    @property
+    def observation(self) -> str:
+        return (
+            f"Your last reply was not valid: {self.problem}\n"
+            f"Reply with exactly one JSON object and nothing else, shaped like:\n{VALID_SHAPES}"
+        )
+
+
+def find_json_object(text: str) -> dict[str, Any]:
+    """The first complete JSON object in `text`, wherever it sits (fences, prose)."""
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
+    if not text.strip():
+        raise FormatError("the reply was empty.")
+    raise FormatError("the reply contained no complete JSON object.")
+
+
+def parse_reply(text: str, registry: Registry) -> Reply:
+    data = find_json_object(text)
+    thought = data.get("thought", "")
+    if not isinstance(thought, str):
+        raise FormatError("'thought' must be a string.")
+    has_action, has_final = "action" in data, "final" in data
+    if has_action == has_final:
+        which = "both" if has_action else "neither"
+        raise FormatError(f"the object had {which} of 'action' and 'final'; give exactly one.")
+    if has_final:
+        return _final(thought, data["final"])
+    return _action(thought, data["action"], registry)
+
+
+def _final(thought: str, final: Any) -> Final:
+    if isinstance(final, str):  # unambiguous, so accepted
+        return Final(thought, final)
+    if not isinstance(final, dict) or not isinstance(final.get("message"), str):
+        raise FormatError("'final' must be an object with a string 'message'.")
+    return Final(thought, final["message"])
+
+
+def _action(thought: str, action: Any, registry: Registry) -> Action:
+    if not isinstance(action, dict):
+        raise FormatError("'action' must be an object with 'tool' and 'args'.")
+    name = action.get("tool")
+    if not isinstance(name, str) or not name:
+        raise FormatError("'action' needs a 'tool' naming one of: " + ", ".join(registry.names))
+    tool = registry.get(name)
+    if tool is None:
+        raise FormatError(f"unknown tool '{name}'. Available tools: {', '.join(registry.names)}.")
+    args = action.get("args", {})
+    problems = tool.problems(args)
+    if problems:
+        raise FormatError(
+            f"bad arguments for {name}: {'; '.join(problems)}. {name} takes: {tool.signature()}."
+        )
+    reason = action.get("reason", "")
+    return Action(thought, name, dict(args), reason if isinstance(reason, str) else "")

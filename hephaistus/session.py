@@ -1,0 +1,173 @@
+"""Sessions and Spans: every run recorded span by span in `.heph/sessions/<id>.jsonl`.
+
+The file is append-only JSON lines, flushed after each record, so a crash loses at most the span
+in flight. Records: one `session` header, then `message` and `span` records as they happen, and
+one `end` record. `heph replay` and `heph sessions` need nothing but these files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from hephaistus.seams import Message, Usage
+
+FORMAT_VERSION = 1
+SPAN_KINDS = ("INPUT", "LLM", "TOOL", "MEMO", "ANSWER")
+
+
+@dataclass
+class Span:
+    kind: str
+    name: str
+    start: float
+    end: float = 0.0
+    args: dict[str, Any] = field(default_factory=dict)
+    output: Any = None
+    ok: bool = True
+    error: str | None = None
+    usage: dict[str, int] | None = None
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, self.end - self.start)
+
+
+class Session:
+    """One task from input to answer, written to disk as it goes."""
+
+    def __init__(self, path: Path, header: dict[str, Any], *, redact: str | None = None) -> None:
+        self.id = header["id"]
+        self.path = path
+        self.header = header
+        self.spans: list[Span] = []
+        self.usage = Usage()
+        self.steps = 0
+        self._redact = redact if redact and len(redact) >= 8 else None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = path.open("a", encoding="utf-8")
+        self._write({"type": "session", "version": FORMAT_VERSION, **header})
+
+    def message(self, message: Message) -> None:
+        self._write({"type": "message", **message})
+
+    @contextmanager
+    def span(self, kind: str, name: str, args: dict[str, Any] | None = None) -> Iterator[Span]:
+        """Time a span; it is written when the block ends, failed if the block raised."""
+        assert kind in SPAN_KINDS, kind
+        span = Span(kind, name, time.time(), args=dict(args or {}))
+        try:
+            yield span
+        except BaseException as exc:
+            span.ok = False
+            span.error = span.error or (str(exc) or type(exc).__name__)
+            raise
+        finally:
+            span.end = time.time()
+            self.spans.append(span)
+            if span.usage:
+                self.usage = self.usage + Usage(**span.usage)
+            if kind == "LLM":
+                self.steps += 1
+            self._write({"type": "span", **asdict(span)})
+
+    def record(self, kind: str, name: str, output: Any, **args: Any) -> None:
+        """A span that takes no time: the input, a memo, the answer."""
+        with self.span(kind, name, args) as span:
+            span.output = output
+
+    def end(self, outcome: str, exit_code: int, message: str) -> None:
+        if self._file.closed:
+            return
+        self._write({
+            "type": "end", "outcome": outcome, "exit_code": exit_code, "message": message,
+            "steps": self.steps, "usage": self.usage.to_dict(), "ended": _now(),
+        })
+        self._file.close()
+
+    def _write(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, default=str)
+        if self._redact:
+            line = line.replace(self._redact, "[redacted]")
+        self._file.write(line + "\n")
+        self._file.flush()
+
+
+class SessionStore:
+    """The sessions folder of a workspace."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def create(self, **header: Any) -> Session:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        session_id = f"{stamp}-{secrets.token_hex(2)}"
+        header = {"id": session_id, "started": _now(), **header}
+        return Session(self.folder / f"{session_id}.jsonl", header,
+                       redact=os.environ.get("OPENAI_API_KEY"))
+
+    def ids(self) -> list[str]:
+        if not self.folder.is_dir():
+            return []
+        return sorted(p.stem for p in self.folder.glob("*.jsonl"))
+
+    def path_of(self, ref: str) -> Path:
+        """The file of session `ref`: an id, a unique id prefix, or `last`."""
+        ids = self.ids()
+        if not ids:
+            raise LookupError(f"no sessions recorded yet in {self.folder}")
+        if ref == "last":
+            return self.folder / f"{ids[-1]}.jsonl"
+        matches = [i for i in ids if i == ref] or [i for i in ids if i.startswith(ref)]
+        if len(matches) != 1:
+            why = "matches several sessions" if matches else "matches no session"
+            raise LookupError(f"'{ref}' {why}; `heph sessions` lists them")
+        return self.folder / f"{matches[0]}.jsonl"
+
+
+@dataclass
+class RecordedSession:
+    """A session file read back: header, messages, spans and (if it ended) the end record."""
+
+    header: dict[str, Any]
+    messages: list[Message]
+    spans: list[Span]
+    end: dict[str, Any] | None
+
+    @property
+    def outcome(self) -> str:
+        return self.end["outcome"] if self.end else "unfinished"
+
+
+def load_session(path: Path) -> RecordedSession:
+    header: dict[str, Any] = {}
+    messages: list[Message] = []
+    spans: list[Span] = []
+    end = None
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a line cut short by a crash
+            kind = record.pop("type", None)
+            if kind == "session":
+                header = record
+            elif kind == "message":
+                messages.append({"role": record["role"], "content": record["content"]})
+            elif kind == "span":
+                spans.append(Span(**record))
+            elif kind == "end":
+                end = record
+    return RecordedSession(header, messages, spans, end)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,89 @@
+"""AgentState: what the agent is working on, fed into every request so follow-ups resolve.
+
+It is derived from tool events (never from the model's prose), persisted in `.heph/state.json`
+after every step, and restored when the next run starts, so `heph "it is incorrect"` knows what
+"it" is.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from hephaistus.textfile import atomic_write
+
+MAX_LISTED = 8
+ANSWER_CHARS = 600
+
+
+@dataclass
+class AgentState:
+    last_modified_file: str | None = None
+    recently_created_files: list[str] = field(default_factory=list)
+    active_files: list[str] = field(default_factory=list)  # most recent first
+    last_task: str | None = None
+    last_answer: str | None = None
+
+    def file_read(self, path: str) -> None:
+        self._touch(path)
+
+    def file_written(self, path: str, *, created: bool) -> None:
+        self.last_modified_file = path
+        if created:
+            self.recently_created_files = _front(self.recently_created_files, path)
+        self._touch(path)
+
+    def task_started(self, task: str) -> None:
+        self.last_task = task
+
+    def answered(self, message: str) -> None:
+        self.last_answer = message
+
+    def _touch(self, path: str) -> None:
+        self.active_files = _front(self.active_files, path)
+
+    def render(self) -> str:
+        """The state as the model sees it, at the end of the last user message."""
+        answer = self.last_answer
+        if answer and len(answer) > ANSWER_CHARS:
+            answer = answer[:ANSWER_CHARS] + " [...]"
+        rows = [
+            ("last modified file", self.last_modified_file),
+            ("recently created files", ", ".join(self.recently_created_files)),
+            ("active files", ", ".join(self.active_files)),
+            ("last task", self.last_task),
+            ("last answer", answer),
+        ]
+        body = "\n".join(f"{name}: {value}" for name, value in rows if value)
+        return f"<agent_state>\n{body or '(nothing yet)'}\n</agent_state>"
+
+    # -- persistence -----------------------------------------------------------------------
+    def save(self, path: Path) -> None:
+        data = json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"
+        atomic_write(path, data.encode("utf-8"))
+
+    @classmethod
+    def load(cls, path: Path) -> "AgentState":
+        """The saved state, or a fresh one when there is none or it cannot be read."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return cls()
+        if not isinstance(data, dict):
+            return cls()
+        known = {f.name for f in fields(cls)}
+        state = cls(**{k: v for k, v in data.items() if k in known})
+        return state if state._well_typed() else cls()
+
+    def _well_typed(self) -> bool:
+        lists = (self.recently_created_files, self.active_files)
+        texts = (self.last_modified_file, self.last_task, self.last_answer)
+        return all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in lists) and all(
+            v is None or isinstance(v, str) for v in texts
+        )
+
+
+def _front(items: list[str], item: str) -> list[str]:
+    return [item, *[i for i in items if i != item]][:MAX_LISTED]
+

@@ -1,0 +1,228 @@
+"""A Chat Completions server on 127.0.0.1 with scripted replies and fault injection.
+
+    server = ChatServer().start()
+    server.reply({"thought": "...", "final": {"message": "done"}})
+    server.fault("status", status=429, headers={"Retry-After": "0"})
+    ... point OPENAI_BASE_URL at server.url ...
+    server.requests   # every request body, parsed
+
+Faults: "status" (any HTTP status, headers, body), "reset" (connection closed with a TCP reset),
+"timeout" (no answer for `delay` seconds), "not_json" (a 200 whose body is not JSON) and
+"truncated_stream" (an SSE stream that stops before its end). Streaming requests get SSE chunks.
+With `reject_response_format`, a request carrying response_format gets the 400 some servers give.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Step:
+    kind: str  # "reply" or a fault name
+    content: str = ""
+    usage: dict[str, int] | None = None
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str = ""
+    delay: float = 0.0
+
+
+class ChatServer:
+    def __init__(self, *, reject_response_format: bool = False) -> None:
+        self.script: deque[Step] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.reject_response_format = reject_response_format
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+
+    # -- scripting -------------------------------------------------------------------------
+    def reply(self, content: Any, usage: dict[str, int] | None = None) -> "ChatServer":
+        """Queue one normal reply; a dict or list is sent as its JSON text."""
+        text = content if isinstance(content, str) else json.dumps(content)
+        self.script.append(Step("reply", content=text, usage=usage))
+        return self
+
+    def fault(self, kind: str, **options: Any) -> "ChatServer":
+        if kind not in {"status", "reset", "timeout", "not_json", "truncated_stream"}:
+            raise ValueError(f"unknown fault {kind}")
+        self.script.append(Step(kind, **options))
+        return self
+
+    def _next(self) -> Step | None:
+        with self._lock:
+            return self.script.popleft() if self.script else None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> "ChatServer":
+        handler = type("Handler", (_Handler,), {"chat": self})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+
+    @property
+    def url(self) -> str:
+        assert self._httpd, "start() the server first"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> "ChatServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    chat: ChatServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+        return
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self._json(400, {"error": {"message": "body is not JSON"}})
+            return
+        self.chat.requests.append(body)
+        self.chat.headers.append(dict(self.headers))
+        if self.chat.reject_response_format and "response_format" in body:
+            self._json(400, {"error": {"message": "response_format is not supported",
+                                       "type": "invalid_request_error",
+                                       "param": "response_format"}})
+            return
+        step = self.chat._next()
+        if step is None:
+            self._json(500, {"error": {"message": "the test script has no reply left"}})
+            return
+        getattr(self, f"_{step.kind}")(step, body)
+
+    # -- replies and faults ----------------------------------------------------------------
+    def _reply(self, step: Step, body: dict[str, Any]) -> None:
+        usage = step.usage or _estimate_usage(body, step.content)
+        if body.get("stream"):
+            self._sse(_chunks(body, step.content, usage, complete=True))
+        else:
+            self._json(200, _completion(body, step.content, usage))
+
+    def _status(self, step: Step, body: dict[str, Any]) -> None:
+        payload = step.body or json.dumps({"error": {"message": f"injected {step.status}"}})
+        self._send(step.status, payload.encode(), "application/json", step.headers)
+
+    def _reset(self, step: Step, body: dict[str, Any]) -> None:
+        # SO_LINGER with a zero timeout turns close() into a TCP reset.
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+        self.close_connection = True
+
+    def _timeout(self, step: Step, body: dict[str, Any]) -> None:
+        time.sleep(step.delay or 5.0)
+        self.close_connection = True
+
+    def _not_json(self, step: Step, body: dict[str, Any]) -> None:
+        self._send(200, b"<html>this is not the API</html>", "application/json", {})
+
+    def _truncated_stream(self, step: Step, body: dict[str, Any]) -> None:
+        content = step.content or '{"thought": "cut off'
+        if body.get("stream"):
+            self._sse(_chunks(body, content, None, complete=False), truncate=True)
+        else:  # a body cut short of its Content-Length
+            data = json.dumps(_completion(body, content, None)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[: len(data) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+
+    # -- wire helpers ----------------------------------------------------------------------
+    def _json(self, status: int, payload: dict[str, Any]) -> None:
+        self._send(status, json.dumps(payload).encode(), "application/json", {})
+
+    def _send(self, status: int, data: bytes, kind: str, headers: dict[str, str]) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _sse(self, events: list[dict[str, Any]], truncate: bool = False) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for event in events:
+            self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            self.wfile.flush()
+        if not truncate:
+            self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+
+def _estimate_usage(body: dict[str, Any], content: str) -> dict[str, int]:
+    sent = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+    return {"prompt_tokens": sent // 4 + 1, "completion_tokens": len(content) // 4 + 1}
+
+
+def _completion(body: dict[str, Any], content: str, usage: dict[str, int] | None) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "scripted"),
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": content}}],
+    }
+    if usage:
+        result["usage"] = {**usage, "total_tokens": sum(usage.values())}
+    return result
+
+
+def _chunks(
+    body: dict[str, Any], content: str, usage: dict[str, int] | None, *, complete: bool
+) -> list[dict[str, Any]]:
+    base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk",
+            "created": int(time.time()), "model": body.get("model", "scripted")}
+    pieces = [content[i:i + 16] for i in range(0, len(content), 16)] or [""]
+    if not complete:
+        pieces = pieces[: max(1, len(pieces) // 2)]
+    events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": p},
+                                    "finish_reason": None}]} for p in pieces]
+    if complete:
+        events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        if usage:
+            events.append({**base, "choices": [],
+                           "usage": {**usage, "total_tokens": sum(usage.values())}})
+    return events

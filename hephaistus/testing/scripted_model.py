@@ -1,0 +1,37 @@
+"""A Model that answers from a queue and records every request it was given."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections import deque
+from typing import Any, Callable
+
+from hephaistus.seams import Message, ModelReply, Usage
+
+
+class ScriptedModel:
+    def __init__(self, replies: list[Any] | None = None, name: str = "scripted") -> None:
+        self.name = name
+        self.replies: deque[Any] = deque(replies or [])
+        self.calls: list[list[Message]] = []
+
+    def enqueue(self, *replies: Any) -> "ScriptedModel":
+        """Add replies: a str is sent as is, a dict as JSON, an exception is raised."""
+        self.replies.extend(replies)
+        return self
+
+    def complete(
+        self, messages: list[Message], *, on_retry: Callable[[str, float], None] | None = None
+    ) -> ModelReply:
+        self.calls.append(copy.deepcopy(messages))
+        if not self.replies:
+            raise AssertionError("ScriptedModel has no reply left for this request")
+        reply = self.replies.popleft()
+        if isinstance(reply, BaseException):
+            raise reply
+        text = reply if isinstance(reply, str) else json.dumps(reply)
+        return ModelReply(text, Usage(sum(len(m["content"]) for m in messages) // 4, len(text) // 4))
+
+    def assert_used_up(self) -> None:
+        assert not self.replies, f"{len(self.replies)} scripted replies were never requested"

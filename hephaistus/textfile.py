@@ -1,0 +1,87 @@
+"""Reading and writing workspace text files without losing anything about them.
+
+A file keeps its line endings, its UTF-8 byte-order mark and its mode when heph rewrites it, and
+the rewrite is atomic: a temporary file in the same folder, fsync, rename.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+BOM = b"\xef\xbb\xbf"
+BINARY_SNIFF_BYTES = 8192
+MAX_WHOLE_FILE_BYTES = 1_000_000
+
+
+class NotTextError(ValueError):
+    """The file is binary or not UTF-8, so heph will not read or rewrite it."""
+
+
+@dataclass(frozen=True)
+class TextFile:
+    text: str  # always with "\n" line endings
+    newline: str  # "\n" or "\r\n", as found in the file
+    bom: bool
+
+    def encode(self, text: str) -> bytes:
+        """`text` (with "\\n" endings) as bytes in this file's own conventions."""
+        body = text.replace("\r\n", "\n")
+        if self.newline != "\n":
+            body = body.replace("\n", self.newline)
+        return (BOM if self.bom else b"") + body.encode("utf-8")
+
+
+NEW_FILE = TextFile(text="", newline="\n", bom=False)
+
+
+def looks_binary(data: bytes) -> bool:
+    return b"\0" in data[:BINARY_SNIFF_BYTES]
+
+
+def decode(data: bytes, name: str) -> TextFile:
+    if looks_binary(data):
+        raise NotTextError(f"{name} is a binary file; heph only reads and edits text files")
+    bom = data.startswith(BOM)
+    if bom:
+        data = data[len(BOM):]
+    try:
+        raw = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotTextError(
+            f"{name} is not UTF-8 text (byte {exc.start}); heph does not edit other encodings"
+        ) from None
+    crlf = raw.count("\r\n")
+    newline = "\r\n" if crlf and crlf >= raw.count("\n") - crlf else "\n"
+    return TextFile(text=raw.replace("\r\n", "\n"), newline=newline, bom=bom)
+
+
+def read_text(path: Path, name: str) -> TextFile:
+    return decode(path.read_bytes(), name)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` in one rename, keeping the old file's mode."""
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".heph-tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

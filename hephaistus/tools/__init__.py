@@ -1,0 +1,175 @@
+"""The tool registry: tools described and validated from their own signatures and docstrings.
+
+A tool is a plain function `fn(ctx, **args) -> ToolResult` whose parameters are typed and whose
+docstring has an `Args:` section. The registry wraps it as a `Tool`, callable the way the loop
+calls every tool, `tool(args: dict, ctx) -> ToolResult`; the same signature and docstring make the
+description and argument schema listed in the system prompt, so nothing is maintained twice.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from hephaistus.tools.context import ToolContext, ToolResult
+
+__all__ = ["Tool", "ToolArg", "Registry", "ToolContext", "ToolResult", "default_registry"]
+
+_JSON_TYPES = {str: "string", int: "integer", bool: "boolean", float: "number"}
+
+
+@dataclass(frozen=True)
+class ToolArg:
+    name: str
+    kind: type
+    required: bool
+    description: str
+
+    @property
+    def json_type(self) -> str:
+        return _JSON_TYPES[self.kind]
+
+    def accepts(self, value: Any) -> bool:
+        if self.kind is int:
+            return isinstance(value, int) and not isinstance(value, bool)
+        if self.kind is float:
+            return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return isinstance(value, self.kind)
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    args: tuple[ToolArg, ...]
+    fn: Callable[..., ToolResult] = field(repr=False)
+    writes: bool = False
+
+    @classmethod
+    def from_function(cls, fn: Callable[..., ToolResult], *, writes: bool = False) -> "Tool":
+        description, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
+        hints = typing.get_type_hints(fn)
+        params = list(inspect.signature(fn).parameters.values())[1:]  # first one is ctx
+        args = tuple(
+            ToolArg(
+                name=p.name,
+                kind=_plain_type(hints[p.name]),
+                required=p.default is inspect.Parameter.empty,
+                description=arg_docs.get(p.name, ""),
+            )
+            for p in params
+        )
+        missing = [a.name for a in args if not a.description]
+        if missing or not description:
+            raise TypeError(f"tool {fn.__name__} needs a docstring describing {missing or 'it'}")
+        return cls(fn.__name__, description, args, fn, writes)
+
+    def problems(self, args: Any) -> list[str]:
+        """What is wrong with `args` for this tool, in words the model can act on."""
+        if not isinstance(args, dict):
+            return [f"'args' must be a JSON object, got {type(args).__name__}"]
+        found = []
+        known = {a.name: a for a in self.args}
+        for arg in self.args:
+            if arg.name not in args or args[arg.name] is None:
+                if arg.required:
+                    found.append(f"missing required argument '{arg.name}' ({arg.json_type})")
+            elif not arg.accepts(args[arg.name]):
+                got = type(args[arg.name]).__name__
+                found.append(f"argument '{arg.name}' must be a {arg.json_type}, got {got}")
+        for name in args:
+            if name not in known:
+                found.append(f"unknown argument '{name}' (this tool takes: {self.signature()})")
+        return found
+
+    def signature(self) -> str:
+        return ", ".join(a.name + ("" if a.required else "?") for a in self.args) or "no arguments"
+
+    def __call__(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        problems = self.problems(args)
+        if problems:
+            return ToolResult(False, f"{self.name}: " + "; ".join(problems))
+        clean = {k: v for k, v in args.items() if v is not None}
+        try:
+            return self.fn(ctx, **clean)
+        except Exception as exc:  # a tool never raises to the loop
+            return ToolResult(False, f"{self.name} failed: {type(exc).__name__}: {exc}")
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {
+                a.name: {"type": a.json_type, "description": a.description} for a in self.args
+            },
+            "required": [a.name for a in self.args if a.required],
+        }
+
+    def describe(self) -> str:
+        """The tool as listed in the system prompt: name, description, one line per argument."""
+        lines = [f"### {self.name}", self.description]
+        for a in self.args:
+            need = "required" if a.required else "optional"
+            lines.append(f"- {a.name} ({a.json_type}, {need}): {a.description}")
+        if not self.args:
+            lines.append("- no arguments: send \"args\": {}")
+        return "\n".join(lines)
+
+
+class Registry:
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name} is registered twice")
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def __iter__(self) -> typing.Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def describe(self) -> str:
+        return "\n\n".join(tool.describe() for tool in self)
+
+
+def default_registry() -> Registry:
+    from hephaistus.tools import files
+
+    return Registry(Tool.from_function(fn, writes=writes) for fn, writes in files.TOOLS)
+
+
+def _plain_type(hint: Any) -> type:
+    """`int | None` → int; the registry only knows JSON's scalar types."""
+    options = [t for t in typing.get_args(hint) if t is not type(None)] or [hint]
+    kind = options[0]
+    if kind not in _JSON_TYPES:
+        raise TypeError(f"tool arguments must be str, int, float or bool, not {hint}")
+    return kind
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its description and its `Args:` entries."""
+    head, _, tail = doc.partition("\nArgs:\n")
+    args: dict[str, str] = {}
+    current = None
+    for line in tail.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        name, sep, text = stripped.partition(":")
+        if sep and line.startswith("    ") and not line.startswith("        ") and " " not in name:
+            current = name.strip()
+            args[current] = text.strip()
+        elif current:
+            args[current] += " " + stripped
+    return head.strip(), args

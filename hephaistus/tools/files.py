@@ -1,0 +1,299 @@
+"""File tools: list, read, search, write, append and edit workspace files.
+
+Every path passes Workspace.resolve (containment, protected folders); secrets are refused unless
+the config allows them; binary files are refused; writes go through approval and are atomic.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+from hephaistus.textfile import MAX_WHOLE_FILE_BYTES, NEW_FILE, NotTextError, TextFile
+from hephaistus.textfile import atomic_write, decode, read_text
+from hephaistus.tools.context import FileChange, ToolContext, ToolResult
+from hephaistus.workspace import PathError
+
+LIST_CAP = 400
+SEARCH_CAP = 200
+SEARCH_LINE_CHARS = 300
+
+
+def list_files(ctx: ToolContext, path: str = ".") -> ToolResult:
+    """List the files under a folder of the workspace, with their sizes, respecting .gitignore.
+
+    Args:
+        path: folder to list, relative to the workspace root (default: the whole workspace)
+    """
+    try:
+        real = ctx.workspace.resolve(path)
+    except PathError as exc:
+        return ToolResult(False, str(exc))
+    if not real.exists():
+        return ToolResult(False, f"'{path}' does not exist")
+    if real.is_file():
+        return ToolResult(True, f"{path} ({real.stat().st_size} bytes) is a file, not a folder")
+    files = ctx.workspace.files(path)
+    if not files:
+        return ToolResult(True, f"no files under '{path}'")
+    lines = [f"{rel} ({_size(ctx.workspace.root / rel)})" for rel in files[:LIST_CAP]]
+    if len(files) > LIST_CAP:
+        lines.append(f"[... {len(files) - LIST_CAP} more files not listed; list a subfolder]")
+    return ToolResult(True, "\n".join(lines))
+
+
+def read_file(
+    ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None
+) -> ToolResult:
+    """Read a text file, with line numbers. Large files are shown in part; ask for a line range.
+
+    Args:
+        path: file to read, relative to the workspace root
+        start_line: first line to show, counting from 1 (default: 1)
+        end_line: last line to show, inclusive (default: as far as fits)
+    """
+    found = _open_text(ctx, path)
+    if isinstance(found, ToolResult):
+        return found
+    rel, _real, text = found
+    ctx.read.append(rel)
+    lines = text.text.splitlines()
+    if not lines:
+        return ToolResult(True, f"{rel} is empty")
+    first = max(1, start_line or 1)
+    last = min(len(lines), end_line or len(lines))
+    if first > len(lines):
+        return ToolResult(False, f"{rel} has only {len(lines)} lines; start_line {first} is past it")
+    width = len(str(last))
+    shown: list[str] = []
+    size = 0
+    budget = ctx.observation_limit - 200
+    for number in range(first, last + 1):
+        line = f"{number:>{width}}  {lines[number - 1]}"
+        size += len(line.encode("utf-8")) + 1
+        if size > budget and shown:
+            last = number - 1
+            break
+        shown.append(line)
+    note = ""
+    if first > 1 or last < len(lines):
+        note = f"\n[showing lines {first}-{last} of {len(lines)}"
+        if last < len(lines):
+            note += f"; read on with start_line={last + 1}"
+        note += "]"
+    return ToolResult(True, "\n".join(shown) + note)
+
+
+def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
+    """Search workspace text files for a regular expression (Python syntax), line by line.
+
+    Args:
+        pattern: regular expression to look for
+        path: folder or file to search in, relative to the workspace root (default: everywhere)
+    """
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        return ToolResult(False, f"invalid regular expression {pattern!r}: {exc}")
+    try:
+        real = ctx.workspace.resolve(path)
+    except PathError as exc:
+        return ToolResult(False, str(exc))
+    if not real.exists():
+        return ToolResult(False, f"'{path}' does not exist")
+    candidates = [ctx.workspace.relative(real)] if real.is_file() else ctx.workspace.files(path)
+    hits: list[str] = []
+    skipped_secrets = 0
+    for rel in candidates:
+        if ctx.workspace.is_secret(rel) and not ctx.allow_secrets:
+            skipped_secrets += 1
+            continue
+        file = ctx.workspace.root / rel
+        if file.stat().st_size > MAX_WHOLE_FILE_BYTES:
+            continue
+        try:
+            text = read_text(file, rel)
+        except (NotTextError, OSError):
+            continue
+        for number, line in enumerate(text.text.splitlines(), 1):
+            if regex.search(line):
+                hits.append(f"{rel}:{number}: {line.strip()[:SEARCH_LINE_CHARS]}")
+                if len(hits) > SEARCH_CAP:
+                    break
+        if len(hits) > SEARCH_CAP:
+            break
+    if not hits:
+        note = f" ({skipped_secrets} secret files not searched)" if skipped_secrets else ""
+        return ToolResult(True, f"no matches for {pattern!r} in '{path}'{note}")
+    if len(hits) > SEARCH_CAP:
+        hits = hits[:SEARCH_CAP] + [f"[... more than {SEARCH_CAP} matches; narrow the search]"]
+    return ToolResult(True, "\n".join(hits))
+
+
+def write_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
+    """Create a file or replace its whole content. Parent folders are created as needed.
+
+    Args:
+        path: file to write, relative to the workspace root
+        content: the complete new content of the file
+    """
+    found = _open_for_write(ctx, path)
+    if isinstance(found, ToolResult):
+        return found
+    rel, real, old = found
+    return _write(ctx, rel, real, old, content)
+
+
+def append_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
+    """Append text to the end of a file, creating the file if it does not exist.
+
+    Args:
+        path: file to append to, relative to the workspace root
+        content: text to add at the end (a line break is added first if the file lacks one)
+    """
+    found = _open_for_write(ctx, path)
+    if isinstance(found, ToolResult):
+        return found
+    rel, real, old = found
+    base = old.text if old else ""
+    if base and not base.endswith("\n"):
+        base += "\n"
+    return _write(ctx, rel, real, old, base + content)
+
+
+def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
+    """Replace one snippet of a file: `old` must occur exactly once; copy it from read_file.
+
+    Args:
+        path: file to edit, relative to the workspace root
+        old: the exact text to replace, including enough lines to be unique
+        new: the text to put in its place
+    """
+    found = _open_for_write(ctx, path)
+    if isinstance(found, ToolResult):
+        return found
+    rel, real, current = found
+    if current is None:
+        return ToolResult(False, f"{rel} does not exist; use write_file to create it")
+    if not old:
+        return ToolResult(False, "'old' is empty; give the exact text to replace")
+    text = current.text
+    old_norm = old.replace("\r\n", "\n")
+    count = text.count(old_norm)
+    if count == 0:
+        return ToolResult(
+            False,
+            f"edit_file: 'old' was not found in {rel}. Read the file and copy the lines exactly,"
+            " including indentation.",
+        )
+    if count > 1:
+        lines = _occurrence_lines(text, old_norm)
+        return ToolResult(
+            False,
+            f"edit_file: 'old' occurs {count} times in {rel} (lines {', '.join(map(str, lines))});"
+            " include more surrounding lines so it is unique.",
+        )
+    return _write(ctx, rel, real, current, text.replace(old_norm, new.replace("\r\n", "\n"), 1))
+
+
+# (tool function, whether it writes), in the order the system prompt lists them.
+TOOLS = (
+    (list_files, False),
+    (read_file, False),
+    (search, False),
+    (write_file, True),
+    (append_file, True),
+    (edit_file, True),
+)
+
+
+def _size(path: Path) -> str:
+    size = path.stat().st_size
+    return f"{size} B" if size < 1024 else f"{size / 1024:.1f} KB"
+
+
+def _open_text(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile] | ToolResult:
+    try:
+        real = ctx.workspace.resolve(path)
+    except PathError as exc:
+        return ToolResult(False, str(exc))
+    rel = ctx.workspace.relative(real)
+    if ctx.workspace.is_secret(rel) and not ctx.allow_secrets:
+        return ToolResult(False, f"{rel} looks like a secret file; heph does not read it")
+    if not real.exists():
+        return ToolResult(False, f"{rel} does not exist")
+    if real.is_dir():
+        return ToolResult(False, f"{rel} is a folder; use list_files")
+    try:
+        size = real.stat().st_size
+        if size > MAX_WHOLE_FILE_BYTES:
+            with real.open("rb") as handle:
+                head = handle.read(MAX_WHOLE_FILE_BYTES)
+            # Cut at the last full line so a multi-byte character or a line is never split.
+            head = head[: head.rfind(b"\n") + 1] or head
+            return rel, real, decode(head, rel)
+        return rel, real, read_text(real, rel)
+    except NotTextError as exc:
+        return ToolResult(False, str(exc))
+    except OSError as exc:
+        return ToolResult(False, f"cannot read {rel}: {exc.strerror}")
+
+
+def _open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | None] | ToolResult:
+    try:
+        real = ctx.workspace.resolve(path, for_write=True)
+    except PathError as exc:
+        return ToolResult(False, str(exc))
+    rel = ctx.workspace.relative(real)
+    if ctx.workspace.is_secret(rel) and not ctx.allow_secrets:
+        return ToolResult(False, f"{rel} looks like a secret file; heph does not write it")
+    if not real.exists():
+        return rel, real, None
+    if real.stat().st_size > MAX_WHOLE_FILE_BYTES:
+        return ToolResult(False, f"{rel} is over 1 MB; heph does not rewrite files that large")
+    try:
+        return rel, real, read_text(real, rel)
+    except NotTextError as exc:
+        return ToolResult(False, str(exc))
+
+
+def unified_diff(rel: str, before: str, after: str, *, created: bool) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile="/dev/null" if created else f"a/{rel}",
+        tofile=f"b/{rel}",
+    )
+    return "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in lines)
+
+
+def _write(ctx: ToolContext, rel: str, real: Path, old: TextFile | None, content: str) -> ToolResult:
+    before = old.text if old else ""
+    after = content.replace("\r\n", "\n")
+    if old is not None and after == before:
+        return ToolResult(True, f"{rel} already has that content; nothing written")
+    change = FileChange(rel, unified_diff(rel, before, after, created=old is None), old is None)
+    decision = ctx.approve(change)
+    if decision == "refuse":
+        return ToolResult(False, f"write not approved: {rel} was not changed", change.diff, True)
+    if decision == "decline":
+        return ToolResult(False, f"the user declined this change; {rel} was not changed", change.diff)
+    if decision == "skip":
+        return ToolResult(True, f"dry run: the change to {rel} was shown, not written", change.diff)
+    try:
+        atomic_write(real, (old or NEW_FILE).encode(after))
+    except OSError as exc:
+        return ToolResult(False, f"cannot write {rel}: {exc.strerror or exc}")
+    ctx.changed.append(change)
+    verb = "created" if change.created else "updated"
+    added = after.count("\n") + (0 if after.endswith("\n") or not after else 1)
+    return ToolResult(True, f"{verb} {rel} ({added} lines)\n{change.diff}", change.diff)
+
+
+def _occurrence_lines(text: str, snippet: str) -> list[int]:
+    lines, start = [], 0
+    while (index := text.find(snippet, start)) != -1:
+        lines.append(text.count("\n", 0, index) + 1)
+        start = index + 1
+    return lines

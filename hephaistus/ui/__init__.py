@@ -1,0 +1,1 @@
+"""Everything a person sees: rendering, approval prompts (and later the REPL)."""

@@ -1,0 +1,52 @@
+"""`heph replay`: a recorded session re-rendered from its file alone, no model, no tools."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from hephaistus.protocol import Action, FormatError, find_json_object
+from hephaistus.session import RecordedSession
+from hephaistus.tools import ToolResult
+from hephaistus.ui.render import ConsoleSink
+
+
+def replay(recorded: RecordedSession, sink: ConsoleSink) -> None:
+    header = recorded.header
+    sink.err.print(Text(f"session {header.get('id')}  {header.get('started', '')}  "
+                        f"model {header.get('model')}", style="bold"))
+    step = 0
+    for span in recorded.spans:
+        if span.kind == "INPUT":
+            sink.err.print(Text("task: ", style="bold") + Text(str(span.output)))
+        elif span.kind == "LLM":
+            step += 1
+            sink.step_started(step)
+            thought = _thought(span.output) if span.ok else None
+            if thought:
+                sink.thought(thought)
+            elif not span.ok:
+                sink.notice(f"model call failed: {span.error}")
+        elif span.kind == "TOOL":
+            action = Action("", span.name, span.args)
+            output = span.output if isinstance(span.output, dict) else {"output": span.output}
+            sink.tool_called(action)
+            sink.tool_finished(action, ToolResult(span.ok, str(output.get("output") or span.error
+                                                               or ""), output.get("diff")))
+        elif span.kind == "MEMO":
+            sink.format_error(str(span.output))
+        elif span.kind == "ANSWER":
+            sink.final(str(span.output))
+    end = recorded.end
+    if end is None:
+        sink.notice("the session has no end record (it was cut short)")
+    elif end.get("outcome") != "answered":
+        sink.notice(f"{end.get('outcome')}: {end.get('message')}")
+
+
+def _thought(reply_text: object) -> str | None:
+    try:
+        data = find_json_object(str(reply_text))
+    except FormatError:
+        return None
+    thought = data.get("thought")
+    return thought if isinstance(thought, str) else None

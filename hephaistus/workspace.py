@@ -1,0 +1,166 @@
+"""The workspace: its root, the one containment check every path passes, and its files."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+HEPH_DIR = ".heph"
+SECRET_PATTERNS = (".env*", "*.pem", "*.key", "id_*")
+# Folders nobody wants listed or searched, skipped when there is no git to ask.
+SKIPPED_DIRS = {
+    ".git", HEPH_DIR, "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", "target", ".idea",
+}
+PROTECTED_DIRS = {".git", HEPH_DIR}
+
+
+class PathError(ValueError):
+    """A path the tools refuse: outside the workspace, protected, or secret."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+
+    @classmethod
+    def at(cls, root: Path | str) -> "Workspace":
+        return cls(Path(os.path.realpath(root)))
+
+    @property
+    def heph_dir(self) -> Path:
+        return self.root / HEPH_DIR
+
+    def resolve(self, path: str, *, for_write: bool = False) -> Path:
+        """The real path of `path`, which must lie inside the workspace (symlinks followed)."""
+        if not isinstance(path, str) or not path.strip():
+            raise PathError("path is empty")
+        if "\0" in path:
+            raise PathError("path contains a NUL byte")
+        candidate = Path(path) if os.path.isabs(path) else self.root / path
+        real = Path(os.path.realpath(candidate))
+        if real != self.root and self.root not in real.parents:
+            raise PathError(
+                f"'{path}' is outside the workspace ({self.root}); use a path relative to it"
+            )
+        if for_write:
+            parts = real.relative_to(self.root).parts
+            if parts and (parts[0] in PROTECTED_DIRS or ".git" in parts):
+                raise PathError(f"'{path}' is inside {parts[0]}/, which file tools never write")
+            if real == self.root or real.is_dir():
+                raise PathError(f"'{path}' is a folder, not a file")
+        return real
+
+    def relative(self, real: Path) -> str:
+        """The workspace-relative POSIX spelling of a resolved path."""
+        rel = real.relative_to(self.root).as_posix()
+        return rel or "."
+
+    @staticmethod
+    def is_secret(rel_path: str) -> bool:
+        name = PurePosixPath(rel_path).name
+        return any(fnmatch.fnmatch(name, pattern) for pattern in SECRET_PATTERNS)
+
+    def files(self, under: str = ".") -> list[str]:
+        """Workspace-relative files under `under`, sorted, respecting .gitignore."""
+        base = self.resolve(under)
+        prefix = "" if base == self.root else self.relative(base) + "/"
+        listed = self._git_files(base)
+        if listed is None:
+            listed = self._walk_files(base)
+        return sorted(prefix + rel for rel in listed)
+
+    def _git_files(self, base: Path) -> list[str] | None:
+        if not (self.root / ".git").exists():
+            return None
+        try:
+            done = subprocess.run(
+                ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                cwd=base, capture_output=True, timeout=30, check=True,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        names = [n for n in done.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
+        # ls-files still lists tracked files deleted from the tree; the tools only want real ones.
+        return [n for n in names if (base / n).is_file() and not _in_heph_dir(n)]
+
+    def _walk_files(self, base: Path) -> list[str]:
+        ignore = _GitIgnore.load(self.root)
+        found: list[str] = []
+        for folder, dirs, names in os.walk(base):
+            rel_folder = os.path.relpath(folder, base)
+            dirs[:] = sorted(
+                d for d in dirs
+                if d not in SKIPPED_DIRS and not ignore.matches(_join(rel_folder, d), is_dir=True)
+            )
+            for name in names:
+                rel = _join(rel_folder, name)
+                if not ignore.matches(rel, is_dir=False):
+                    found.append(rel)
+        return found
+
+    def summary(self, max_chars: int = 4000) -> str:
+        """The workspace's file tree, clipped to `max_chars`, saying how much was left out."""
+        files = [f for f in self.files() if not _in_heph_dir(f)]
+        lines: list[str] = []
+        used = 0
+        for index, rel in enumerate(files):
+            if used + len(rel) + 1 > max_chars:
+                lines.append(f"[... {len(files) - index} more files; use list_files]")
+                break
+            lines.append(rel)
+            used += len(rel) + 1
+        return "\n".join(lines) or "(no files yet)"
+
+    def ensure_heph_dir(self) -> Path:
+        """Create `.heph/` and keep it out of git through `.git/info/exclude`."""
+        self.heph_dir.mkdir(parents=True, exist_ok=True)
+        git_dir = self.root / ".git"
+        if git_dir.is_dir():
+            exclude = git_dir / "info" / "exclude"
+            existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+            if f"/{HEPH_DIR}/" not in existing.splitlines():
+                exclude.parent.mkdir(parents=True, exist_ok=True)
+                sep = "" if not existing or existing.endswith("\n") else "\n"
+                with exclude.open("a", encoding="utf-8") as handle:
+                    handle.write(f"{sep}/{HEPH_DIR}/\n")
+        return self.heph_dir
+
+
+def _join(folder: str, name: str) -> str:
+    return name if folder == "." else f"{folder}/{name}".replace(os.sep, "/")
+
+
+def _in_heph_dir(rel: str) -> bool:
+    return rel == HEPH_DIR or rel.startswith(HEPH_DIR + "/")
+
+
+class _GitIgnore:
+    """The root .gitignore's common patterns, for workspaces that are not git repositories."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        self.patterns = patterns
+
+    @classmethod
+    def load(cls, root: Path) -> "_GitIgnore":
+        path = root / ".gitignore"
+        if not path.is_file():
+            return cls([])
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return cls([ln.strip() for ln in lines if ln.strip() and not ln.startswith(("#", "!"))])
+
+    def matches(self, rel: str, *, is_dir: bool) -> bool:
+        name = rel.rsplit("/", 1)[-1]
+        for pattern in self.patterns:
+            dir_only = pattern.endswith("/")
+            pat = pattern.rstrip("/")
+            if dir_only and not is_dir:
+                continue
+            anchored = pat.startswith("/") or "/" in pat
+            pat = pat.lstrip("/")
+            if fnmatch.fnmatch(rel if anchored else name, pat):
+                return True
+        return False

@@ -1,0 +1,1 @@
+"""Prompt templates, installed as the `hephaistus.prompts` package data."""

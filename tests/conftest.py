@@ -1,0 +1,99 @@
+"""Shared fixtures: the loopback Chat Completions server and a runner for the real `heph`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from hephaistus.testing import ChatServer
+
+
+@pytest.fixture
+def chat_server() -> Iterator[ChatServer]:
+    with ChatServer() as server:
+        yield server
+
+
+def heph_command() -> list[str]:
+    """The installed `heph` beside this interpreter, else `python -m hephaistus`."""
+    script = Path(sys.executable).with_name("heph")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hephaistus"]
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self) -> dict[str, Any]:
+        return json.loads(self.stdout)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    folder = tmp_path / "home"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def heph(chat_server: ChatServer, home: Path, workspace: Path):
+    """Run the real `heph` in `workspace` against the loopback server, with a clean environment."""
+
+    def run(*args: str, env: dict[str, str] | None = None, stdin: str | None = None,
+            cwd: Path | None = None, timeout: float = 60) -> Result:
+        environ = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "OPENAI_BASE_URL": chat_server.url,
+            "HEPH_TIMEOUT": "5",
+            "PYTHONIOENCODING": "utf-8",
+            "NO_COLOR": "1",
+        }
+        environ.update(env or {})
+        environ = {k: v for k, v in environ.items() if v is not None}
+        done = subprocess.run(
+            [*heph_command(), *args], cwd=cwd or workspace, env=environ, input=stdin or "",
+            capture_output=True, text=True, timeout=timeout,
+        )
+        return Result(done.returncode, done.stdout, done.stderr)
+
+    return run
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True,
+                          env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+    return done.stdout
+
+
+def act(tool: str, thought: str = "working", **args: Any) -> dict[str, Any]:
+    """A model reply that calls `tool`."""
+    return {"thought": thought, "action": {"tool": tool, "args": args}}
+
+
+def final(message: str, thought: str = "done") -> dict[str, Any]:
+    return {"thought": thought, "final": {"message": message}}
+
+
+def has_git() -> bool:
+    return shutil.which("git") is not None
