@@ -147,6 +147,9 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
     return dict(data)
 
 
+_KIND_NAMES = {int: "a whole number", float: "a number", bool: "true or false", str: "a string"}
+
+
 def _field_type(key: str) -> type:
     kinds = {"int": int, "float": float, "bool": bool}
     declared = str(next(f.type for f in fields(Config) if f.name == key))
@@ -159,7 +162,7 @@ def _check_type(key: str, value: Any, where: str) -> None:
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         ok = True
     if not ok:
-        raise ConfigError(f"{where}: '{key}' must be a {kind.__name__}, got {value!r}")
+        raise ConfigError(f"{where}: '{key}' must be {_KIND_NAMES[kind]}, got {value!r}")
     if kind in (int, float) and value <= 0 and key != "max_retries":
         raise ConfigError(f"{where}: '{key}' must be greater than 0, got {value!r}")
 
@@ -171,7 +174,7 @@ def _coerce(key: str, raw: str, where: str) -> Any:
             return raw.strip().lower() in {"1", "true", "yes", "on"}
         value = kind(raw)
     except ValueError:
-        raise ConfigError(f"{where}: '{raw}' is not a valid {kind.__name__}") from None
+        raise ConfigError(f"{where}: '{raw}' is not {_KIND_NAMES[kind]}") from None
     if kind in (int, float) and value <= 0:
         raise ConfigError(f"{where}: must be greater than 0, got {raw}")
     return value

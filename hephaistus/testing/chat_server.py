@@ -67,7 +67,7 @@ class ChatServer:
         handler = type("Handler", (_Handler,), {"chat": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -112,7 +112,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(400, {"error": {"message": "body is not JSON"}})
             return
         self.chat.requests.append(body)
-        self.chat.headers.append(dict(self.headers))
+        self.chat.headers.append({k.lower(): v for k, v in self.headers.items()})
         if self.chat.reject_response_format and "response_format" in body:
             self._json(400, {"error": {"message": "response_format is not supported",
                                        "type": "invalid_request_error",

@@ -78,7 +78,8 @@ class Tool:
                     found.append(f"missing required argument '{arg.name}' ({arg.json_type})")
             elif not arg.accepts(args[arg.name]):
                 got = type(args[arg.name]).__name__
-                found.append(f"argument '{arg.name}' must be a {arg.json_type}, got {got}")
+                article = "an" if arg.json_type[0] in "aeiou" else "a"
+                found.append(f"argument '{arg.name}' must be {article} {arg.json_type}, got {got}")
         for name in args:
             if name not in known:
                 found.append(f"unknown argument '{name}' (this tool takes: {self.signature()})")

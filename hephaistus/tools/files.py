@@ -7,10 +7,13 @@ the config allows them; binary files are refused; writes go through approval and
 from __future__ import annotations
 
 import difflib
+import sys
 import re
 from pathlib import Path
+from typing import Iterator
 
-from hephaistus.textfile import MAX_WHOLE_FILE_BYTES, NEW_FILE, NotTextError, TextFile
+from hephaistus.textfile import BINARY_SNIFF_BYTES, MAX_WHOLE_FILE_BYTES, NEW_FILE, NotTextError
+from hephaistus.textfile import TextFile
 from hephaistus.textfile import atomic_write, decode, read_text
 from hephaistus.tools.context import FileChange, ToolContext, ToolResult
 from hephaistus.workspace import PathError
@@ -56,33 +59,33 @@ def read_file(
     found = _open_text(ctx, path)
     if isinstance(found, ToolResult):
         return found
-    rel, _real, text = found
+    rel, real, lines, total = found
     ctx.read.append(rel)
-    lines = text.text.splitlines()
-    if not lines:
-        return ToolResult(True, f"{rel} is empty")
     first = max(1, start_line or 1)
-    last = min(len(lines), end_line or len(lines))
-    if first > len(lines):
-        return ToolResult(False, f"{rel} has only {len(lines)} lines; start_line {first} is past it")
-    width = len(str(last))
-    shown: list[str] = []
-    size = 0
+    last = end_line or sys.maxsize
     budget = ctx.observation_limit - 200
-    for number in range(first, last + 1):
-        line = f"{number:>{width}}  {lines[number - 1]}"
-        size += len(line.encode("utf-8")) + 1
-        if size > budget and shown:
-            last = number - 1
+    shown: list[tuple[int, str]] = []
+    size = 0
+    for number, line in _numbered(lines, real, first):
+        if number > last:
             break
-        shown.append(line)
-    note = ""
-    if first > 1 or last < len(lines):
-        note = f"\n[showing lines {first}-{last} of {len(lines)}"
-        if last < len(lines):
-            note += f"; read on with start_line={last + 1}"
-        note += "]"
-    return ToolResult(True, "\n".join(shown) + note)
+        size += len(line.encode("utf-8")) + 8
+        if size > budget and shown:
+            break
+        shown.append((number, line))
+    if not shown:
+        if total == 0:
+            return ToolResult(True, f"{rel} is empty")
+        return ToolResult(False, f"{rel} has only {total} lines; start_line {first} is past it")
+    width = len(str(shown[-1][0]))
+    body = "\n".join(f"{number:>{width}}  {line}" for number, line in shown)
+    end_shown = shown[-1][0]
+    of = f"{total}" if total is not None else f"? (a {real.stat().st_size / 1e6:.1f} MB file)"
+    if first > 1 or total is None or end_shown < total:
+        more = "" if total is not None and end_shown >= total else \
+            f"; read on with start_line={end_shown + 1}"
+        body += f"\n[showing lines {first}-{end_shown} of {of}{more}]"
+    return ToolResult(True, body)
 
 
 def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
@@ -213,7 +216,8 @@ def _size(path: Path) -> str:
     return f"{size} B" if size < 1024 else f"{size / 1024:.1f} KB"
 
 
-def _open_text(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile] | ToolResult:
+def _open_text(ctx: ToolContext, path: str) -> tuple[str, Path, list[str], int | None] | ToolResult:
+    """The file's lines (all of them, or none for a file too large to load: it is streamed)."""
     try:
         real = ctx.workspace.resolve(path)
     except PathError as exc:
@@ -226,18 +230,27 @@ def _open_text(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile] | Tool
     if real.is_dir():
         return ToolResult(False, f"{rel} is a folder; use list_files")
     try:
-        size = real.stat().st_size
-        if size > MAX_WHOLE_FILE_BYTES:
+        if real.stat().st_size > MAX_WHOLE_FILE_BYTES:
             with real.open("rb") as handle:
-                head = handle.read(MAX_WHOLE_FILE_BYTES)
-            # Cut at the last full line so a multi-byte character or a line is never split.
-            head = head[: head.rfind(b"\n") + 1] or head
-            return rel, real, decode(head, rel)
-        return rel, real, read_text(real, rel)
+                decode(handle.read(BINARY_SNIFF_BYTES), rel)  # refuses binary files early
+            return rel, real, [], None
+        lines = read_text(real, rel).text.splitlines()
+        return rel, real, lines, len(lines)
     except NotTextError as exc:
         return ToolResult(False, str(exc))
     except OSError as exc:
         return ToolResult(False, f"cannot read {rel}: {exc.strerror}")
+
+
+def _numbered(lines: list[str], real: Path, first: int) -> Iterator[tuple[int, str]]:
+    """(number, line) from line `first` on; a file too large to load is read line by line."""
+    if lines:
+        yield from enumerate(lines[first - 1:], first)
+        return
+    with real.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if number >= first:
+                yield number, raw.decode("utf-8", "replace").rstrip("\r\n")
 
 
 def _open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | None] | ToolResult:

@@ -1,0 +1,128 @@
+"""The real `openai` client against the loopback server: retries, faults and clear errors."""
+
+import time
+
+import pytest
+
+from hephaistus.config import Config
+from hephaistus.errors import ModelError
+from hephaistus.llm import ChatModel
+from hephaistus.testing import ChatServer
+
+HELLO = [{"role": "user", "content": "hello"}]
+
+
+def model_for(server, **settings):
+    return ChatModel(Config(base_url=server.url, timeout=1.0, **settings))
+
+
+def test_reply_usage_and_json_mode_request(chat_server):
+    chat_server.reply('{"final": "hi"}', usage={"prompt_tokens": 11, "completion_tokens": 3})
+    reply = model_for(chat_server, model="my-model").complete(HELLO)
+    assert reply.text == '{"final": "hi"}'
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (11, 3)
+    body = chat_server.requests[0]
+    assert body["model"] == "my-model" and body["messages"] == HELLO
+    assert body["response_format"] == {"type": "json_object"}
+    assert chat_server.headers[0]["authorization"] == "Bearer heph-local"
+
+
+def test_three_transient_faults_in_a_row_then_success(chat_server):
+    chat_server.fault("status", status=429, headers={"Retry-After": "0.2"})
+    chat_server.fault("status", status=503)
+    chat_server.fault("reset")
+    chat_server.reply("ok")
+    retries = []
+    reply = model_for(chat_server).complete(HELLO, on_retry=lambda why, delay: retries.append(why))
+    assert reply.text == "ok" and reply.attempts == 4
+    assert retries == ["429 rate limited", "server error 503", "connection lost"]
+
+
+def test_retry_after_is_honoured(chat_server):
+    chat_server.fault("status", status=429, headers={"Retry-After": "1"}).reply("ok")
+    started = time.monotonic()
+    model_for(chat_server).complete(HELLO)
+    assert time.monotonic() - started >= 1.0
+
+
+def test_a_read_timeout_is_retried(chat_server):
+    chat_server.fault("timeout", delay=2.0).reply("ok")
+    retries = []
+    reply = model_for(chat_server).complete(HELLO, on_retry=lambda why, d: retries.append(why))
+    assert reply.text == "ok" and retries == ["no reply within 1 s"]
+
+
+def test_retries_are_bounded(chat_server):
+    for _ in range(3):
+        chat_server.fault("status", status=500)
+    with pytest.raises(ModelError, match="kept failing .server error 500. after 3 attempts"):
+        model_for(chat_server, max_retries=2).complete(HELLO)
+    assert len(chat_server.requests) == 3
+
+
+def test_endpoint_without_json_mode_is_asked_again_without_it_and_remembered():
+    with ChatServer(reject_response_format=True) as server:
+        server.reply("one").reply("two")
+        model = model_for(server)
+        assert model.complete(HELLO).text == "one"
+        assert model.complete(HELLO).text == "two"
+        assert ["response_format" in body for body in server.requests] == [True, False, False]
+
+
+@pytest.mark.parametrize("status, words", [
+    (401, ["rejected the API key", "OPENAI_API_KEY"]),
+    (404, ["model 'gpt-4o-mini' was not found at http://127.0.0.1", "--model"]),
+    (400, ["rejected the request", "injected 400"]),
+])
+def test_permanent_errors_are_not_retried_and_explained(chat_server, status, words):
+    chat_server.fault("status", status=status)
+    with pytest.raises(ModelError) as caught:
+        model_for(chat_server).complete(HELLO)
+    for word in words:
+        assert word in caught.value.message
+    assert len(chat_server.requests) == 1
+
+
+def test_a_200_that_is_not_json(chat_server):
+    chat_server.fault("not_json")
+    with pytest.raises(ModelError, match="answered 200 with a body that is not JSON"):
+        model_for(chat_server).complete(HELLO)
+
+
+def test_nothing_listening_names_the_url():
+    model = ChatModel(Config(base_url="http://127.0.0.1:9/v1", max_retries=1))
+    with pytest.raises(ModelError) as caught:
+        model.complete(HELLO)
+    assert "nothing is listening at http://127.0.0.1:9/v1" in caught.value.message
+    assert "start the model server" in caught.value.message
+
+
+def test_streaming_reply_is_assembled_with_usage(chat_server):
+    text = '{"thought": "a long enough thought to need several chunks", "final": "done"}'
+    chat_server.reply(text, usage={"prompt_tokens": 7, "completion_tokens": 5})
+    reply = model_for(chat_server, stream=True).complete(HELLO)
+    assert reply.text == text and reply.usage.prompt_tokens == 7
+    assert chat_server.requests[0]["stream"] is True
+
+
+def test_a_stream_that_ends_early_is_retried_then_reported(chat_server):
+    chat_server.fault("truncated_stream").reply("complete")
+    assert model_for(chat_server, stream=True).complete(HELLO).text == "complete"
+    chat_server.fault("truncated_stream").fault("truncated_stream")
+    with pytest.raises(ModelError, match="stream ended before the reply was complete"):
+        model_for(chat_server, stream=True, max_retries=1).complete(HELLO)
+
+
+def test_the_openai_client_timeouts_are_ours(chat_server):
+    model = ChatModel(Config(base_url=chat_server.url, timeout=7, connect_timeout=2))
+    client = model._get_client()
+    assert client.max_retries == 0
+    assert (client.timeout.read, client.timeout.connect) == (7, 2)
+
+
+def test_no_key_and_no_local_url_explains_how_to_configure():
+    model = ChatModel(Config(base_url="https://example.invalid/v1"))
+    with pytest.raises(ModelError) as caught:
+        model.complete(HELLO)
+    for words in ("OPENAI_API_KEY", "11434", "llama.cpp"):
+        assert words in caught.value.message

@@ -1,0 +1,62 @@
+import pytest
+
+from hephaistus.protocol import Action, Final, FormatError, parse_reply
+from hephaistus.tools import default_registry
+
+REGISTRY = default_registry()
+
+
+def test_plain_action_is_parsed():
+    reply = parse_reply('{"thought": "t", "action": {"tool": "read_file", "args": {"path": "a.py"},'
+                        ' "reason": "r"}}', REGISTRY)
+    assert reply == Action("t", "read_file", {"path": "a.py"}, "r")
+
+
+def test_object_inside_fences_and_prose_is_found():
+    text = 'Sure! Here it is:\n```json\n{"thought": "x", "final": {"message": "hi {there}"}}\n```\nBye'
+    assert parse_reply(text, REGISTRY) == Final("x", "hi {there}")
+
+
+def test_first_complete_object_wins_over_a_broken_one():
+    text = '{"thought": broken} then {"thought": "ok", "final": {"message": "m"}} {"x": 1}'
+    assert parse_reply(text, REGISTRY) == Final("ok", "m")
+
+
+def test_final_as_plain_string_is_accepted():
+    assert parse_reply('{"final": "done"}', REGISTRY) == Final("", "done")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("", "empty"),
+    ("no json here", "no complete JSON object"),
+    ('{"thought": "t"}', "neither"),
+    ('{"thought": "t", "final": {"message": "m"}, "action": {"tool": "read_file"}}', "both"),
+    ('{"action": {"tool": "rm_rf", "args": {}}}', "unknown tool 'rm_rf'"),
+    ('{"action": {"tool": "read_file", "args": {}}}', "missing required argument 'path'"),
+    ('{"action": {"tool": "read_file", "args": {"path": 3}}}', "'path' must be a string"),
+    ('{"action": {"tool": "read_file", "args": {"path": "a", "start_line": "2"}}}',
+     "'start_line' must be an integer"),
+    ('{"action": {"tool": "read_file", "args": {"path": "a", "mode": "r"}}}', "unknown argument 'mode'"),
+    ('{"action": "read_file"}', "'action' must be an object"),
+    ('{"final": {"text": "m"}}', "string 'message'"),
+    ('{"thought": 5, "final": "m"}', "'thought' must be a string"),
+])
+def test_malformed_replies_explain_what_was_wrong(text, expected):
+    with pytest.raises(FormatError) as caught:
+        parse_reply(text, REGISTRY)
+    assert expected in caught.value.problem
+    observation = caught.value.observation
+    assert expected in observation and '"final": {"message"' in observation
+
+
+def test_unknown_tool_error_lists_the_real_tools():
+    with pytest.raises(FormatError) as caught:
+        parse_reply('{"action": {"tool": "cat", "args": {}}}', REGISTRY)
+    for name in ("read_file", "write_file", "edit_file", "search", "list_files", "append_file"):
+        assert name in caught.value.problem
+
+
+def test_action_key_ignores_argument_order():
+    one = Action("", "read_file", {"path": "a", "start_line": 1})
+    two = Action("", "read_file", {"start_line": 1, "path": "a"})
+    assert one.key == two.key

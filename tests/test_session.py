@@ -1,0 +1,69 @@
+import json
+
+import pytest
+
+from hephaistus.session import SessionStore, load_session
+
+
+@pytest.fixture
+def store(tmp_path):
+    return SessionStore(tmp_path / "sessions")
+
+
+def test_spans_are_on_disk_as_soon_as_they_end(store):
+    session = store.create(task="t", model="m")
+    session.record("INPUT", "task", "t")
+    with session.span("LLM", "m", {"step": 1}) as span:
+        span.output = "reply"
+        span.usage = {"prompt_tokens": 10, "completion_tokens": 2}
+    lines = session.path.read_text().splitlines()  # not closed yet, already readable
+    records = [json.loads(line) for line in lines]
+    assert [r["type"] for r in records] == ["session", "span", "span"]
+    assert records[0]["version"] == 1 and records[0]["task"] == "t"
+    llm = records[2]
+    assert llm["kind"] == "LLM" and llm["usage"]["prompt_tokens"] == 10
+    assert llm["end"] >= llm["start"]
+    session.end("answered", 0, "ok")
+    recorded = load_session(session.path)
+    assert recorded.outcome == "answered" and recorded.end["usage"]["prompt_tokens"] == 10
+    assert recorded.end["steps"] == 1
+
+
+def test_a_failing_span_is_recorded_as_failed(store):
+    session = store.create(task="t")
+    with pytest.raises(RuntimeError):
+        with session.span("TOOL", "read_file", {"path": "x"}):
+            raise RuntimeError("disk on fire")
+    recorded = load_session(session.path)
+    assert recorded.spans[0].ok is False and recorded.spans[0].error == "disk on fire"
+    assert recorded.end is None and recorded.outcome == "unfinished"
+
+
+def test_a_line_cut_by_a_crash_is_skipped(store):
+    session = store.create(task="t")
+    session.message({"role": "user", "content": "hi"})
+    with session.path.open("a") as handle:
+        handle.write('{"type": "span", "kind": "LL')
+    recorded = load_session(session.path)
+    assert recorded.messages == [{"role": "user", "content": "hi"}] and recorded.spans == []
+
+
+def test_api_key_never_reaches_the_file(store, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-very-secret-key")
+    session = store.create(task="t")
+    session.message({"role": "user", "content": "my key is sk-test-very-secret-key"})
+    session.end("answered", 0, "ok")
+    text = session.path.read_text()
+    assert "sk-test-very-secret-key" not in text and "[redacted]" in text
+
+
+def test_ids_sort_by_time_and_refs_resolve(store):
+    first = store.create(task="a")
+    second = store.create(task="b")
+    assert store.path_of("last") in (first.path, second.path)
+    assert store.ids() == sorted([first.id, second.id])
+    assert store.path_of(first.id) == first.path
+    with pytest.raises(LookupError, match="matches no session"):
+        store.path_of("1999")
+    with pytest.raises(LookupError, match="no sessions recorded"):
+        SessionStore(store.folder / "empty").path_of("last")

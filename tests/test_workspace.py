@@ -1,0 +1,109 @@
+import os
+
+import pytest
+
+from conftest import git
+from hephaistus.workspace import PathError, Workspace
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "src").mkdir()
+    (root / "src" / "a.py").write_text("a = 1\n")
+    return Workspace.at(root)
+
+
+@pytest.mark.parametrize("path", ["../x", "src/../../x", "/etc/passwd", "/tmp", ""])
+def test_paths_outside_are_refused(ws, path):
+    with pytest.raises(PathError):
+        ws.resolve(path)
+
+
+def test_relative_and_inside_absolute_paths_resolve(ws):
+    assert ws.resolve("src/a.py") == ws.root / "src" / "a.py"
+    assert ws.resolve(str(ws.root / "src" / "a.py")) == ws.root / "src" / "a.py"
+    assert ws.resolve("src/new/b.py", for_write=True) == ws.root / "src" / "new" / "b.py"
+
+
+def test_symlink_pointing_outside_is_refused(ws, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (ws.root / "link").symlink_to(outside)
+    (ws.root / "file_link").symlink_to(outside / "secret.txt")
+    with pytest.raises(PathError, match="outside the workspace"):
+        ws.resolve("link/x.txt", for_write=True)
+    with pytest.raises(PathError, match="outside the workspace"):
+        ws.resolve("file_link", for_write=True)
+
+
+def test_symlink_inside_the_workspace_is_followed(ws):
+    (ws.root / "alias.py").symlink_to(ws.root / "src" / "a.py")
+    assert ws.resolve("alias.py") == ws.root / "src" / "a.py"
+
+
+@pytest.mark.parametrize("path", [".git/config", ".heph/state.json", "sub/.git/HEAD", "src"])
+def test_protected_places_are_never_written(ws, path):
+    (ws.root / ".git").mkdir()
+    with pytest.raises(PathError):
+        ws.resolve(path, for_write=True)
+
+
+@pytest.mark.parametrize("name, secret", [
+    (".env", True), (".env.local", True), ("certs/server.pem", True), ("a.key", True),
+    ("id_rsa", True), ("id_ed25519.pub", True), ("env.py", False), ("keys.py", False),
+])
+def test_secret_names(name, secret):
+    assert Workspace.is_secret(name) is secret
+
+
+def test_heph_dir_is_excluded_from_git_once(ws):
+    git(ws.root, "init", "-q")
+    ws.ensure_heph_dir()
+    ws.ensure_heph_dir()
+    exclude = (ws.root / ".git" / "info" / "exclude").read_text()
+    assert exclude.count("/.heph/") == 1
+    (ws.heph_dir / "state.json").write_text("{}")
+    assert git(ws.root, "status", "--porcelain", "--untracked-files=all").count(".heph") == 0
+
+
+def test_files_respect_gitignore_in_a_repository(ws):
+    git(ws.root, "init", "-q")
+    (ws.root / ".gitignore").write_text("*.log\nbuild/\n")
+    (ws.root / "x.log").write_text("log")
+    (ws.root / "build").mkdir()
+    (ws.root / "build" / "out.py").write_text("")
+    (ws.root / "untracked.py").write_text("")
+    assert ws.files() == [".gitignore", "src/a.py", "untracked.py"]
+    assert ws.files("src") == ["src/a.py"]
+
+
+def test_files_respect_gitignore_without_git(ws):
+    (ws.root / ".gitignore").write_text("*.log\n/build/\n# comment\n")
+    (ws.root / "x.log").write_text("log")
+    (ws.root / "build").mkdir()
+    (ws.root / "build" / "out.py").write_text("")
+    (ws.root / "node_modules").mkdir()
+    (ws.root / "node_modules" / "m.js").write_text("")
+    assert ws.files() == [".gitignore", "src/a.py"]
+
+
+def test_summary_is_clipped_and_says_so(ws):
+    for index in range(50):
+        (ws.root / f"file_{index:02}.py").write_text("")
+    summary = ws.summary(max_chars=200)
+    assert len(summary) < 300
+    assert "more files; use list_files" in summary
+
+
+def test_resolve_refuses_nul_bytes(ws):
+    with pytest.raises(PathError):
+        ws.resolve("a\0b")
+
+
+def test_workspace_root_is_resolved_through_symlinks(tmp_path, ws):
+    link = tmp_path / "link_to_ws"
+    link.symlink_to(ws.root)
+    assert Workspace.at(link).root == ws.root
+    assert os.path.isabs(Workspace.at(link).root)
