@@ -1,0 +1,50 @@
+"""Start-up stays light, the package has no import-time side effects, prompts ship inside it."""
+
+import subprocess
+import sys
+from importlib import resources
+
+from conftest import heph_command
+
+
+def modules_loaded_by(code: str) -> set[str]:
+    script = f"import sys\n{code}\nprint('MODULES:' + ' '.join(sys.modules))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    return set(done.stdout.rpartition("MODULES:")[2].split())
+
+
+def test_version_and_help_do_not_import_heavy_modules():
+    for argv in (["--version"], ["--help"], ["sessions", "--help"]):
+        loaded = modules_loaded_by(
+            f"from hephaistus.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"
+        )
+        assert "hephaistus.cli" in loaded
+        for heavy in ("openai", "git", "prompt_toolkit", "rich", "httpx2", "httpx"):
+            assert heavy not in loaded, (argv, heavy)
+
+
+def test_importing_the_package_has_no_side_effects(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", "import hephaistus, hephaistus.cli, hephaistus.agent, "
+                               "hephaistus.engine, hephaistus.tools, hephaistus.session"],
+        cwd=tmp_path, capture_output=True, text=True, env={"HOME": str(tmp_path), "PATH": ""},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def test_version_command():
+    done = subprocess.run([*heph_command(), "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("heph ")
+
+
+def test_prompt_templates_load_from_the_package():
+    template = resources.files("hephaistus.prompts").joinpath("system.md")
+    text = template.read_text(encoding="utf-8")
+    assert "{{tools}}" in text and '"final"' in text
+
+
+def test_python_dash_m_runs_the_cli():
+    done = subprocess.run([sys.executable, "-m", "hephaistus", "--version"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("heph ")
