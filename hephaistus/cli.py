@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from hephaistus import __version__
 from hephaistus.errors import EXIT_INTERRUPTED, EXIT_USAGE, ConfigError, HephError
@@ -94,7 +95,8 @@ def _common_options() -> argparse.ArgumentParser:
                         help="model requests allowed per task (env HEPH_MAX_STEPS, default 20)")
     common.add_argument("-c", "--continue", dest="continue_", action="store_true",
                         help="continue the last session's conversation")
-    common.add_argument("--json", action="store_true", help="print one JSON object with the outcome")
+    common.add_argument("--json", action="store_true",
+                        help="print one JSON object with the outcome")
     common.add_argument("-q", "--quiet", action="store_true", help="print only the answer")
     common.add_argument("-v", "--verbose", action="store_true", help="show whole observations")
     common.add_argument("--version", action="version", version=f"heph {__version__}")
@@ -164,7 +166,8 @@ def run_task(args: argparse.Namespace) -> int:
     outcome = agent.execute(task)
     message = outcome.message
     if outcome.status == "refused":
-        message += ". No terminal to ask for approval: pass --yes to allow writes or --dry-run to preview them"
+        message += (". No terminal to ask for approval: pass --yes to allow writes"
+                    " or --dry-run to preview them")
     if args.json:
         print_json({
             "outcome": outcome.status, "exit_code": outcome.exit_code, "message": message,
@@ -200,7 +203,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         keys = ("id", "started", "steps", "tokens", "outcome", "task")
         from hephaistus.ui.render import print_json
 
-        print_json({"sessions": [dict(zip(keys, row)) for row in rows]})
+        print_json({"sessions": [dict(zip(keys, row, strict=True)) for row in rows]})
         return 0
     if not rows:
         print(f"no sessions recorded yet in {store.folder}", file=sys.stderr)

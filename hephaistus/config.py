@@ -10,9 +10,10 @@ from __future__ import annotations
 import ipaddress
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import urlparse
 
 from hephaistus.errors import ConfigError

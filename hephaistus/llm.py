@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from hephaistus.config import Config
 from hephaistus.errors import ModelError
@@ -86,7 +87,9 @@ class ChatModel:
             if self.json_mode and _mentions_response_format(exc):
                 self.json_mode = False  # remembered for the rest of the session
                 return self._request(messages)
-            raise ModelError(f"the model endpoint {self.url} rejected the request: {_detail(exc)}")
+            raise ModelError(
+                f"the model endpoint {self.url} rejected the request: {_detail(exc)}"
+            ) from None
         except openai.AuthenticationError:
             raise ModelError(
                 f"the model endpoint {self.url} rejected the API key (401); "
@@ -123,6 +126,7 @@ class ChatModel:
     def _stream(self, client: Any, params: dict[str, Any]) -> tuple[str, Usage]:
         import openai
 
+        broken: tuple[type[BaseException], ...] = (openai.APIConnectionError, *_httpx_errors())
         parts: list[str] = []
         usage = Usage()
         finished = False
@@ -134,7 +138,7 @@ class ChatModel:
                     if choice.delta and choice.delta.content:
                         parts.append(choice.delta.content)
                     finished = finished or bool(choice.finish_reason)
-        except (openai.APIConnectionError, _httpx_errors()):
+        except broken:
             raise _Transient("the reply stream broke off") from None
         if not finished:
             raise _Transient("the reply stream ended before the reply was complete")
@@ -160,7 +164,8 @@ def missing_key_message() -> str:
     return (
         "no model endpoint is configured. Set one of:\n"
         "  OpenAI:           export OPENAI_API_KEY=sk-...\n"
-        "  Ollama:           export OPENAI_BASE_URL=http://localhost:11434/v1 HEPH_MODEL=qwen2.5-coder\n"
+        "  Ollama:           export OPENAI_BASE_URL=http://localhost:11434/v1"
+        " HEPH_MODEL=qwen2.5-coder\n"
         "  llama.cpp server: export OPENAI_BASE_URL=http://localhost:8080/v1\n"
         "or pass --base-url and -m/--model (any OpenAI-compatible endpoint works)"
     )

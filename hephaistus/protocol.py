@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from hephaistus.tools import Registry
 
@@ -39,7 +39,7 @@ class Final:
     message: str
 
 
-Reply = Union[Action, Final]
+Reply = Action | Final
 
 
 class FormatError(ValueError):

@@ -6,8 +6,9 @@ and everything that shows progress to a person is an EventSink plugged in from o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from hephaistus.protocol import Action
@@ -25,7 +26,7 @@ class Usage:
     def total(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
@@ -55,8 +56,8 @@ class EventSink(Protocol):
 
     def step_started(self, step: int) -> None: ...
     def thought(self, text: str) -> None: ...
-    def tool_called(self, action: "Action") -> None: ...
-    def tool_finished(self, action: "Action", result: "ToolResult") -> None: ...
+    def tool_called(self, action: Action) -> None: ...
+    def tool_finished(self, action: Action, result: ToolResult) -> None: ...
     def format_error(self, problem: str) -> None: ...
     def notice(self, text: str) -> None: ...
     def final(self, message: str) -> None: ...

@@ -11,11 +11,12 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from hephaistus.seams import Message, Usage
 

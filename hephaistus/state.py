@@ -64,7 +64,7 @@ class AgentState:
         atomic_write(path, data.encode("utf-8"))
 
     @classmethod
-    def load(cls, path: Path) -> "AgentState":
+    def load(cls, path: Path) -> AgentState:
         """The saved state, or a fresh one when there is none or it cannot be read."""
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -79,9 +79,8 @@ class AgentState:
     def _well_typed(self) -> bool:
         lists = (self.recently_created_files, self.active_files)
         texts = (self.last_modified_file, self.last_task, self.last_answer)
-        return all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in lists) and all(
-            v is None or isinstance(v, str) for v in texts
-        )
+        lists_ok = all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in lists)
+        return lists_ok and all(v is None or isinstance(v, str) for v in texts)
 
 
 def _front(items: list[str], item: str) -> list[str]:

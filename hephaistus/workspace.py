@@ -27,7 +27,7 @@ class Workspace:
     root: Path
 
     @classmethod
-    def at(cls, root: Path | str) -> "Workspace":
+    def at(cls, root: Path | str) -> Workspace:
         return cls(Path(os.path.realpath(root)))
 
     @property
@@ -145,7 +145,7 @@ class _GitIgnore:
         self.patterns = patterns
 
     @classmethod
-    def load(cls, root: Path) -> "_GitIgnore":
+    def load(cls, root: Path) -> _GitIgnore:
         path = root / ".gitignore"
         if not path.is_file():
             return cls([])

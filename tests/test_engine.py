@@ -47,7 +47,7 @@ def test_every_request_ends_with_the_state_and_keeps_earlier_messages_identical(
         final("done"),
     )
     agent.execute("make new.py")
-    for earlier, later in zip(model.calls, model.calls[1:]):
+    for earlier, later in zip(model.calls, model.calls[1:], strict=False):
         assert later[: len(earlier)] == earlier  # prompt caches keep hitting
     for request in model.calls:
         assert request[-1]["role"] == "user"

@@ -46,13 +46,13 @@ class ChatServer:
         self._httpd: ThreadingHTTPServer | None = None
 
     # -- scripting -------------------------------------------------------------------------
-    def reply(self, content: Any, usage: dict[str, int] | None = None) -> "ChatServer":
+    def reply(self, content: Any, usage: dict[str, int] | None = None) -> ChatServer:
         """Queue one normal reply; a dict or list is sent as its JSON text."""
         text = content if isinstance(content, str) else json.dumps(content)
         self.script.append(Step("reply", content=text, usage=usage))
         return self
 
-    def fault(self, kind: str, **options: Any) -> "ChatServer":
+    def fault(self, kind: str, **options: Any) -> ChatServer:
         if kind not in {"status", "reset", "timeout", "not_json", "truncated_stream"}:
             raise ValueError(f"unknown fault {kind}")
         self.script.append(Step(kind, **options))
@@ -63,7 +63,7 @@ class ChatServer:
             return self.script.popleft() if self.script else None
 
     # -- lifecycle -------------------------------------------------------------------------
-    def start(self) -> "ChatServer":
+    def start(self) -> ChatServer:
         handler = type("Handler", (_Handler,), {"chat": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
@@ -80,7 +80,7 @@ class ChatServer:
         assert self._httpd, "start() the server first"
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
-    def __enter__(self) -> "ChatServer":
+    def __enter__(self) -> ChatServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import copy
 import json
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from hephaistus.seams import Message, ModelReply, Usage
 
@@ -16,7 +17,7 @@ class ScriptedModel:
         self.replies: deque[Any] = deque(replies or [])
         self.calls: list[list[Message]] = []
 
-    def enqueue(self, *replies: Any) -> "ScriptedModel":
+    def enqueue(self, *replies: Any) -> ScriptedModel:
         """Add replies: a str is sent as is, a dict as JSON, an exception is raised."""
         self.replies.extend(replies)
         return self
@@ -31,7 +32,8 @@ class ScriptedModel:
         if isinstance(reply, BaseException):
             raise reply
         text = reply if isinstance(reply, str) else json.dumps(reply)
-        return ModelReply(text, Usage(sum(len(m["content"]) for m in messages) // 4, len(text) // 4))
+        sent = sum(len(m["content"]) for m in messages)
+        return ModelReply(text, Usage(sent // 4, len(text) // 4))
 
     def assert_used_up(self) -> None:
         assert not self.replies, f"{len(self.replies)} scripted replies were never requested"

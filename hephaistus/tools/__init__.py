@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import inspect
 import typing
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from hephaistus.tools.context import ToolContext, ToolResult
 
@@ -48,7 +49,7 @@ class Tool:
     writes: bool = False
 
     @classmethod
-    def from_function(cls, fn: Callable[..., ToolResult], *, writes: bool = False) -> "Tool":
+    def from_function(cls, fn: Callable[..., ToolResult], *, writes: bool = False) -> Tool:
         description, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
         hints = typing.get_type_hints(fn)
         params = list(inspect.signature(fn).parameters.values())[1:]  # first one is ctx

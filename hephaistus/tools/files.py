@@ -7,14 +7,21 @@ the config allows them; binary files are refused; writes go through approval and
 from __future__ import annotations
 
 import difflib
-import sys
 import re
+import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
-from hephaistus.textfile import BINARY_SNIFF_BYTES, MAX_WHOLE_FILE_BYTES, NEW_FILE, NotTextError
-from hephaistus.textfile import TextFile
-from hephaistus.textfile import atomic_write, decode, read_text
+from hephaistus.textfile import (
+    BINARY_SNIFF_BYTES,
+    MAX_WHOLE_FILE_BYTES,
+    NEW_FILE,
+    NotTextError,
+    TextFile,
+    atomic_write,
+    decode,
+    read_text,
+)
 from hephaistus.tools.context import FileChange, ToolContext, ToolResult
 from hephaistus.workspace import PathError
 
@@ -278,10 +285,13 @@ def unified_diff(rel: str, before: str, after: str, *, created: bool) -> str:
         fromfile="/dev/null" if created else f"a/{rel}",
         tofile=f"b/{rel}",
     )
-    return "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in lines)
+    no_newline = "\n\\ No newline at end of file\n"
+    return "".join(ln if ln.endswith("\n") else ln + no_newline for ln in lines)
 
 
-def _write(ctx: ToolContext, rel: str, real: Path, old: TextFile | None, content: str) -> ToolResult:
+def _write(
+    ctx: ToolContext, rel: str, real: Path, old: TextFile | None, content: str
+) -> ToolResult:
     before = old.text if old else ""
     after = content.replace("\r\n", "\n")
     if old is not None and after == before:
@@ -291,7 +301,8 @@ def _write(ctx: ToolContext, rel: str, real: Path, old: TextFile | None, content
     if decision == "refuse":
         return ToolResult(False, f"write not approved: {rel} was not changed", change.diff, True)
     if decision == "decline":
-        return ToolResult(False, f"the user declined this change; {rel} was not changed", change.diff)
+        declined = f"the user declined this change; {rel} was not changed"
+        return ToolResult(False, declined, change.diff)
     if decision == "skip":
         return ToolResult(True, f"dry run: the change to {rel} was shown, not written", change.diff)
     try:

@@ -7,7 +7,7 @@ each change and writes nothing.
 from __future__ import annotations
 
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from hephaistus.tools.context import Decision, FileChange
 from hephaistus.ui.render import ConsoleSink

@@ -68,7 +68,8 @@ class ConsoleSink:
         if self.quiet:
             return
         if self.err.is_terminal:
-            self.err.print(Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
+            self.err.print(Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark",
+                                  background_color="default"))
         else:
             self.err.print(diff.rstrip("\n"), markup=False)
 
