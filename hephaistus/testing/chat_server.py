@@ -63,9 +63,9 @@ class ChatServer:
             return self.script.popleft() if self.script else None
 
     # -- lifecycle -------------------------------------------------------------------------
-    def start(self) -> ChatServer:
+    def start(self, port: int = 0) -> ChatServer:
         handler = type("Handler", (_Handler,), {"chat": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True).start()
         return self
@@ -226,3 +226,4 @@ def _chunks(
             events.append({**base, "choices": [],
                            "usage": {**usage, "total_tokens": sum(usage.values())}})
     return events
+

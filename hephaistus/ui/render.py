@@ -90,9 +90,16 @@ class ConsoleSink:
         self.err.print(Text(f"heph: {message}", style="bold red"))
 
 
+# Bulky arguments of write tools: their diff is shown, so the call line only gives their size.
+BULKY_ARGS = {"content", "old", "new", "diff"}
+
+
 def describe_call(action: Action) -> str:
     parts = []
     for name, value in action.args.items():
+        if name in BULKY_ARGS and isinstance(value, str):
+            parts.append(f"{name}=<{len(value.splitlines()) or 1} lines>")
+            continue
         text = value if isinstance(value, str) else json.dumps(value)
         text = text.replace("\n", "⏎")
         if len(text) > ARG_PREVIEW_CHARS:
