@@ -10,7 +10,7 @@ from pathlib import Path
 
 from hephaistus.config import Config
 from hephaistus.engine import Engine, Outcome, ReactEngine, Run
-from hephaistus.errors import ModelError
+from hephaistus.errors import HephError, ModelError
 from hephaistus.prompting import system_prompt
 from hephaistus.seams import EventSink, Message, Model, NullSink
 from hephaistus.session import Session, SessionStore
@@ -63,7 +63,13 @@ class Agent:
         self.messages = list(messages)
 
     def execute(self, task: str) -> Outcome:
-        self.workspace.ensure_heph_dir()
+        try:
+            self.workspace.ensure_heph_dir()
+        except OSError as error:
+            raise HephError(
+                f"cannot create {self.workspace.heph_dir} (where sessions are kept): "
+                f"{error.strerror or error}"
+            ) from None
         if not self.messages:
             self.messages = [{"role": "system",
                               "content": system_prompt(self.registry, self.workspace.root)}]

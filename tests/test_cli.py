@@ -227,3 +227,33 @@ def test_workspace_defaults_to_the_git_top_level(heph, chat_server, workspace):
     chat_server.reply(act("write_file", path="top.txt", content="x\n")).reply(final("ok"))
     assert heph("--yes", "go", cwd=workspace / "pkg").code == 0
     assert (workspace / "top.txt").exists() and not (workspace / "pkg" / "top.txt").exists()
+
+
+def test_streaming_endpoint_with_a_broken_stream_then_a_whole_one(heph, chat_server, workspace):
+    (workspace / ".heph.toml").write_text("stream = true\n")
+    chat_server.fault("truncated_stream")
+    chat_server.reply(final("streamed answer that is long enough for several chunks"))
+    result = heph("go")
+    assert result.code == 0, result.stderr
+    assert result.stdout.strip() == "streamed answer that is long enough for several chunks"
+    assert all(body["stream"] for body in chat_server.requests)
+    assert "stream ended before the reply was complete; retrying" in result.stderr
+
+
+def test_a_slow_model_times_out_and_is_retried(heph, chat_server):
+    chat_server.fault("timeout", delay=2.5).reply(final("second try"))
+    result = heph("go", env={"HEPH_TIMEOUT": "1"})
+    assert result.code == 0 and "no reply within 1 s; retrying" in result.stderr
+
+
+def test_a_workspace_where_heph_cannot_keep_sessions_is_a_clear_error(heph, workspace):
+    (workspace / ".heph").write_text("a file, not a folder")  # fails even for root
+    result = heph("go")
+    assert result.code == 1 and "cannot create" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_corrupt_state_file_is_ignored(heph, chat_server, workspace):
+    (workspace / ".heph").mkdir()
+    (workspace / ".heph" / "state.json").write_text('{"active_files": 5, "last_task": [1]')
+    chat_server.reply(final("fine"))
+    assert heph("go").code == 0
