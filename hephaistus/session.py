@@ -108,8 +108,9 @@ class SessionStore:
         self.folder = folder
 
     def create(self, **header: Any) -> Session:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-        session_id = f"{stamp}-{secrets.token_hex(2)}"
+        now = datetime.now(timezone.utc)
+        # Sortable by time to the millisecond, so `last` is the newest even for quick runs.
+        session_id = f"{now:%Y%m%d-%H%M%S}.{now.microsecond // 1000:03d}-{secrets.token_hex(1)}"
         header = {"id": session_id, "started": _now(), **header}
         return Session(self.folder / f"{session_id}.jsonl", header,
                        redact=os.environ.get("OPENAI_API_KEY"))

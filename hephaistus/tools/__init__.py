@@ -145,9 +145,10 @@ class Registry:
 
 
 def default_registry() -> Registry:
-    from hephaistus.tools import files
+    from hephaistus.tools import edits, files
 
-    return Registry(Tool.from_function(fn, writes=writes) for fn, writes in files.TOOLS)
+    return Registry(Tool.from_function(fn, writes=writes) for fn, writes in (*files.TOOLS,
+                                                                             *edits.TOOLS))
 
 
 def _plain_type(hint: Any) -> type:

@@ -1,4 +1,5 @@
-"""File tools: list, read, search, write, append and edit workspace files.
+"""File tools: list, read, search, write and append workspace files, and the write path
+every writing tool shares (approval, diff, atomic write).
 
 Every path passes Workspace.resolve (containment, protected folders); secrets are refused unless
 the config allows them; binary files are refused; writes go through approval and are atomic.
@@ -148,11 +149,11 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
         path: file to write, relative to the workspace root
         content: the complete new content of the file
     """
-    found = _open_for_write(ctx, path)
+    found = open_for_write(ctx, path)
     if isinstance(found, ToolResult):
         return found
     rel, real, old = found
-    return _write(ctx, rel, real, old, content)
+    return write_change(ctx, rel, real, old, content)
 
 
 def append_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
@@ -162,49 +163,14 @@ def append_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
         path: file to append to, relative to the workspace root
         content: text to add at the end (a line break is added first if the file lacks one)
     """
-    found = _open_for_write(ctx, path)
+    found = open_for_write(ctx, path)
     if isinstance(found, ToolResult):
         return found
     rel, real, old = found
     base = old.text if old else ""
     if base and not base.endswith("\n"):
         base += "\n"
-    return _write(ctx, rel, real, old, base + content)
-
-
-def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
-    """Replace one snippet of a file: `old` must occur exactly once; copy it from read_file.
-
-    Args:
-        path: file to edit, relative to the workspace root
-        old: the exact text to replace, including enough lines to be unique
-        new: the text to put in its place
-    """
-    found = _open_for_write(ctx, path)
-    if isinstance(found, ToolResult):
-        return found
-    rel, real, current = found
-    if current is None:
-        return ToolResult(False, f"{rel} does not exist; use write_file to create it")
-    if not old:
-        return ToolResult(False, "'old' is empty; give the exact text to replace")
-    text = current.text
-    old_norm = old.replace("\r\n", "\n")
-    count = text.count(old_norm)
-    if count == 0:
-        return ToolResult(
-            False,
-            f"edit_file: 'old' was not found in {rel}. Read the file and copy the lines exactly,"
-            " including indentation.",
-        )
-    if count > 1:
-        lines = _occurrence_lines(text, old_norm)
-        return ToolResult(
-            False,
-            f"edit_file: 'old' occurs {count} times in {rel} (lines {', '.join(map(str, lines))});"
-            " include more surrounding lines so it is unique.",
-        )
-    return _write(ctx, rel, real, current, text.replace(old_norm, new.replace("\r\n", "\n"), 1))
+    return write_change(ctx, rel, real, old, base + content)
 
 
 # (tool function, whether it writes), in the order the system prompt lists them.
@@ -214,7 +180,6 @@ TOOLS = (
     (search, False),
     (write_file, True),
     (append_file, True),
-    (edit_file, True),
 )
 
 
@@ -260,7 +225,7 @@ def _numbered(lines: list[str], real: Path, first: int) -> Iterator[tuple[int, s
                 yield number, raw.decode("utf-8", "replace").rstrip("\r\n")
 
 
-def _open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | None] | ToolResult:
+def open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | None] | ToolResult:
     try:
         real = ctx.workspace.resolve(path, for_write=True)
     except PathError as exc:
@@ -289,7 +254,7 @@ def unified_diff(rel: str, before: str, after: str, *, created: bool) -> str:
     return "".join(ln if ln.endswith("\n") else ln + no_newline for ln in lines)
 
 
-def _write(
+def write_change(
     ctx: ToolContext, rel: str, real: Path, old: TextFile | None, content: str
 ) -> ToolResult:
     before = old.text if old else ""
@@ -313,11 +278,3 @@ def _write(
     verb = "created" if change.created else "updated"
     added = after.count("\n") + (0 if after.endswith("\n") or not after else 1)
     return ToolResult(True, f"{verb} {rel} ({added} lines)\n{change.diff}", change.diff)
-
-
-def _occurrence_lines(text: str, snippet: str) -> list[int]:
-    lines, start = [], 0
-    while (index := text.find(snippet, start)) != -1:
-        lines.append(text.count("\n", 0, index) + 1)
-        start = index + 1
-    return lines

@@ -1,0 +1,242 @@
+"""Unified diffs as models write them, parsed with `unidiff` and applied by context.
+
+Models write diffs loosely: `@@ ... @@` without numbers, no `---`/`+++` headers, fences or
+`<code>` around them, wrong line counts, empty context lines without their leading space.
+`parse_patch` normalises those forms into a well-formed diff for `unidiff`. `apply_hunks` then
+places each hunk by its context and removed lines, never by its line numbers, tolerating the same
+drift as edit_file; a hunk that matches nowhere, or in more than one place, fails the whole patch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hephaistus import matching
+
+HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+FUZZ = ((1, 0), (0, 1), (1, 1), (2, 0), (0, 2), (2, 1), (1, 2), (2, 2))
+
+
+class PatchError(ValueError):
+    """A patch that cannot be parsed or applied; the message is for the model."""
+
+
+@dataclass(frozen=True)
+class Hunk:
+    number: int  # 1-based position in the patch
+    header: str
+    before: list[str]  # context and removed lines, in order
+    after: list[str]  # context and added lines, in order
+    lead: int  # context lines before the first change
+    trail: int  # context lines after the last change
+    size: int  # lines in the hunk's body: context, removed and added
+
+
+@dataclass(frozen=True)
+class FilePatch:
+    source: str | None  # path from the `---` header; None for /dev/null or no header
+    target: str | None
+    hunks: list[Hunk]
+
+    @property
+    def creates(self) -> bool:
+        return self.source is None and self.target is not None
+
+
+def parse_patch(text: str) -> list[FilePatch]:
+    """The file sections of a (possibly loose) unified diff."""
+    import unidiff
+
+    sections = _sections(_unwrap(text))
+    if not sections:
+        raise PatchError("the diff has no hunks: each change needs a line starting with @@ "
+                         "followed by ' ' (context), '-' (removed) and '+' (added) lines")
+    normalised = "".join(_render(source, target, hunks) for source, target, hunks in sections)
+    try:
+        parsed = unidiff.PatchSet(normalised)
+    except unidiff.UnidiffParseError as exc:
+        raise PatchError(f"the diff could not be parsed: {exc}") from None
+    patches = []
+    for (source, target, bodies), patched in zip(sections, parsed, strict=True):
+        headers = [body[0].strip() for body in bodies]
+        hunks = [_hunk(n, header, h) for n, (header, h) in enumerate(zip(headers, patched,
+                                                                         strict=True), 1)]
+        patches.append(FilePatch(source, target, hunks))
+    return patches
+
+
+def apply_hunks(lines: list[str], hunks: list[Hunk]) -> list[str]:
+    """`lines` with every hunk applied in order, or PatchError naming the hunk that failed."""
+    for hunk in hunks:
+        lines = _apply_one(lines, hunk)
+    return lines
+
+
+# -- applying ------------------------------------------------------------------------------
+
+def _apply_one(lines: list[str], hunk: Hunk) -> list[str]:
+    if not any(line.strip() for line in hunk.before):
+        if not any(line.strip() for line in lines):
+            return list(hunk.after)  # adding to an empty file needs no context
+        raise PatchError(f"hunk {hunk.number} ({hunk.header}) has no context or removed lines, "
+                         "so there is no way to tell where it goes; include a few unchanged "
+                         "lines around the change. Nothing changed.")
+    try:
+        match = matching.locate(lines, hunk.before)
+        return _splice(lines, match, hunk.after)
+    except matching.NoMatch as miss:
+        if miss.places:
+            raise _ambiguous(hunk, miss) from None
+    # Like patch's fuzz factor: let up to two outer context lines differ, nothing else.
+    for lead, trail in FUZZ:
+        if lead > hunk.lead or trail > hunk.trail:
+            continue
+        before = hunk.before[lead: len(hunk.before) - trail]
+        if not any(line.strip() for line in before):
+            continue
+        try:
+            match = matching.locate(lines, before)
+        except matching.NoMatch as miss:
+            if miss.places:
+                raise _ambiguous(hunk, miss) from None
+            continue
+        return _splice(lines, match, hunk.after[lead: len(hunk.after) - trail])
+    first, near = matching.closest(lines, hunk.before)
+    raise PatchError(
+        f"hunk {hunk.number} ({hunk.header}) did not apply: its context and removed lines were "
+        "not found in the file, not even ignoring whitespace. Nothing changed. The closest lines "
+        f"in the file are:\n{matching.numbered(first, near)}\n"
+        f"The hunk expected:\n{_quote(hunk.before)}\n"
+        "Make the context and '-' lines match the file exactly and send the patch again."
+    )
+
+
+def _splice(lines: list[str], match: matching.Match, after: list[str]) -> list[str]:
+    return lines[: match.start] + matching.rewrite(lines, match, after) + lines[match.end:]
+
+
+def _ambiguous(hunk: Hunk, miss: matching.NoMatch) -> PatchError:
+    where = ", ".join(map(str, miss.places))
+    return PatchError(f"hunk {hunk.number} ({hunk.header}) is ambiguous: its context matches "
+                      f"{len(miss.places)} places (lines {where}); include more unchanged lines "
+                      "so it fits only one. Nothing changed.")
+
+
+def _quote(lines: list[str], limit: int = 12) -> str:
+    shown = "\n".join(f"    {line}" for line in lines[:limit])
+    return shown + (f"\n    … {len(lines) - limit} more lines" if len(lines) > limit else "")
+
+
+# -- parsing -------------------------------------------------------------------------------
+
+SKIPPED_LINES = ("diff --git ", "index ", "new file mode", "deleted file mode", "similarity ",
+                 "*** Begin Patch", "*** End Patch", "*** End of File")
+
+
+def _unwrap(text: str) -> list[str]:
+    """The diff's lines without fences, <code> wrappers or git's extended headers; the
+    `*** Update File:` / `*** Add File:` sections of the Codex patch format become ---/+++ headers.
+    """
+    text = text.replace("\r\n", "\n").replace("<code>", "\n").replace("</code>", "\n")
+    kept = []
+    for line in text.split("\n"):
+        if line.strip().startswith("```") or line.startswith(SKIPPED_LINES):
+            continue
+        if line.startswith(("*** Update File: ", "*** Add File: ")):
+            path = line.split(": ", 1)[1].strip()
+            added = line.startswith("*** Add")
+            kept += ["--- /dev/null" if added else f"--- a/{path}", f"+++ b/{path}"]
+            if added:
+                kept.append("@@ -0,0 +1 @@")
+            continue
+        if line.startswith(("*** Delete File: ", "*** Move to: ")):
+            raise PatchError(f"'{line.strip()}' is not supported; patch_file only changes or "
+                             "creates one file")
+        kept.append(line)
+    return kept
+
+
+Section = tuple[str | None, str | None, list[list[str]]]
+
+
+def _sections(lines: list[str]) -> list[Section]:
+    """Split into (source, target, hunks) per file; a hunk is its header line and body lines."""
+    sections: list[Section] = []
+    current: Section | None = None
+    hunk: list[str] | None = None
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        nxt = lines[index + 1] if index + 1 < len(lines) else ""
+        if line.startswith("--- ") and nxt.startswith("+++ "):
+            current = (_header_path(line), _header_path(nxt), [])
+            sections.append(current)
+            hunk = None
+            index += 2
+            continue
+        if line.startswith("@@"):
+            if current is None:
+                current = (None, None, [])
+                sections.append(current)
+            hunk = [line]
+            current[2].append(hunk)
+        elif hunk is not None and (line[:1] in (" ", "-", "+", "\\") or line == ""):
+            hunk.append(line)
+        elif hunk is None and current is None and line[:1] in ("-", "+") and line[1:2] != line[:1]:
+            current = (None, None, [])  # a hunk body with no @@ line at all
+            sections.append(current)
+            hunk = ["@@ ... @@", line]
+            current[2].append(hunk)
+        else:
+            hunk = None  # prose after a hunk ends it
+        index += 1
+    for section in sections:
+        for body in section[2]:
+            while len(body) > 1 and body[-1] == "":
+                body.pop()  # blank lines after a hunk are separators, not context
+    return [s for s in sections if any(len(body) > 1 for body in s[2])]
+
+
+def _header_path(line: str) -> str | None:
+    path = line[4:].split("\t")[0].strip()
+    if path == "/dev/null" or not path:
+        return None
+    return path[2:] if path.startswith(("a/", "b/")) else path
+
+
+def _render(source: str | None, target: str | None, hunks: list[list[str]]) -> str:
+    """A well-formed diff for unidiff: headers present, hunk line counts recomputed."""
+    out = [f"--- {'a/' + source if source else '/dev/null'}\n",
+           f"+++ {'b/' + target if target else 'b/' + (source or 'file')}\n"]
+    for hunk in hunks:
+        header, body = hunk[0], [line if line else " " for line in hunk[1:]]
+        old = sum(1 for line in body if line[0] in " -")
+        new = sum(1 for line in body if line[0] in " +")
+        numbers = HUNK_HEADER.match(header)
+        start = int(numbers.group(1)) if numbers else 1
+        old_start = 0 if old == 0 else max(start, 1)
+        new_start = 0 if new == 0 else max(int(numbers.group(3)) if numbers else 1, 1)
+        out.append(f"@@ -{old_start},{old} +{new_start},{new} @@\n")
+        out.extend(line + "\n" for line in body)
+    return "".join(out)
+
+
+def _hunk(number: int, header: str, parsed: object) -> Hunk:
+    before, after, kinds = [], [], []
+    for line in parsed:  # type: ignore[attr-defined]
+        value = line.value.rstrip("\n")
+        if line.is_context:
+            before.append(value)
+            after.append(value)
+            kinds.append(" ")
+        elif line.is_removed:
+            before.append(value)
+            kinds.append("-")
+        elif line.is_added:
+            after.append(value)
+            kinds.append("+")
+    changes = [i for i, kind in enumerate(kinds) if kind != " "]
+    lead = changes[0] if changes else len(kinds)
+    trail = len(kinds) - 1 - changes[-1] if changes else 0
+    return Hunk(number, header, before, after, lead, trail, len(kinds))

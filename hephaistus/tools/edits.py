@@ -1,0 +1,139 @@
+"""Edit tools: replace a snippet (edit_file) or apply a unified diff (patch_file).
+
+Both land edits the model meant even when its copy of the file drifted (whitespace, indentation,
+line numbers), refuse what is ambiguous, change nothing when they fail, and say why with the
+file's real lines, so the model can correct itself in one step.
+"""
+
+from __future__ import annotations
+
+from hephaistus import matching
+from hephaistus.patching import PatchError, apply_hunks, parse_patch
+from hephaistus.tools.context import ToolContext, ToolResult
+from hephaistus.tools.files import open_for_write, write_change
+
+
+def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
+    """Replace one snippet of a file with new text. `old` must occur exactly once: copy it from
+    read_file (without line numbers), with enough lines to be unique. Small whitespace or
+    indentation differences are tolerated when the match is still unique.
+
+    Args:
+        path: file to edit, relative to the workspace root
+        old: the text to replace, copied from the file
+        new: the text to put in its place
+    """
+    found = open_for_write(ctx, path)
+    if isinstance(found, ToolResult):
+        return found
+    rel, real, current = found
+    if current is None:
+        return ToolResult(False, f"{rel} does not exist; use write_file to create it")
+    text, old, new = current.text, _lf(old), _lf(new)
+    if not old.strip():
+        if not text.strip():  # filling an empty file needs nothing to match
+            return write_change(ctx, rel, real, current, new)
+        return ToolResult(False, "'old' is empty; give the exact text to replace")
+    count = text.count(old)
+    if count == 1:
+        return write_change(ctx, rel, real, current, text.replace(old, new, 1))
+    if count > 1:
+        lines = ", ".join(map(str, _occurrence_lines(text, old)))
+        return ToolResult(False, f"edit_file: 'old' occurs {count} times in {rel} (lines "
+                                 f"{lines}); include more surrounding lines so it is unique. "
+                                 "Nothing changed.")
+    try:
+        updated = splice(text, _lines(old), _lines(new))
+    except matching.NoMatch as miss:
+        if not miss.places and new.strip() and text.count(new) == 1:
+            return ToolResult(True, f"{rel} already contains the new text (the edit was applied "
+                                    "before); nothing changed")
+        return ToolResult(False, f"edit_file: 'old' {_explain(miss, text, _lines(old), rel)}")
+    return write_change(ctx, rel, real, current, updated)
+
+
+def splice(text: str, old: list[str], new: list[str]) -> str:
+    """`text` with the lines `old` (located tolerantly, uniquely) replaced by `new`."""
+    lines, final_newline = _split(text)
+    match = matching.locate(lines, old)
+    replacement = matching.rewrite(lines, match, new)
+    return _join(lines[: match.start] + replacement + lines[match.end:], final_newline)
+
+
+def _explain(miss: matching.NoMatch, text: str, snippet: list[str], rel: str) -> str:
+    """Why a snippet did not apply, with the file's real lines the model should have copied."""
+    lines, _ = _split(text)
+    if miss.places:
+        where = ", ".join(map(str, miss.places))
+        return (f"{miss.reason} in {rel} (lines {where}), even allowing for whitespace; include "
+                "more surrounding lines so it is unique. Nothing changed.")
+    first, near = matching.closest(lines, snippet)
+    return (f"was not found in {rel}, not even ignoring whitespace and indentation. Nothing "
+            f"changed. The closest lines in the file are:\n{matching.numbered(first, near)}\n"
+            "Copy the text exactly from the file (without line numbers) and try again.")
+
+
+def _lf(text: str) -> str:
+    return text.replace("\r\n", "\n")
+
+
+def _lines(snippet: str) -> list[str]:
+    return snippet[:-1].split("\n") if snippet.endswith("\n") else snippet.split("\n")
+
+
+def _split(text: str) -> tuple[list[str], bool]:
+    if not text:
+        return [], False
+    return _lines(text), text.endswith("\n")
+
+
+def _join(lines: list[str], final_newline: bool) -> str:
+    if not lines:
+        return ""
+    return "\n".join(lines) + ("\n" if final_newline else "")
+
+
+def patch_file(ctx: ToolContext, path: str, diff: str) -> ToolResult:
+    """Apply a unified diff to one file. Hunks are placed by their context lines, not their line
+    numbers, so `@@ ... @@` headers are fine; give 2-3 unchanged lines around each change. All
+    hunks apply or none does.
+
+    Args:
+        path: file to patch, relative to the workspace root
+        diff: the unified diff (lines starting with ' ', '-', '+', hunks starting with @@)
+    """
+    found = open_for_write(ctx, path)
+    if isinstance(found, ToolResult):
+        return found
+    rel, real, current = found
+    try:
+        patches = parse_patch(diff)
+        others = sorted({p for fp in patches for p in (fp.source, fp.target)
+                         if p and not _same_path(p, rel)})
+        if others:
+            raise PatchError(f"the diff is for {', '.join(others)}, not {rel}; send one "
+                             "patch_file call per file, with that file's path")
+        if current is None and not all(fp.creates or fp.source is None for fp in patches):
+            raise PatchError(f"{rel} does not exist; use write_file to create it")
+        lines, final_newline = _split(current.text if current else "")
+        for file_patch in patches:
+            lines = apply_hunks(lines, file_patch.hunks)
+    except PatchError as error:
+        return ToolResult(False, f"patch_file: {error}")
+    return write_change(ctx, rel, real, current, _join(lines, final_newline or current is None))
+
+
+TOOLS = ((edit_file, True), (patch_file, True))
+
+
+def _same_path(header: str, rel: str) -> bool:
+    header = header.removeprefix("./")
+    return header == rel or rel.endswith("/" + header) or header.endswith("/" + rel)
+
+
+def _occurrence_lines(text: str, snippet: str) -> list[int]:
+    lines, start = [], 0
+    while (index := text.find(snippet, start)) != -1:
+        lines.append(text.count("\n", 0, index) + 1)
+        start = index + 1
+    return lines
