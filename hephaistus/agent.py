@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hephaistus.checkpoints import Checkpoints
 from hephaistus.config import Config
 from hephaistus.engine import Engine, Outcome, ReactEngine, Run
 from hephaistus.errors import HephError, ModelError
@@ -81,8 +82,9 @@ class Agent:
         for message in self.messages:  # the conversation so far, so the file stands alone
             session.message(message)
         session.record("INPUT", "task", task)
+        checkpoints = Checkpoints(self.workspace.root, self.workspace.heph_dir, session.id)
         tools = ToolContext(self.workspace, self.approve, self.config.observation_limit,
-                            self.config.allow_secrets)
+                            self.config.allow_secrets, checkpoints)
         run = Run(self.model, self.registry, tools, session, self.state, self.sink,
                   self.messages, self.config.max_steps, self._save_state)
         self._running = True

@@ -17,7 +17,7 @@ from hephaistus.errors import EXIT_INTERRUPTED, EXIT_USAGE, ConfigError, HephErr
 
 SUBCOMMANDS = ("docs", "sessions", "replay", "undo", "stats")
 VALUE_OPTIONS = {"-w", "--workspace", "-m", "--model", "--base-url", "--max-steps"}
-NOT_BUILT_YET = {"docs", "undo", "stats"}
+NOT_BUILT_YET = {"docs", "stats"}
 
 EPILOG = """\
 commands:
@@ -25,7 +25,8 @@ commands:
   heph [OPTIONS]              interactive chat (not built yet: give a task)
   heph sessions [--limit N]   list recorded sessions
   heph replay [ID|last]       re-render a recorded session, without the model or any tool
-  heph docs | undo | stats    planned, not built yet
+  heph undo [ID|last]         put back the files a session changed (--force: even if edited since)
+  heph docs | stats           planned, not built yet
 
 exit codes: 0 answered, 1 the agent failed, 2 usage or configuration error,
             3 a write was refused, 130 interrupted
@@ -120,6 +121,9 @@ def _subcommand_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--limit", type=_positive_int, default=20, metavar="N")
     elif command in ("replay", "undo"):
         parser.add_argument("ref", nargs="?", default="last", metavar="ID|last")
+    if command == "undo":
+        parser.add_argument("--force", action="store_true",
+                            help="undo even files that changed after heph wrote them")
     elif command == "docs":
         parser.add_argument("--check", action="store_true")
         parser.add_argument("--fix", action="store_true")
@@ -230,6 +234,39 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_undo(args: argparse.Namespace) -> int:
+    from hephaistus.checkpoints import CheckpointStore, UndoConflict
+    from hephaistus.session import SessionStore
+
+    workspace = _workspace(args)
+    store = CheckpointStore(workspace.root, workspace.heph_dir)
+    if args.ref == "last":
+        pending = [s for s in store.sessions_with_changes() if not store.is_undone(s)]
+        if not pending:
+            raise ConfigError("no session has changes left to undo")
+        session_id = pending[-1]
+    else:
+        try:
+            session_id = SessionStore(workspace.heph_dir / "sessions").path_of(args.ref).stem
+        except LookupError as error:
+            raise ConfigError(str(error)) from None
+    try:
+        result = store.undo(session_id, force=args.force)
+    except LookupError as error:
+        raise ConfigError(str(error)) from None
+    except UndoConflict as conflict:
+        raise HephError(
+            f"not undone: these files changed after heph wrote them: {', '.join(conflict.paths)}."
+            " Undoing would lose those changes; pass --force to undo anyway"
+        ) from None
+    print(f"undid session {session_id}")
+    for path in result.restored:
+        print(f"  restored {path}")
+    for path in result.deleted:
+        print(f"  deleted  {path} (heph had created it)")
+    return 0
+
+
 def cmd_not_built(args: argparse.Namespace) -> int:
     raise ConfigError("this command is planned but not built yet in this version")
 
@@ -237,6 +274,7 @@ def cmd_not_built(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "sessions": cmd_sessions,
     "replay": cmd_replay,
+    "undo": cmd_undo,
     **{name: cmd_not_built for name in NOT_BUILT_YET},
 }
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from hephaistus.workspace import Workspace
+
+if TYPE_CHECKING:
+    from hephaistus.checkpoints import Checkpoints
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class ToolContext:
     approve: Approver = approve_all
     observation_limit: int = 16_000
     allow_secrets: bool = False
+    checkpoints: Checkpoints | None = None  # every write is recorded here first, for undo
     # What the tools did this run, most recent last; AgentState and sessions read it.
     changed: list[FileChange] = field(default_factory=list)
     read: list[str] = field(default_factory=list)

@@ -271,7 +271,11 @@ def write_change(
     if decision == "skip":
         return ToolResult(True, f"dry run: the change to {rel} was shown, not written", change.diff)
     try:
+        if ctx.checkpoints:
+            ctx.checkpoints.before_write(rel)
         atomic_write(real, (old or NEW_FILE).encode(after))
+        if ctx.checkpoints:
+            ctx.checkpoints.after_write(rel)
     except OSError as exc:
         return ToolResult(False, f"cannot write {rel}: {exc.strerror or exc}")
     ctx.changed.append(change)

@@ -1,0 +1,173 @@
+"""Checkpoints: the content of every file before heph wrote it, so any run can be undone.
+
+Layout under `.heph/checkpoints/<session id>/`: `blobs/<sha256>` holds file contents, and
+`turn-<n>.json` lists, in order, each file the turn changed with its state before the first write
+and after the last one (existence, mode, content hash). Undo restores the before-states, byte for
+byte; it refuses when a file changed after heph wrote it (someone else edited it) unless forced,
+and it records what it replaced so redo can put heph's version back. Git is never touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from hephaistus.textfile import atomic_write
+
+
+@dataclass
+class FileState:
+    exists: bool
+    mode: int | None = None
+    sha: str | None = None
+
+
+@dataclass
+class Entry:
+    path: str  # workspace-relative
+    before: FileState
+    after: FileState
+
+
+Pick = Callable[[Entry], FileState]
+
+
+class UndoConflict(Exception):
+    """Files changed since heph wrote them; undoing would lose someone's work."""
+
+    def __init__(self, paths: list[str]) -> None:
+        super().__init__(", ".join(paths))
+        self.paths = paths
+
+
+class Checkpoints:
+    """The checkpoints of one session; `turn` groups the writes of one user request."""
+
+    def __init__(self, root: Path, heph_dir: Path, session_id: str, turn: int = 1) -> None:
+        self.root = root
+        self.folder = heph_dir / "checkpoints" / session_id
+        self.turn = turn
+        self._entries: dict[str, Entry] = {}
+
+    # -- recording (called around every write) ----------------------------------------------
+    def before_write(self, rel: str) -> None:
+        if rel not in self._entries:
+            state = self._capture(rel)
+            self._entries[rel] = Entry(rel, state, state)
+            self._save()
+
+    def after_write(self, rel: str) -> None:
+        self._entries[rel].after = self._capture(rel)
+        self._save()
+
+    def _capture(self, rel: str) -> FileState:
+        path = self.root / rel
+        if not path.is_file():
+            return FileState(False)
+        data = path.read_bytes()
+        sha = hashlib.sha256(data).hexdigest()
+        blob = self.folder / "blobs" / sha
+        if not blob.exists():
+            atomic_write(blob, data)
+        return FileState(True, stat.S_IMODE(path.stat().st_mode), sha)
+
+    def _save(self) -> None:
+        manifest = [asdict(entry) for entry in self._entries.values()]
+        data = json.dumps({"turn": self.turn, "files": manifest}, indent=1).encode()
+        atomic_write(self.folder / f"turn-{self.turn}.json", data)
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    session_id: str
+    restored: list[str]  # files put back as they were
+    deleted: list[str]  # files heph had created
+
+
+class CheckpointStore:
+    """All sessions' checkpoints in a workspace: what can be undone, and undoing it."""
+
+    def __init__(self, root: Path, heph_dir: Path) -> None:
+        self.root = root
+        self.folder = heph_dir / "checkpoints"
+
+    def sessions_with_changes(self) -> list[str]:
+        if not self.folder.is_dir():
+            return []
+        return sorted(p.name for p in self.folder.iterdir() if any(p.glob("turn-*.json")))
+
+    def is_undone(self, session_id: str) -> bool:
+        return (self.folder / session_id / "undone.json").exists()
+
+    def undo(self, session_id: str, *, force: bool = False) -> UndoResult:
+        """Put every file the session changed back as it was before the session."""
+        if self.is_undone(session_id):
+            raise LookupError(f"session {session_id} is already undone")
+        entries = self._entries(session_id)
+        if not entries:
+            raise LookupError(f"session {session_id} changed no files")
+        self._check(entries, lambda e: e.after, force)
+        # Keep heph's version so redo can bring it back.
+        undone = [asdict(Entry(e.path, e.after, e.before)) for e in entries]
+        (self.folder / session_id / "undone.json").write_text(json.dumps(undone, indent=1))
+        return self._restore(session_id, entries, lambda e: e.before)
+
+    def redo(self, session_id: str, *, force: bool = False) -> UndoResult:
+        """Bring back what undo replaced."""
+        marker = self.folder / session_id / "undone.json"
+        if not marker.exists():
+            raise LookupError(f"session {session_id} has not been undone")
+        entries = self._entries(session_id)
+        self._check(entries, lambda e: e.before, force)
+        result = self._restore(session_id, entries, lambda e: e.after)
+        marker.unlink()
+        return result
+
+    def _entries(self, session_id: str) -> list[Entry]:
+        """One entry per file: the state before its first turn, after its last."""
+        merged: dict[str, Entry] = {}
+        turns = sorted((self.folder / session_id).glob("turn-*.json"),
+                       key=lambda p: int(p.stem.split("-")[1]))
+        for manifest in turns:
+            for raw in json.loads(manifest.read_text())["files"]:
+                entry = Entry(raw["path"], FileState(**raw["before"]), FileState(**raw["after"]))
+                if entry.path in merged:
+                    merged[entry.path].after = entry.after
+                else:
+                    merged[entry.path] = entry
+        return list(merged.values())
+
+    def _check(self, entries: list[Entry], expected: Pick, force: bool) -> None:
+        changed = [e.path for e in entries if not force and not self._matches(e.path, expected(e))]
+        if changed:
+            raise UndoConflict(changed)
+
+    def _matches(self, rel: str, state: FileState) -> bool:
+        path = self.root / rel
+        if not state.exists:
+            return not path.exists()
+        if not path.is_file():
+            return False
+        return hashlib.sha256(path.read_bytes()).hexdigest() == state.sha
+
+    def _restore(self, session_id: str, entries: list[Entry], target: Pick) -> UndoResult:
+        restored, deleted = [], []
+        for entry in entries:
+            state = target(entry)
+            path = self.root / entry.path
+            if not state.exists:
+                if path.exists():
+                    path.unlink()
+                    deleted.append(entry.path)
+                continue
+            data = (self.folder / session_id / "blobs" / str(state.sha)).read_bytes()
+            atomic_write(path, data)
+            if state.mode is not None:
+                os.chmod(path, state.mode)
+            restored.append(entry.path)
+        return UndoResult(session_id, restored, deleted)

@@ -1,0 +1,153 @@
+"""Every write is checkpointed; undo puts files back byte for byte, and never loses others' work."""
+
+import os
+import stat
+
+import pytest
+
+from conftest import act, final, git
+from hephaistus.agent import Agent
+from hephaistus.checkpoints import CheckpointStore, UndoConflict
+from hephaistus.config import Config
+from hephaistus.testing import ScriptedModel
+from hephaistus.workspace import Workspace
+
+ODD_FILES = {
+    "crlf.txt": b"one\r\ntwo\r\n",
+    "no_final_newline.txt": b"last line",
+    "bom.py": b"\xef\xbb\xbfx = 1\n",
+    "run.sh": b"#!/bin/sh\necho hi\n",
+}
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    for name, data in ODD_FILES.items():
+        (root / name).write_bytes(data)
+    (root / "run.sh").chmod(0o755)
+    return Workspace.at(root)
+
+
+def run(ws, *replies):
+    agent = Agent(ws, Config(), model=ScriptedModel(list(replies)))
+    outcome = agent.execute("change things")
+    assert outcome.status == "answered", outcome.message
+    return agent.session.id
+
+
+def change_everything(ws):
+    return run(
+        ws,
+        act("edit_file", path="crlf.txt", old="two", new="2"),
+        act("append_file", path="no_final_newline.txt", content="more\n"),
+        act("write_file", path="bom.py", content="x = 2\n"),
+        act("edit_file", path="run.sh", old="echo hi", new="echo bye"),
+        act("edit_file", path="run.sh", old="echo bye", new="echo ciao"),
+        act("write_file", path="new/created.py", content="made = True\n"),
+        final("done"),
+    )
+
+
+def snapshot(ws):
+    return {p.name: (p.read_bytes(), stat.S_IMODE(p.stat().st_mode))
+            for p in ws.root.iterdir() if p.is_file()}
+
+
+def test_undo_restores_every_file_byte_for_byte(ws):
+    before = snapshot(ws)
+    session = change_everything(ws)
+    assert (ws.root / "crlf.txt").read_bytes() == b"one\r\n2\r\n"
+    assert (ws.root / "bom.py").read_bytes() == b"\xef\xbb\xbfx = 2\n"
+    result = CheckpointStore(ws.root, ws.heph_dir).undo(session)
+    assert snapshot(ws) == before
+    assert not (ws.root / "new" / "created.py").exists()
+    assert sorted(result.restored) == sorted(ODD_FILES)
+    assert result.deleted == ["new/created.py"]
+
+
+def test_redo_brings_back_hephs_version(ws):
+    session = change_everything(ws)
+    after = snapshot(ws)
+    store = CheckpointStore(ws.root, ws.heph_dir)
+    store.undo(session)
+    store.redo(session)
+    assert snapshot(ws) == after
+    assert (ws.root / "new" / "created.py").read_text() == "made = True\n"
+
+
+def test_undo_refuses_when_someone_edited_the_file_since(ws):
+    session = change_everything(ws)
+    (ws.root / "run.sh").write_text("#!/bin/sh\necho my own change\n")
+    store = CheckpointStore(ws.root, ws.heph_dir)
+    with pytest.raises(UndoConflict) as caught:
+        store.undo(session)
+    assert caught.value.paths == ["run.sh"]
+    assert (ws.root / "run.sh").read_text() == "#!/bin/sh\necho my own change\n"
+    assert (ws.root / "crlf.txt").read_bytes() == b"one\r\n2\r\n"  # nothing was undone
+    store.undo(session, force=True)
+    assert (ws.root / "run.sh").read_bytes() == ODD_FILES["run.sh"]
+
+
+def test_undo_twice_is_refused(ws):
+    session = change_everything(ws)
+    store = CheckpointStore(ws.root, ws.heph_dir)
+    store.undo(session)
+    with pytest.raises(LookupError, match="already undone"):
+        store.undo(session)
+
+
+def test_a_session_without_writes_has_nothing_to_undo(ws):
+    session = run(ws, act("read_file", path="crlf.txt"), final("read it"))
+    store = CheckpointStore(ws.root, ws.heph_dir)
+    assert session not in store.sessions_with_changes()
+
+
+def test_undo_never_touches_git(ws):
+    git(ws.root, "init", "-q")
+    git(ws.root, "add", "crlf.txt")
+    git(ws.root, "commit", "-qm", "base")
+    git(ws.root, "add", "bom.py")  # the user's staged work
+    head, index = git(ws.root, "rev-parse", "HEAD"), git(ws.root, "diff", "--cached", "--stat")
+    session = change_everything(ws)
+    CheckpointStore(ws.root, ws.heph_dir).undo(session)
+    assert git(ws.root, "rev-parse", "HEAD") == head
+    assert git(ws.root, "diff", "--cached", "--stat") == index
+
+
+def test_heph_undo_command(heph, chat_server, workspace):
+    (workspace / "a.txt").write_text("original\n")
+    chat_server.reply(act("write_file", path="a.txt", content="changed\n"))
+    chat_server.reply(act("write_file", path="b.txt", content="new\n"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "change").code == 0
+    result = heph("undo")
+    assert result.code == 0, result.stderr
+    assert "restored a.txt" in result.stdout and "deleted  b.txt" in result.stdout
+    assert (workspace / "a.txt").read_text() == "original\n" and not (workspace / "b.txt").exists()
+    again = heph("undo")
+    assert again.code == 2 and "no session has changes left to undo" in again.stderr
+
+
+def test_heph_undo_conflict_exit_1_lists_files(heph, chat_server, workspace):
+    chat_server.reply(act("write_file", path="a.txt", content="heph\n")).reply(final("done"))
+    assert heph("--yes", "write").code == 0
+    (workspace / "a.txt").write_text("mine\n")
+    result = heph("undo", "last")
+    assert result.code == 1 and "a.txt" in result.stderr and "--force" in result.stderr
+    assert (workspace / "a.txt").read_text() == "mine\n"
+    assert heph("undo", "--force").code == 0 and not (workspace / "a.txt").exists()
+
+
+def test_dry_run_records_no_checkpoint(heph, chat_server, workspace):
+    chat_server.reply(act("write_file", path="a.txt", content="x\n")).reply(final("done"))
+    assert heph("--dry-run", "write").code == 0
+    assert heph("undo").code == 2
+
+
+def test_checkpoint_blobs_survive_mode_changes(ws):
+    session = run(ws, act("edit_file", path="run.sh", old="hi", new="yo"), final("ok"))
+    os.chmod(ws.root / "run.sh", 0o700)  # a mode change alone is not a content change
+    CheckpointStore(ws.root, ws.heph_dir).undo(session)
+    assert stat.S_IMODE((ws.root / "run.sh").stat().st_mode) == 0o755
