@@ -126,12 +126,12 @@ def test_wrong_line_numbers_and_several_hunks(ctx):
      def __init__(self, name):
 -        self.name = name
 +        self.name = name.strip()
- 
+{blank_context}
 @@ -90,2 +90,3 @@
  def main():
 +    \"\"\"Say hello.\"\"\"
      print(Greeter("world").greet())
-"""
+""".format(blank_context=" ")
     result = patch(ctx, diff)
     assert result.ok, result.output
     assert "self.name = name.strip()" in text(ctx)
