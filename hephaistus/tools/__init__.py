@@ -145,10 +145,10 @@ class Registry:
 
 
 def default_registry() -> Registry:
-    from hephaistus.tools import edits, files
+    from hephaistus.tools import edits, files, git
 
-    return Registry(Tool.from_function(fn, writes=writes) for fn, writes in (*files.TOOLS,
-                                                                             *edits.TOOLS))
+    families = (*files.TOOLS, *edits.TOOLS, *git.TOOLS)
+    return Registry(Tool.from_function(fn, writes=writes) for fn, writes in families)
 
 
 def _plain_type(hint: Any) -> type:

@@ -48,9 +48,11 @@ class Approval:
             preview += f"\n… {len(lines) - PREVIEW_LINES} more lines ([d] shows all)"
         self.sink.show_diff(preview + "\n")
         verb = "Create" if change.created else "Change"
+        subject = change.path if change.path.startswith("git ") else f"{verb} {change.path}"
         while True:
             try:
-                answer = self.ask(f"{verb} {change.path}? [y]es / [n]o / [a]ll / [d]iff: ")
+                answer = self.ask(f"{subject[0].upper()}{subject[1:]}? [y]es / [n]o / [a]ll / "
+                                  "[d]iff: ")
             except EOFError:
                 return "refuse"
             choice = answer.strip().lower()[:1]

@@ -1,0 +1,193 @@
+"""Git tools (GitPython): status, diff, log, and a commit of exactly the files heph changed.
+
+`git_commit` uses `git commit --only -- PATHS`: git commits those paths' working-tree content,
+runs the repository's hooks, and leaves everything else in the index (the user's staged work) as
+it was. Files new to git are announced with `git add --intent-to-add` first, and withdrawn again
+when the commit fails.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hephaistus.tools.context import FileChange, ToolContext, ToolResult, clip
+from hephaistus.workspace import PathError
+
+LOG_LIMIT = 50
+
+
+def git_status(ctx: ToolContext) -> ToolResult:
+    """Show the branch and the changed files, separating what heph changed in this session from
+    the user's other changes.
+    """
+    repo = _repo(ctx)
+    if isinstance(repo, ToolResult):
+        return repo
+    mine = _session_paths(ctx, repo)
+    lines = [f"branch: {_branch(repo)}"]
+    ours: list[str] = []
+    theirs: list[str] = []
+    for code, path in _porcelain(repo):
+        (ours if path in mine else theirs).append(f"  {code} {path}")
+    lines.append("changed by heph in this session:" if ours else
+                 "changed by heph in this session: nothing")
+    lines += ours
+    lines.append("other changes (the user's; leave them alone):" if theirs else
+                 "other changes: none")
+    lines += theirs
+    lines.append("(codes: first letter = staged, second = not staged; ?? = untracked)")
+    return ToolResult(True, "\n".join(lines))
+
+
+def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) -> ToolResult:
+    """Show the diff of the working tree against the index, or of the index against the last
+    commit with staged=true.
+
+    Args:
+        path: limit the diff to this file or folder (default: everything)
+        staged: show what is staged for the next commit instead
+    """
+    repo = _repo(ctx)
+    if isinstance(repo, ToolResult):
+        return repo
+    args = ["--cached"] if staged else []
+    if path:
+        try:
+            args += ["--", str(ctx.workspace.resolve(path))]
+        except PathError as exc:
+            return ToolResult(False, str(exc))
+    output = _git(repo, "diff", *args)
+    if isinstance(output, ToolResult):
+        return output
+    untracked = [p for code, p in _porcelain(repo) if code == "??"]
+    note = f"\n(untracked files, not in any diff: {', '.join(untracked)})" if untracked else ""
+    if not output.strip():
+        return ToolResult(True, ("no staged changes" if staged else "no unstaged changes") + note)
+    return ToolResult(True, clip(output, ctx.observation_limit) + note)
+
+
+def git_log(ctx: ToolContext, n: int = 10) -> ToolResult:
+    """Show the last commits, one line each.
+
+    Args:
+        n: how many commits (default 10, at most 50)
+    """
+    repo = _repo(ctx)
+    if isinstance(repo, ToolResult):
+        return repo
+    if not repo.head.is_valid():
+        return ToolResult(True, "no commits yet")
+    output = _git(repo, "log", f"-{max(1, min(n, LOG_LIMIT))}", "--oneline", "--decorate")
+    return output if isinstance(output, ToolResult) else ToolResult(True, output)
+
+
+def git_commit(ctx: ToolContext, message: str, paths: str | None = None) -> ToolResult:
+    """Commit files with a message. By default commits exactly the files heph changed in this
+    session, never the user's other staged or unstaged changes. The repository's hooks run.
+
+    Args:
+        message: the commit message
+        paths: space-separated files to commit instead of this session's files
+    """
+    repo = _repo(ctx)
+    if isinstance(repo, ToolResult):
+        return repo
+    if not message.strip():
+        return ToolResult(False, "the commit message is empty")
+    try:
+        targets = _commit_targets(ctx, repo, paths)
+    except (PathError, ValueError) as exc:
+        return ToolResult(False, str(exc))
+    names = ", ".join(_rel(repo, t) for t in targets)
+    decision = ctx.approve(FileChange(f"git commit of {names}", f"message: {message}\n", False))
+    if decision == "refuse":
+        return ToolResult(False, f"commit not approved: nothing was committed ({names})",
+                          refused=True)
+    if decision == "decline":
+        return ToolResult(False, "the user declined this commit; nothing was committed")
+    if decision == "skip":
+        return ToolResult(True, f"dry run: would commit {names} with message {message!r}")
+    tracked = set(repo.git.ls_files("-z", "--", *targets).split("\0")) - {""}
+    new_files = [t for t in targets if _rel(repo, t) not in tracked]
+    if new_files:
+        _git(repo, "add", "--intent-to-add", "--", *new_files)
+    result = _git(repo, "commit", "--only", "--no-edit", "-m", message, "--", *targets)
+    if isinstance(result, ToolResult):
+        if new_files:
+            _git(repo, "rm", "--cached", "--quiet", "--", *new_files)
+        return ToolResult(False, f"git commit failed, nothing was committed:\n{result.output}")
+    sha = repo.head.commit.hexsha[:10]
+    return ToolResult(True, f"committed {sha} on {_branch(repo)}: {names}\n{result}".rstrip())
+
+
+TOOLS = ((git_status, False), (git_diff, False), (git_log, False), (git_commit, True))
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+def _repo(ctx: ToolContext) -> Any:
+    import git
+
+    try:
+        return git.Repo(ctx.workspace.root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return ToolResult(False, f"{ctx.workspace.root} is not inside a git repository")
+
+
+def _git(repo: Any, command: str, *args: str) -> str | ToolResult:
+    import git
+
+    try:
+        return str(getattr(repo.git, command.replace("-", "_"))(*args))
+    except git.GitCommandError as exc:
+        output = "\n".join(part.strip() for part in (exc.stdout, exc.stderr) if part and
+                           part.strip())
+        return ToolResult(False, output.replace("stdout: ", "").replace("stderr: ", "").strip()
+                          or str(exc))
+
+
+def _branch(repo: Any) -> str:
+    if repo.head.is_detached:
+        return f"detached HEAD at {repo.head.commit.hexsha[:10]}"
+    name = repo.head.reference.name
+    return name if repo.head.is_valid() else f"{name} (no commits yet)"
+
+
+def _porcelain(repo: Any) -> list[tuple[str, str]]:
+    """(two-letter status, repository-relative path) of every changed file."""
+    raw = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all")
+    entries, parts = [], raw.split("\0")
+    index = 0
+    while index < len(parts):
+        item = parts[index]
+        if len(item) > 3:
+            entries.append((item[:2], item[3:]))
+            if item[0] in "RC":
+                index += 1  # a rename is followed by its old name
+        index += 1
+    return entries
+
+
+def _rel(repo: Any, path: str) -> str:
+    return Path(path).resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
+
+
+def _session_paths(ctx: ToolContext, repo: Any) -> set[str]:
+    return {_rel(repo, str(ctx.workspace.root / change.path)) for change in ctx.changed}
+
+
+def _commit_targets(ctx: ToolContext, repo: Any, paths: str | None) -> list[str]:
+    if paths and paths.strip():
+        names = paths.split()
+    else:
+        names = sorted({change.path for change in ctx.changed})
+        if not names:
+            raise ValueError("heph changed no files in this session; name the files in 'paths'")
+    targets = []
+    for name in names:
+        real = ctx.workspace.resolve(name)
+        if not real.exists() and not repo.git.ls_files("--", str(real)):
+            raise ValueError(f"{name} does not exist and is not tracked by git")
+        targets.append(str(real))
+    return targets

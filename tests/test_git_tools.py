@@ -1,0 +1,144 @@
+"""Git tools on real repositories in temporary folders."""
+
+import pytest
+
+from conftest import git
+from hephaistus.tools import ToolContext, default_registry
+from hephaistus.tools.context import FileChange
+from hephaistus.workspace import Workspace
+
+TOOLS = default_registry()
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.invalid")
+    git(root, "config", "user.name", "Dev")
+    (root / "app.py").write_text("print(1)\n")
+    (root / "notes.txt").write_text("mine\n")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "base")
+    return root
+
+
+def context(root, *heph_changed):
+    ctx = ToolContext(Workspace.at(root))
+    ctx.changed.extend(FileChange(path, "", False) for path in heph_changed)
+    return ctx
+
+
+def call(ctx, tool, **args):
+    return TOOLS.get(tool)(args, ctx)
+
+
+def test_status_separates_hephs_changes_from_the_users(repo):
+    (repo / "app.py").write_text("print(2)\n")
+    (repo / "notes.txt").write_text("mine, edited\n")
+    (repo / "new.py").write_text("x = 1\n")
+    result = call(context(repo, "app.py", "new.py"), "git_status")
+    assert result.ok
+    heph_part, user_part = result.output.split("other changes")
+    assert "branch: main" in heph_part
+    assert " M app.py" in heph_part and "?? new.py" in heph_part
+    assert "notes.txt" in user_part and "notes.txt" not in heph_part
+
+
+def test_commit_takes_only_hephs_files_and_leaves_the_users_index(repo):
+    (repo / "app.py").write_text("print(2)\n")
+    (repo / "new.py").write_text("x = 1\n")
+    (repo / "notes.txt").write_text("mine\nstaged part\nunstaged part\n")
+    git(repo, "add", "notes.txt")
+    (repo / "notes.txt").write_text("mine\nstaged part\nunstaged part\nmore unstaged\n")
+    staged_before = git(repo, "diff", "--cached", "--", "notes.txt")
+    result = call(context(repo, "app.py", "new.py"), "git_commit", message="heph: update app")
+    assert result.ok, result.output
+    committed = git(repo, "show", "--name-only", "--format=%s", "HEAD").split()
+    assert committed == ["heph:", "update", "app", "app.py", "new.py"]
+    assert git(repo, "diff", "--cached", "--", "notes.txt") == staged_before
+    assert "more unstaged" in (repo / "notes.txt").read_text()
+    assert git(repo, "status", "--porcelain") == "MM notes.txt\n"
+
+
+def test_commit_without_changes_or_paths_is_refused(repo):
+    result = call(context(repo), "git_commit", message="nothing")
+    assert not result.ok and "changed no files" in result.output
+
+
+def test_a_failing_hook_is_reported_and_nothing_is_committed(repo):
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'lint failed: line too long' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    (repo / "brand_new.py").write_text("x = 1\n")
+    head = git(repo, "rev-parse", "HEAD")
+    result = call(context(repo, "brand_new.py"), "git_commit", message="try")
+    assert not result.ok and "lint failed: line too long" in result.output
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "status", "--porcelain") == "?? brand_new.py\n"  # intent-to-add withdrawn
+
+
+def test_first_commit_in_an_empty_repository(tmp_path):
+    root = tmp_path / "empty"
+    root.mkdir()
+    git(root, "init", "-q")
+    git(root, "config", "user.email", "dev@example.invalid")
+    git(root, "config", "user.name", "Dev")
+    (root / "a.py").write_text("a = 1\n")
+    (root / "user.txt").write_text("not heph's\n")
+    ctx = context(root, "a.py")
+    assert call(ctx, "git_log").output == "no commits yet"
+    assert "(no commits yet)" in call(ctx, "git_status").output
+    result = call(ctx, "git_commit", message="first")
+    assert result.ok, result.output
+    assert git(root, "show", "--name-only", "--format=", "HEAD").split() == ["a.py"]
+    assert git(root, "status", "--porcelain") == "?? user.txt\n"
+
+
+def test_detached_head_still_commits(repo):
+    git(repo, "checkout", "-q", "--detach")
+    (repo / "app.py").write_text("print(3)\n")
+    result = call(context(repo, "app.py"), "git_commit", message="detached work")
+    assert result.ok and "detached HEAD" in result.output
+
+
+def test_explicit_paths_and_containment(repo, tmp_path):
+    (repo / "notes.txt").write_text("changed by request\n")
+    ctx = context(repo)
+    assert not call(ctx, "git_commit", message="x", paths="../outside.txt").ok
+    assert not call(ctx, "git_commit", message="x", paths="missing.txt").ok
+    assert call(ctx, "git_commit", message="notes", paths="notes.txt").ok
+    assert git(repo, "log", "-1", "--format=%s") == "notes\n"
+
+
+def test_outside_a_repository(tmp_path):
+    ctx = context(tmp_path)
+    for tool in ("git_status", "git_diff", "git_log"):
+        result = call(ctx, tool)
+        assert not result.ok and "not inside a git repository" in result.output
+    assert not call(ctx, "git_commit", message="x").ok
+
+
+def test_diff_and_log(repo):
+    (repo / "app.py").write_text("print(2)\n")
+    (repo / "untracked.py").write_text("")
+    ctx = context(repo)
+    diff = call(ctx, "git_diff")
+    assert "-print(1)\n+print(2)" in diff.output and "untracked.py" in diff.output
+    assert call(ctx, "git_diff", staged=True).output.startswith("no staged changes")
+    assert "app.py" in call(ctx, "git_diff", path="app.py").output
+    assert not call(ctx, "git_diff", path="../x").ok
+    log = call(ctx, "git_log", n=5)
+    assert log.ok and "base" in log.output
+
+
+def test_commit_needs_approval(repo):
+    (repo / "app.py").write_text("print(2)\n")
+    ctx = context(repo, "app.py")
+    ctx.approve = lambda change: "refuse"
+    result = call(ctx, "git_commit", message="x")
+    assert result.refused and git(repo, "log", "--oneline").count("\n") == 1
+    ctx.approve = lambda change: "skip"
+    assert "dry run" in call(ctx, "git_commit", message="x").output
+    assert git(repo, "log", "--oneline").count("\n") == 1
