@@ -42,7 +42,12 @@ def looks_binary(data: bytes) -> bool:
     return b"\0" in data[:BINARY_SNIFF_BYTES]
 
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
 def decode(data: bytes, name: str) -> TextFile:
+    if data.startswith(UTF16_BOMS):
+        raise NotTextError(f"{name} is UTF-16 text; heph only edits UTF-8, so it leaves it alone")
     if looks_binary(data):
         raise NotTextError(f"{name} is a binary file; heph only reads and edits text files")
     bom = data.startswith(BOM)

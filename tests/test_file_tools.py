@@ -73,6 +73,12 @@ def test_non_utf8_files_are_refused_not_mangled(ctx):
     assert (ctx.workspace.root / "latin.txt").read_bytes() == "café\n".encode("latin-1")
 
 
+def test_utf16_files_are_named_as_such(ctx):
+    (ctx.workspace.root / "wide.txt").write_bytes("hi\n".encode("utf-16"))
+    result = call(ctx, "read_file", path="wide.txt")
+    assert not result.ok and "UTF-16" in result.output
+
+
 def test_secret_files_are_not_read_or_searched(ctx):
     (ctx.workspace.root / ".env").write_text("OPENAI_API_KEY=sk-secret\n")
     assert "secret" in call(ctx, "read_file", path=".env").output
