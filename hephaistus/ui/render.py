@@ -23,7 +23,8 @@ ARG_PREVIEW_CHARS = 60
 
 def make_console(*, stderr: bool) -> Console:
     stream = sys.stderr if stderr else sys.stdout
-    return Console(file=stream, highlight=False, soft_wrap=False)
+    # In a terminal rich wraps to its width; into a pipe or file, lines stay whole.
+    return Console(file=stream, highlight=False, soft_wrap=not stream.isatty())
 
 
 class ConsoleSink:
