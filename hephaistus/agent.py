@@ -12,7 +12,9 @@ from hephaistus.checkpoints import Checkpoints
 from hephaistus.config import Config
 from hephaistus.engine import Engine, Outcome, ReactEngine, Run
 from hephaistus.errors import HephError, ModelError
+from hephaistus.memory import Memory, context_window
 from hephaistus.prompting import system_prompt
+from hephaistus.repomap import Focus, RepoMap
 from hephaistus.seams import EventSink, Message, Model, NullSink
 from hephaistus.session import Session, SessionStore
 from hephaistus.state import AgentState
@@ -47,6 +49,7 @@ class Agent:
         self.sessions = SessionStore(workspace.heph_dir / "sessions")
         self.state = AgentState.load(self._state_file)
         self.messages: list[Message] = []
+        self.memory = Memory(context_window(model.name, config.context_window))
         self.session: Session | None = None
         self.changes: list[FileChange] = []
         self._running = False
@@ -86,7 +89,8 @@ class Agent:
         tools = ToolContext(self.workspace, self.approve, self.config.observation_limit,
                             self.config.allow_secrets, checkpoints)
         run = Run(self.model, self.registry, tools, session, self.state, self.sink,
-                  self.messages, self.config.max_steps, self._save_state)
+                  self.messages, self.config.max_steps, self._save_state, self.memory,
+                  self._workspace_summary(task))
         self._running = True
         outcome = Outcome("failed", "the run did not finish")
         try:
@@ -101,6 +105,10 @@ class Agent:
             self._save_state()
             session.end(outcome.status, outcome.exit_code, outcome.message)
         return outcome
+
+    def _workspace_summary(self, task: str) -> str:
+        focus = Focus(task, [self.state.last_modified_file or "", *self.state.active_files])
+        return RepoMap(self.workspace).render(focus, self.config.map_tokens)
 
     def _save_state(self) -> None:
         try:

@@ -51,6 +51,10 @@ class Config:
     observation_limit: int = field(
         default=16_000, metadata=_doc("bytes of a tool's output the model sees")
     )
+    context_window: int | None = field(
+        default=None, metadata=_doc("the model's context window in tokens (default: known or 32k)")
+    )
+    map_tokens: int = field(default=1000, metadata=_doc("tokens for the workspace map"))
     allow_secrets: bool = field(
         default=False, metadata=_doc("let tools read .env*, *.pem, *.key and id_* files")
     )

@@ -24,15 +24,23 @@ class AgentState:
     active_files: list[str] = field(default_factory=list)  # most recent first
     last_task: str | None = None
     last_answer: str | None = None
+    open_problems: list[str] = field(default_factory=list)  # "path: what failed", newest first
 
     def file_read(self, path: str) -> None:
         self._touch(path)
 
     def file_written(self, path: str, *, created: bool) -> None:
         self.last_modified_file = path
+        self.open_problems = [p for p in self.open_problems if not p.startswith(f"{path}: ")]
         if created:
             self.recently_created_files = _front(self.recently_created_files, path)
         self._touch(path)
+
+    def problem(self, path: str, what: str) -> None:
+        """A failure the model should not forget (a failed edit); cleared when the file is
+        written successfully."""
+        entry = f"{path}: {what}" if path else what
+        self.open_problems = [entry, *[p for p in self.open_problems if p != entry]][:5]
 
     def task_started(self, task: str) -> None:
         self.last_task = task
@@ -55,6 +63,7 @@ class AgentState:
             ("last task", self.last_task),
             ("last answer", answer),
         ]
+        rows += [("open problem", problem) for problem in self.open_problems]
         body = "\n".join(f"{name}: {value}" for name, value in rows if value)
         return f"<agent_state>\n{body or '(nothing yet)'}\n</agent_state>"
 
@@ -77,7 +86,7 @@ class AgentState:
         return state if state._well_typed() else cls()
 
     def _well_typed(self) -> bool:
-        lists = (self.recently_created_files, self.active_files)
+        lists = (self.recently_created_files, self.active_files, self.open_problems)
         texts = (self.last_modified_file, self.last_task, self.last_answer)
         lists_ok = all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in lists)
         return lists_ok and all(v is None or isinstance(v, str) for v in texts)

@@ -102,19 +102,6 @@ class Workspace:
                     found.append(rel)
         return found
 
-    def summary(self, max_chars: int = 4000) -> str:
-        """The workspace's file tree, clipped to `max_chars`, saying how much was left out."""
-        files = [f for f in self.files() if not _in_heph_dir(f)]
-        lines: list[str] = []
-        used = 0
-        for index, rel in enumerate(files):
-            if used + len(rel) + 1 > max_chars:
-                lines.append(f"[... {len(files) - index} more files; use list_files]")
-                break
-            lines.append(rel)
-            used += len(rel) + 1
-        return "\n".join(lines) or "(no files yet)"
-
     def ensure_heph_dir(self) -> Path:
         """Create `.heph/` and keep it out of git through `.git/info/exclude`."""
         self.heph_dir.mkdir(parents=True, exist_ok=True)

@@ -54,7 +54,7 @@ def test_every_request_ends_with_the_state_and_keeps_earlier_messages_identical(
         assert request[-1]["content"].rstrip().endswith("</agent_state>")
     assert "last modified file: new.py" in model.calls[2][-1]["content"]
     assert "active files: new.py, app.py" in model.calls[2][-1]["content"]
-    assert "<workspace_files>\napp.py\n</workspace_files>" in model.calls[0][1]["content"]
+    assert "<workspace>\napp.py\n  def add(a, b)\n</workspace>" in model.calls[0][1]["content"]
 
 
 def test_malformed_reply_is_fed_back_and_the_run_recovers(ws):

@@ -89,14 +89,6 @@ def test_files_respect_gitignore_without_git(ws):
     assert ws.files() == [".gitignore", "src/a.py"]
 
 
-def test_summary_is_clipped_and_says_so(ws):
-    for index in range(50):
-        (ws.root / f"file_{index:02}.py").write_text("")
-    summary = ws.summary(max_chars=200)
-    assert len(summary) < 300
-    assert "more files; use list_files" in summary
-
-
 def test_resolve_refuses_nul_bytes(ws):
     with pytest.raises(PathError):
         ws.resolve("a\0b")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from hephaistus.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
+from hephaistus.memory import Memory
 from hephaistus.seams import EventSink, Message, Model
 from hephaistus.session import Session
 from hephaistus.state import AgentState
@@ -43,6 +44,8 @@ class Run:
     messages: list[Message]  # the conversation so far; the engine appends to it
     max_steps: int
     save_state: Callable[[], None]
+    memory: Memory
+    workspace_summary: str = ""
 
 
 class Engine(Protocol):

@@ -8,6 +8,7 @@ of each new user message.
 from __future__ import annotations
 
 from hephaistus.engine.base import Outcome, Run
+from hephaistus.memory import KEEP_RECENT_MESSAGES, count, record
 from hephaistus.protocol import Action, Final, FormatError, parse_reply
 from hephaistus.seams import Message
 from hephaistus.tools import ToolResult
@@ -15,19 +16,21 @@ from hephaistus.tools.context import clip
 
 MALFORMED_LIMIT = 3
 REPEAT_LIMIT = 3
-SUMMARY_CHARS = 4000
 
 
 class ReactEngine:
     def run(self, task: str, run: Run) -> Outcome:
-        summary = run.tools.workspace.summary(SUMMARY_CHARS)
-        # The first message carries the workspace files once; later ones only the state.
-        self._say(run, f"{task}\n\n<workspace_files>\n{summary}\n</workspace_files>")
+        # The task's message carries the workspace map once; later ones only the state.
+        summary = f"\n\n<workspace>\n{run.workspace_summary}\n</workspace>" \
+            if run.workspace_summary else ""
+        self._say(run, task + summary)
+        task_index = len(run.messages) - 1
         run.state.task_started(task)
         malformed = repeats = 0
         last_call = ""
         for step in range(1, run.max_steps + 1):
             run.sink.step_started(step)
+            self._fit(run, task_index)
             text = self._ask(run, step)
             try:
                 reply = parse_reply(text, run.registry)
@@ -54,11 +57,25 @@ class ReactEngine:
             run.save_state()
             if result.refused:
                 return Outcome("refused", result.output)
-            self._say(run, "Observation: " + clip(result.output, run.tools.observation_limit))
+            observation = "Observation: " + clip(result.output, run.tools.observation_limit)
+            self._say(run, observation)
+            run.memory.records[run.messages[-1]["content"]] = record(
+                reply.tool, reply.args, result.ok, result.output)
         return Outcome("failed", f"reached the step limit ({run.max_steps}) without a final "
                                  "answer; raise it with --max-steps or HEPH_MAX_STEPS")
 
+    def _fit(self, run: Run, task_index: int) -> None:
+        before = run.memory.size(run.messages)
+        protected = max(task_index + 1, len(run.messages) - KEEP_RECENT_MESSAGES)
+        if run.memory.fit(run.messages, protected, task_index):
+            after = run.memory.size(run.messages)
+            run.session.record("MEMO", "compaction", f"{before} -> {after} tokens",
+                               budget=run.memory.budget)
+            run.sink.notice(f"compacted the conversation from about {before} to {after} tokens "
+                            f"to fit the context window ({run.memory.window})")
+
     def _ask(self, run: Run, step: int) -> str:
+        sent = count(run.messages)
         with run.session.span("LLM", run.model.name, {"step": step}) as span:
             reply = run.model.complete(
                 run.messages,
@@ -66,7 +83,10 @@ class ReactEngine:
             )
             span.output = reply.text
             span.usage = reply.usage.to_dict()
-            span.args["attempts"] = reply.attempts
+            span.args.update(attempts=reply.attempts, estimated_prompt_tokens=sent)
+        warning = run.memory.observe_usage(sent, reply.usage.prompt_tokens)
+        if warning:
+            run.sink.notice(warning)
         self._append(run, {"role": "assistant", "content": reply.text})
         return reply.text
 
@@ -84,6 +104,9 @@ class ReactEngine:
             run.state.file_read(path)
         for change in run.tools.changed[seen_changes:]:
             run.state.file_written(change.path, created=change.created)
+        if tool.writes and not result.ok and not result.refused:
+            target = str(action.args.get("path") or action.args.get("paths") or "")
+            run.state.problem(target, f"{action.tool} failed: {result.output.splitlines()[0]}")
         run.sink.tool_finished(action, result)
         return result
 

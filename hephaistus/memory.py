@@ -1,0 +1,164 @@
+"""Conversation memory within a context budget: compaction instead of overflow.
+
+The budget is the model's context window (configured, or from a table of known models) minus
+room for the reply. Token counts are estimated locally and scaled by what the server reports as
+the run goes. When a request would pass the budget, old steps are compacted first: observations
+become one-line records of what the tool did and whether it worked, bulky arguments in old replies
+are elided, old copies of the agent state dropped. Only if that is not enough are the oldest steps
+dropped. The system prompt, the current task, the newest steps and the state are never touched.
+Compaction goes down to a low-water mark, so it happens rarely and prompt caches keep hitting.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from hephaistus import tokens
+from hephaistus.seams import Message
+
+DEFAULT_WINDOW = 32_000
+# Context windows of common models, matched by the longest prefix of the model name.
+KNOWN_WINDOWS = {
+    "gpt-4o": 128_000, "gpt-4.1": 1_000_000, "gpt-4-turbo": 128_000, "gpt-4": 8_192,
+    "gpt-3.5-turbo": 16_385, "gpt-5": 400_000, "o1": 200_000, "o3": 200_000, "o4-mini": 200_000,
+    "claude": 200_000, "gemini": 1_000_000, "deepseek": 64_000, "qwen2.5-coder": 32_768,
+    "qwen3": 40_960, "llama3.1": 131_072, "llama3.2": 131_072, "llama3": 8_192,
+    "codestral": 32_000, "mistral": 32_000, "devstral": 128_000, "gemma3": 128_000,
+    "phi4": 16_384,
+}
+KEEP_RECENT_MESSAGES = 6  # the last three steps (reply and observation) stay whole
+LOW_WATER = 0.6  # compact down to this share of the budget
+MESSAGE_OVERHEAD = 4  # tokens the chat format adds per message
+STATE_BLOCK = re.compile(r"\n*<agent_state>\n.*?\n</agent_state>\s*$", re.S)
+WORKSPACE_BLOCK = re.compile(r"\n*<workspace>\n.*?\n</workspace>", re.S)
+COMPACTED = "Observation (compacted): "
+ELIDE_CHARS = 200
+
+
+def context_window(model: str, configured: int | None) -> int:
+    if configured:
+        return configured
+    name = model.lower().rsplit("/", 1)[-1]
+    matches = [prefix for prefix in KNOWN_WINDOWS if name.startswith(prefix)]
+    return KNOWN_WINDOWS[max(matches, key=len)] if matches else DEFAULT_WINDOW
+
+
+def count(messages: list[Message]) -> int:
+    return sum(tokens.estimate(m["content"]) + MESSAGE_OVERHEAD for m in messages)
+
+
+@dataclass
+class Memory:
+    window: int
+    ratio: float = 1.0  # server's count / our estimate, learned from usage reports
+    compactions: int = 0
+    warned_truncation: bool = False
+    records: dict[str, str] = field(default_factory=dict)  # observation → its one-line record
+
+    @property
+    def budget(self) -> int:
+        """Tokens the prompt may use: the window less room for the reply."""
+        return self.window - min(4096, self.window // 4)
+
+    def size(self, messages: list[Message]) -> int:
+        return int(count(messages) * self.ratio)
+
+    def observe_usage(self, sent: int, prompt_tokens: int) -> str | None:
+        """Learn from the server's count; a warning when it clearly cut the prompt short."""
+        if not prompt_tokens or not sent:
+            return None
+        if prompt_tokens > sent:
+            self.ratio = min(prompt_tokens / sent, 3.0)
+        elif prompt_tokens < sent * 0.5 and sent > 1500 and not self.warned_truncation:
+            self.warned_truncation = True
+            return (f"the server counted {prompt_tokens} prompt tokens but heph sent about {sent}:"
+                    " it is probably cutting the conversation short. For Ollama raise num_ctx "
+                    "(OLLAMA_CONTEXT_LENGTH, or PARAMETER num_ctx in a Modelfile); for llama.cpp "
+                    "raise --ctx-size; then set context_window in .heph.toml to match")
+        return None
+
+    def fit(self, messages: list[Message], protected_from: int, task_index: int) -> bool:
+        """Compact `messages` in place if they pass the budget; True when anything changed.
+
+        `task_index` is the current task's message; messages from `protected_from` on are the
+        newest steps. Both, and the system prompt, are kept whole.
+        """
+        if self.size(messages) <= self.budget:
+            return False
+        target = int(self.budget * LOW_WATER)
+        last = len(messages) - 1
+        for index in range(1, min(protected_from, last)):
+            if index != task_index:
+                self._compact(messages, index)
+        if self.size(messages) > target:
+            self._drop_oldest(messages, task_index, protected_from, target)
+        self.compactions += 1
+        return True
+
+    def _compact(self, messages: list[Message], index: int) -> None:
+        message = messages[index]
+        content = message["content"]
+        if message["role"] == "user":
+            content = STATE_BLOCK.sub("", content)
+            if content.startswith("Observation: "):
+                content = COMPACTED + self.records.get(content, _first_line(content))
+            else:
+                content = WORKSPACE_BLOCK.sub("", content)  # an earlier task's workspace map
+        elif message["role"] == "assistant":
+            content = _elide_reply(content)
+        messages[index] = {"role": message["role"], "content": content}
+
+    def _drop_oldest(self, messages: list[Message], task_index: int, protected_from: int,
+                     target: int) -> None:
+        """Remove whole steps (reply + observation) after the task, oldest first."""
+        dropped = 0
+        start = task_index + 1
+        while self.size(messages) > target and start + 1 < protected_from - 2 * dropped:
+            if messages[start]["role"] != "assistant":
+                break
+            del messages[start:start + 2]
+            dropped += 1
+        if dropped:
+            note = f"\n\n[{dropped} earlier steps were dropped to fit the context window]"
+            task = messages[task_index]
+            messages[task_index] = {"role": task["role"], "content": task["content"] + note}
+
+
+def record(tool: str, args: dict, ok: bool, output: str) -> str:
+    """The one line an observation is compacted to."""
+    shown = ", ".join(f"{k}={_short(v)}" for k, v in args.items() if k not in ("content", "diff",
+                                                                              "old", "new"))
+    first = output.strip().splitlines()[0][:100] if output.strip() else ""
+    lines = output.count("\n") + 1
+    return f"{tool}({shown}) → {'ok' if ok else 'FAILED'}: {first} [{lines} lines]"
+
+
+def _short(value: object) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _first_line(content: str) -> str:
+    body = content.removeprefix("Observation: ").strip()
+    first = body.splitlines()[0][:100] if body else ""
+    return f"{first} [{body.count(chr(10)) + 1} lines]"
+
+
+def _elide_reply(content: str) -> str:
+    """An old reply with long argument values and thoughts shortened (the JSON stays valid)."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return content if len(content) <= ELIDE_CHARS else content[:ELIDE_CHARS] + " [...]"
+    if not isinstance(data, dict):
+        return content
+    if isinstance(data.get("thought"), str) and len(data["thought"]) > ELIDE_CHARS:
+        data["thought"] = data["thought"][:ELIDE_CHARS] + " [...]"
+    action = data.get("action")
+    if isinstance(action, dict) and isinstance(action.get("args"), dict):
+        for key, value in action["args"].items():
+            if isinstance(value, str) and len(value) > ELIDE_CHARS:
+                action["args"][key] = f"[{len(value)} characters, elided]"
+    return json.dumps(data, ensure_ascii=False)
