@@ -34,6 +34,7 @@ MESSAGE_OVERHEAD = 4  # tokens the chat format adds per message
 STATE_BLOCK = re.compile(r"\n*<agent_state>\n.*?\n</agent_state>\s*$", re.S)
 WORKSPACE_BLOCK = re.compile(r"\n*<workspace>\n.*?\n</workspace>", re.S)
 COMPACTED = "Observation (compacted): "
+DROPPED_NOTE = re.compile(r"\n\n\[\d+ earlier steps were dropped to fit the context window\]")
 ELIDE_CHARS = 200
 
 
@@ -54,6 +55,7 @@ class Memory:
     window: int
     ratio: float = 1.0  # server's count / our estimate, learned from usage reports
     compactions: int = 0
+    dropped_steps: int = 0
     warned_truncation: bool = False
     records: dict[str, str] = field(default_factory=dict)  # observation → its one-line record
 
@@ -82,18 +84,22 @@ class Memory:
     def fit(self, messages: list[Message], protected_from: int, task_index: int) -> bool:
         """Compact `messages` in place if they pass the budget; True when anything changed.
 
-        `task_index` is the current task's message; messages from `protected_from` on are the
-        newest steps. Both, and the system prompt, are kept whole.
+        `task_index` is the current task's message, kept whole with the system prompt.
+        Messages from `protected_from` on are the newest steps; they are compacted too only if
+        everything older was not enough, and the very last message never is.
         """
         if self.size(messages) <= self.budget:
             return False
         target = int(self.budget * LOW_WATER)
-        last = len(messages) - 1
-        for index in range(1, min(protected_from, last)):
-            if index != task_index:
-                self._compact(messages, index)
-        if self.size(messages) > target:
-            self._drop_oldest(messages, task_index, protected_from, target)
+        for keep in (len(messages) - protected_from, 2, 1):  # newest messages left whole
+            keep_from = max(len(messages) - keep, task_index + 1)
+            for index in range(1, keep_from):
+                if index != task_index:
+                    self._compact(messages, index)
+            if self.size(messages) > target:
+                self._drop_oldest(messages, task_index, keep_from, target)
+            if self.size(messages) <= self.budget:
+                break
         self.compactions += 1
         return True
 
@@ -101,9 +107,10 @@ class Memory:
         message = messages[index]
         content = message["content"]
         if message["role"] == "user":
+            known = self.records.pop(content, None)
             content = STATE_BLOCK.sub("", content)
             if content.startswith("Observation: "):
-                content = COMPACTED + self.records.get(content, _first_line(content))
+                content = COMPACTED + (known or _first_line(content))
             else:
                 content = WORKSPACE_BLOCK.sub("", content)  # an earlier task's workspace map
         elif message["role"] == "assistant":
@@ -111,8 +118,9 @@ class Memory:
         messages[index] = {"role": message["role"], "content": content}
 
     def _drop_oldest(self, messages: list[Message], task_index: int, protected_from: int,
-                     target: int) -> None:
-        """Remove whole steps (reply + observation) after the task, oldest first."""
+                     target: int) -> int:
+        """Remove whole steps (reply + observation) after the task, oldest first; returns how
+        many messages went."""
         dropped = 0
         start = task_index + 1
         while self.size(messages) > target and start + 1 < protected_from - 2 * dropped:
@@ -121,9 +129,13 @@ class Memory:
             del messages[start:start + 2]
             dropped += 1
         if dropped:
-            note = f"\n\n[{dropped} earlier steps were dropped to fit the context window]"
             task = messages[task_index]
-            messages[task_index] = {"role": task["role"], "content": task["content"] + note}
+            content = DROPPED_NOTE.sub("", task["content"])
+            total = dropped + self.dropped_steps
+            self.dropped_steps = total
+            note = f"\n\n[{total} earlier steps were dropped to fit the context window]"
+            messages[task_index] = {"role": task["role"], "content": content + note}
+        return 2 * dropped
 
 
 def record(tool: str, args: dict, ok: bool, output: str) -> str:

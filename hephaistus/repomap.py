@@ -121,7 +121,9 @@ class RepoMap:
         for position, rel in enumerate(focus.active):
             boost([rel], 80 - min(position, 10))
         if focus.recent_in_git:
-            boost(self._recent_in_git(), 40)
+            uncommitted, committed = self._recent_in_git()
+            boost(committed, 30)
+            boost(uncommitted, 45)
         # What the files in focus import matters next.
         modules = _module_index(infos)
         in_focus = [rel for rel, points in score.items() if points >= 60 and rel in infos]
@@ -132,9 +134,10 @@ class RepoMap:
         return sorted(present, key=lambda rel: (-score.get(rel, 0), rel not in infos,
                                                 rel.count("/"), rel))
 
-    def _recent_in_git(self) -> list[str]:
+    def _recent_in_git(self) -> tuple[list[str], list[str]]:
+        """Files changed and not committed, and files of the last five commits."""
         if not (self.workspace.root / ".git").exists():
-            return []
+            return [], []
         try:
             status = subprocess.run(
                 ["git", "status", "--porcelain", "-z", "--untracked-files=no"],
@@ -143,11 +146,11 @@ class RepoMap:
                 ["git", "log", "-5", "--name-only", "--format=", "--no-renames"],
                 cwd=self.workspace.root, capture_output=True, timeout=10)
         except (OSError, subprocess.SubprocessError):
-            return []
+            return [], []
         entries = status.stdout.decode("utf-8", "replace").split("\0")
         changed = [entry[3:] for entry in entries if len(entry) > 3]
-        committed = log.stdout.decode("utf-8", "replace").split()
-        return list(dict.fromkeys(changed + committed))
+        committed = [line for line in log.stdout.decode("utf-8", "replace").splitlines() if line]
+        return changed, committed
 
 
 def _mentioned(files: Iterable[str], task: str) -> dict[str, float]:

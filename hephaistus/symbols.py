@@ -11,7 +11,7 @@ import re
 from pathlib import PurePosixPath
 
 MAX_SIGNATURE = 100
-VERSION = 2  # bump when the scanners change, so cached symbols are redone
+VERSION = 3  # bump when the scanners change, so cached symbols are redone
 
 # Python: classes, functions, and methods one indentation level inside a class.
 _PY = re.compile(
@@ -92,10 +92,11 @@ def _python(text: str) -> list[str]:
             if private:
                 continue  # private helpers (and their methods): noise in a map of the code
             kind = "class" if in_class else " ".join(kind.split())
-            symbols.append(_line(kind, name, _signature(_header(text, match))))
+            symbols.append(_line(kind, name, _signature(_header(text, match), python=True)))
         elif (in_class and kind != "class" and indent in ("    ", "\t", "  ")
               and (not name.startswith("_") or name == "__init__")):
-            symbols.append("  " + _line("def", name, _signature(_header(text, match))))
+            signature = _signature(_header(text, match), python=True)
+            symbols.append("  " + _line("def", name, signature))
     return symbols
 
 
@@ -126,7 +127,7 @@ def _line(kind: str, name: str, signature: str) -> str:
     return f"{kind} {name}{signature}"
 
 
-def _signature(rest: str) -> str:
+def _signature(rest: str, python: bool = False) -> str:
     """The parameter list and return annotation, on one line, without the body."""
     rest = " ".join(rest.split()).replace("( ", "(").replace(", )", ")").replace(",)", ")")
     rest = rest.replace(" )", ")")
@@ -136,9 +137,13 @@ def _signature(rest: str) -> str:
             depth += char in "([{"
             depth -= char in ")]}"
             if depth == 0:
-                tail = rest[index + 1:].split(":", 1)[0].split("{", 1)[0].strip()
-                tail = tail.split(" = ", 1)[0]
-                rest = rest[: index + 1] + (" " + tail if tail.startswith("->") else "")
+                tail = rest[index + 1:]
+                if python:  # `-> type` up to the colon that opens the body
+                    tail = tail.split(":", 1)[0].strip() if tail.strip().startswith("->") else ""
+                else:  # a return type up to the body's brace
+                    tail = tail.split("{", 1)[0].split(";", 1)[0].split(" = ", 1)[0].strip()
+                joiner = "" if tail.startswith(":") else " "
+                rest = rest[: index + 1] + (joiner + tail if tail else "")
                 break
         else:
             rest = rest[:MAX_SIGNATURE]
