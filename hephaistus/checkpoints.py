@@ -128,6 +128,17 @@ class CheckpointStore:
         marker.unlink()
         return result
 
+    def before_states(self, session_ids: list[str]) -> dict[str, bytes | None]:
+        """Each file the sessions changed, with its content before the first of them (None:
+        it did not exist)."""
+        states: dict[str, bytes | None] = {}
+        for session_id in session_ids:
+            for entry in self._entries(session_id):
+                if entry.path not in states:
+                    blob = self.folder / session_id / "blobs" / str(entry.before.sha)
+                    states[entry.path] = blob.read_bytes() if entry.before.exists else None
+        return states
+
     def _entries(self, session_id: str) -> list[Entry]:
         """One entry per file: the state before its first turn, after its last."""
         merged: dict[str, Entry] = {}

@@ -22,7 +22,7 @@ NOT_BUILT_YET = {"docs", "stats"}
 EPILOG = """\
 commands:
   heph [OPTIONS] TASK...      run one task, print the answer, exit
-  heph [OPTIONS]              interactive chat (not built yet: give a task)
+  heph [OPTIONS]              interactive chat (in a terminal; /help lists its commands)
   heph sessions [--limit N]   list recorded sessions
   heph replay [ID|last]       re-render a recorded session, without the model or any tool
   heph undo [ID|last]         put back the files a session changed (--force: even if edited since)
@@ -146,12 +146,12 @@ def _positive_int(text: str) -> int:
 
 def run_task(args: argparse.Namespace) -> int:
     task = " ".join(args.task).strip()
+    if not task and sys.stdin.isatty() and not args.json:
+        return run_chat(args)
     if not task and not sys.stdin.isatty():
         task = sys.stdin.read().strip()
     if not task:
-        raise ConfigError(
-            "interactive chat is not built yet; give a task: heph \"what to do\" (see heph --help)"
-        )
+        raise ConfigError("no task given: heph \"what to do\" (see heph --help)")
     from hephaistus.agent import Agent
     from hephaistus.llm import missing_key_message
     from hephaistus.seams import NullSink
@@ -188,34 +188,43 @@ def run_task(args: argparse.Namespace) -> int:
     return outcome.exit_code
 
 
+def run_chat(args: argparse.Namespace) -> int:
+    """The interactive REPL."""
+    from hephaistus.agent import Agent
+    from hephaistus.llm import missing_key_message
+    from hephaistus.ui.approval import Approval, SavedApprovals
+    from hephaistus.ui.render import ConsoleSink, make_console
+    from hephaistus.ui.repl import Repl, history_path
+
+    workspace, config = _workspace_and_config(args)
+    if not config.resolved_api_key():
+        raise ConfigError(missing_key_message())
+    sink = ConsoleSink(verbose=args.verbose, quiet=args.quiet,
+                       console=make_console(stderr=False))
+    approval = Approval(sink, yes=args.yes, dry_run=args.dry_run, interactive=True,
+                        saved=SavedApprovals(workspace.heph_dir))
+    agent = Agent(workspace, config, sink=sink, approve=approval)
+    if args.continue_:
+        agent.continue_conversation(_last_conversation(agent))
+    return Repl(agent, sink, approval, history=history_path()).run()
+
+
 def cmd_sessions(args: argparse.Namespace) -> int:
-    from hephaistus.session import SessionStore, load_session
+    from hephaistus.session import SessionStore
+    from hephaistus.ui.listing import as_dicts, format_rows, session_rows
 
     workspace = _workspace(args)
     store = SessionStore(workspace.heph_dir / "sessions")
-    rows = []
-    for session_id in store.ids()[-args.limit:]:
-        recorded = load_session(store.path_of(session_id))
-        end = recorded.end or {}
-        tokens = sum((end.get("usage") or {}).values()) if end else sum(
-            sum((s.usage or {}).values()) for s in recorded.spans)
-        steps = end.get("steps", sum(1 for s in recorded.spans if s.kind == "LLM"))
-        task = " ".join(str(recorded.header.get("task", "")).split())
-        rows.append((session_id, str(recorded.header.get("started", ""))[:19].replace("T", " "),
-                     str(steps), str(tokens), recorded.outcome, task[:60]))
+    rows = session_rows(store, args.limit)
     if args.json:
-        keys = ("id", "started", "steps", "tokens", "outcome", "task")
         from hephaistus.ui.render import print_json
 
-        print_json({"sessions": [dict(zip(keys, row, strict=True)) for row in rows]})
+        print_json({"sessions": as_dicts(rows)})
         return 0
     if not rows:
         print(f"no sessions recorded yet in {store.folder}", file=sys.stderr)
         return 0
-    header = ("ID", "STARTED (UTC)", "STEPS", "TOKENS", "OUTCOME", "TASK")
-    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(5)]
-    for row in (header, *rows):
-        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + "  " + row[5])
+    print("\n".join(format_rows(rows)))
     return 0
 
 

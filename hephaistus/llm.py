@@ -43,13 +43,17 @@ class ChatModel:
         self._client: Any = None
 
     def complete(
-        self, messages: list[Message], *, on_retry: Callable[[str, float], None] | None = None
+        self,
+        messages: list[Message],
+        *,
+        on_retry: Callable[[str, float], None] | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> ModelReply:
         deadline = time.monotonic() + RETRY_BUDGET_SECONDS
         attempts = self.config.max_retries + 1
         for attempt in range(1, attempts + 1):
             try:
-                text, usage = self._request(messages)
+                text, usage = self._request(messages, on_text)
                 return ModelReply(text, usage, attempt)
             except _Transient as fault:
                 delay = _backoff(attempt, fault.after)
@@ -71,7 +75,9 @@ class ChatModel:
             "attempts; try again later or check the server"
         )
 
-    def _request(self, messages: list[Message]) -> tuple[str, Usage]:
+    def _request(
+        self, messages: list[Message], on_text: Callable[[str], None] | None = None
+    ) -> tuple[str, Usage]:
         import openai
 
         client = self._get_client()
@@ -80,13 +86,13 @@ class ChatModel:
             params["response_format"] = {"type": "json_object"}
         try:
             if self.config.stream:
-                return self._stream(client, params)
+                return self._stream(client, params, on_text)
             response = client.chat.completions.create(**params)
             return _content(response, self.url), _usage(getattr(response, "usage", None))
         except openai.BadRequestError as exc:
             if self.json_mode and _mentions_response_format(exc):
                 self.json_mode = False  # remembered for the rest of the session
-                return self._request(messages)
+                return self._request(messages, on_text)
             raise ModelError(
                 f"the model endpoint {self.url} rejected the request: {_detail(exc)}"
             ) from None
@@ -123,7 +129,9 @@ class ChatModel:
         except ValueError:  # a 200 whose body is not JSON fails to decode
             raise _not_json(self.url) from None
 
-    def _stream(self, client: Any, params: dict[str, Any]) -> tuple[str, Usage]:
+    def _stream(
+        self, client: Any, params: dict[str, Any], on_text: Callable[[str], None] | None
+    ) -> tuple[str, Usage]:
         import openai
 
         broken: tuple[type[BaseException], ...] = (openai.APIConnectionError, *_httpx_errors())
@@ -137,6 +145,8 @@ class ChatModel:
                 for choice in chunk.choices or ():
                     if choice.delta and choice.delta.content:
                         parts.append(choice.delta.content)
+                        if on_text:
+                            on_text("".join(parts))
                     finished = finished or bool(choice.finish_reason)
         except broken:
             raise _Transient("the reply stream broke off") from None

@@ -44,17 +44,25 @@ class ModelReply:
 
 
 class Model(Protocol):
+    """A chat model. `on_text` receives the reply so far while it streams (when it does)."""
+
     name: str
 
     def complete(
-        self, messages: list[Message], *, on_retry: Callable[[str, float], None] | None = None
+        self,
+        messages: list[Message],
+        *,
+        on_retry: Callable[[str, float], None] | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> ModelReply: ...
 
 
 class EventSink(Protocol):
     """What the engine reports as it runs; rendering lives behind this."""
 
-    def step_started(self, step: int) -> None: ...
+    def step_started(self, step: int) -> None: ...  # a model request is about to be made
+    def reply_progress(self, text_so_far: str) -> None: ...  # the reply, while it streams
+    def model_replied(self, usage: Usage) -> None: ...
     def thought(self, text: str) -> None: ...
     def tool_called(self, action: Action) -> None: ...
     def tool_finished(self, action: Action, result: ToolResult) -> None: ...

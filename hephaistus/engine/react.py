@@ -80,10 +80,12 @@ class ReactEngine:
             reply = run.model.complete(
                 run.messages,
                 on_retry=lambda why, delay: run.sink.notice(f"{why}; retrying in {delay:.1f} s"),
+                on_text=run.sink.reply_progress,
             )
             span.output = reply.text
             span.usage = reply.usage.to_dict()
             span.args.update(attempts=reply.attempts, estimated_prompt_tokens=sent)
+        run.sink.model_replied(reply.usage)
         warning = run.memory.observe_usage(sent, reply.usage.prompt_tokens)
         if warning:
             run.sink.notice(warning)

@@ -23,7 +23,11 @@ class ScriptedModel:
         return self
 
     def complete(
-        self, messages: list[Message], *, on_retry: Callable[[str, float], None] | None = None
+        self,
+        messages: list[Message],
+        *,
+        on_retry: Callable[[str, float], None] | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> ModelReply:
         self.calls.append(copy.deepcopy(messages))
         if not self.replies:

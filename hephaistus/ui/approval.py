@@ -6,30 +6,56 @@ each change and writes nothing.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from hephaistus.tools.context import Decision, FileChange
-from hephaistus.ui.render import ConsoleSink
 
 PREVIEW_LINES = 40
+
+
+class SavedApprovals:
+    """Approvals made permanent for a workspace, in `.heph/approvals.json`."""
+
+    def __init__(self, heph_dir: Path) -> None:
+        self.path = heph_dir / "approvals.json"
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        self.writes = isinstance(data, dict) and data.get("writes") is True
+
+    def allow_writes(self) -> None:
+        self.writes = True
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps({"writes": True}) + "\n", encoding="utf-8")
+
+    def clear(self) -> None:
+        self.writes = False
+        self.path.unlink(missing_ok=True)
 
 
 class Approval:
     def __init__(
         self,
-        sink: ConsoleSink,
+        sink: Any,
         *,
         yes: bool = False,
         dry_run: bool = False,
         interactive: bool | None = None,
         ask: Callable[[str], str] = input,
+        saved: SavedApprovals | None = None,
     ) -> None:
         self.sink = sink
-        self.approve_all = yes
         self.dry_run = dry_run
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self.ask = ask
+        self.saved = saved
+        # Saved approvals count only where someone could have been asked.
+        self.approve_all = yes or bool(self.interactive and saved and saved.writes)
 
     def __call__(self, change: FileChange) -> Decision:
         if self.dry_run:
@@ -60,8 +86,20 @@ class Approval:
                 return "write"
             if choice == "a":
                 self.approve_all = True
+                self._offer_to_remember()
                 return "write"
             if choice == "n":
                 return "decline"
             if choice == "d":
                 self.sink.show_diff(change.diff)
+
+    def _offer_to_remember(self) -> None:
+        if self.saved is None or self.saved.writes:
+            return
+        try:
+            answer = self.ask("Approve writes in this workspace from now on too "
+                              f"(saved in {self.saved.path.name})? [y/N]: ")
+        except EOFError:
+            return
+        if answer.strip().lower().startswith("y"):
+            self.saved.allow_writes()

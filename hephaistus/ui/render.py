@@ -1,21 +1,26 @@
-"""All terminal output goes through here: progress on stderr, the answer on stdout.
+"""All terminal output goes through here.
 
-Without a terminal, or with NO_COLOR or TERM=dumb, rich writes plain text with no escape codes.
+One-shot runs put progress on stderr and the answer on stdout; the REPL uses one console for
+both. Without a terminal, or with NO_COLOR or TERM=dumb, rich writes plain text with no escape
+codes, and no spinner runs.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
+import time
 from typing import Any
 
 from rich.console import Console
-from rich.markdown import Markdown
-from rich.syntax import Syntax
 from rich.text import Text
 
 from hephaistus.protocol import Action
+from hephaistus.seams import Usage
 from hephaistus.tools import ToolResult
+
+PARTIAL_THOUGHT = re.compile(r'"thought"\s*:\s*"((?:[^"\\]|\\.)*)')
 
 SHORT_OBSERVATION_LINES = 3
 ARG_PREVIEW_CHARS = 60
@@ -28,26 +33,56 @@ def make_console(*, stderr: bool) -> Console:
 
 
 class ConsoleSink:
-    """Shows each step as it happens: thought, tool call, short observation, diffs."""
+    """Shows each step as it happens: a spinner while the model works, the thought, the tool
+    call, a short observation, the diff of every write, and the answer."""
 
-    def __init__(self, *, verbose: bool = False, quiet: bool = False) -> None:
-        self.err = make_console(stderr=True)
-        self.out = make_console(stderr=False)
+    def __init__(self, *, verbose: bool = False, quiet: bool = False,
+                 console: Console | None = None) -> None:
+        self.err = console or make_console(stderr=True)
+        self.out = console or make_console(stderr=False)
         self.verbose = verbose
         self.quiet = quiet
+        self.tokens = 0  # used so far in this sink's lifetime
         self._diffs_shown: set[str] = set()
+        self._status: Any = None
+        self._waiting_since = 0.0
+        self._partial = ""
 
+    # -- the spinner while the model works ----------------------------------------------
     def step_started(self, step: int) -> None:
         if self.verbose:
-            self.err.print(Text(f"── step {step}", style="dim"))
+            self._print(Text(f"── step {step}", style="dim"))
+        if self.err.is_terminal and not self.quiet:
+            self._waiting_since = time.monotonic()
+            self._partial = ""
+            self._status = self.err.status(_Waiting(self), spinner="dots")
+            self._status.start()
+
+    def reply_progress(self, text_so_far: str) -> None:
+        match = PARTIAL_THOUGHT.search(text_so_far)
+        if match:
+            self._partial = match.group(1).replace("\\n", " ").replace('\\"', '"')
+
+    def model_replied(self, usage: Usage) -> None:
+        self._stop()
+        self.tokens += usage.total
+
+    def _stop(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def _print(self, *items: Any, out: bool = False, **options: Any) -> None:
+        self._stop()
+        (self.out if out else self.err).print(*items, **options)
 
     def thought(self, text: str) -> None:
         if not self.quiet:
-            self.err.print(Text(text, style="italic dim"))
+            self._print(Text(text, style="italic dim"))
 
     def tool_called(self, action: Action) -> None:
         if not self.quiet:
-            self.err.print(Text("→ ", style="cyan") + Text(describe_call(action), style="bold"))
+            self._print(Text("→ ", style="cyan") + Text(describe_call(action), style="bold"))
 
     def tool_finished(self, action: Action, result: ToolResult) -> None:
         if result.diff and result.diff not in self._diffs_shown and not result.refused:
@@ -62,37 +97,56 @@ class ConsoleSink:
         body = "\n    ".join(shown)
         if len(lines) > len(shown):
             body += f"\n    … {len(lines) - len(shown)} more lines"
-        self.err.print(Text(f"  {mark} ", style=style) + Text(body, style="dim"))
+        self._print(Text(f"  {mark} ", style=style) + Text(body, style="dim"))
 
     def show_diff(self, diff: str) -> None:
         self._diffs_shown.add(diff)
         if self.quiet:
             return
-        if self.err.is_terminal:
-            self.err.print(Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark",
-                                  background_color="default"))
+        if self.err.is_terminal and not self.err.no_color:
+            from rich.syntax import Syntax
+
+            self._print(Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark",
+                               background_color="default"))
         else:
-            self.err.print(diff.rstrip("\n"), markup=False)
+            self._print(diff.rstrip("\n"), markup=False)
 
     def format_error(self, problem: str) -> None:
         if not self.quiet:
-            self.err.print(Text(f"  ! malformed reply: {problem}", style="yellow"))
+            self._print(Text(f"  ! malformed reply: {problem}", style="yellow"))
 
     def notice(self, text: str) -> None:
-        self.err.print(Text(f"  ! {text}", style="yellow"))
+        self._print(Text(f"  ! {text}", style="yellow"))
 
     def final(self, message: str) -> None:
         if self.out.is_terminal:
-            self.out.print(Markdown(message))
+            from rich.markdown import Markdown
+
+            self._print(Markdown(message), out=True)
         else:
-            self.out.print(message, markup=False)
+            self._print(message, markup=False, out=True)
 
     def failure(self, message: str) -> None:
-        self.err.print(Text(f"heph: {message}", style="bold red"))
+        self._print(Text(f"heph: {message}", style="bold red"))
 
 
 # Bulky arguments of write tools: their diff is shown, so the call line only gives their size.
 BULKY_ARGS = {"content", "old", "new", "diff"}
+
+
+class _Waiting:
+    """The spinner's text, re-rendered on every refresh: elapsed time, tokens, the thought."""
+
+    def __init__(self, sink: ConsoleSink) -> None:
+        self.sink = sink
+
+    def __rich__(self) -> Text:
+        elapsed = time.monotonic() - self.sink._waiting_since
+        text = Text(f"thinking… {elapsed:.1f}s · {self.sink.tokens:,} tokens", style="dim")
+        if self.sink._partial:
+            width = max(20, self.sink.err.width - len(text) - 6)
+            text.append("  " + self.sink._partial[-width:], style="italic dim")
+        return text
 
 
 def describe_call(action: Action) -> str:

@@ -1,0 +1,199 @@
+"""The REPL driven through prompt_toolkit's pipe input, with output captured from rich."""
+
+import io
+import json
+import threading
+import time
+
+import pytest
+from prompt_toolkit.document import Document
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
+
+from conftest import act, final
+from hephaistus.agent import Agent
+from hephaistus.config import Config
+from hephaistus.testing import ScriptedModel
+from hephaistus.ui.approval import Approval, SavedApprovals
+from hephaistus.ui.render import ConsoleSink
+from hephaistus.ui.repl import Repl, ReplCompleter
+from hephaistus.workspace import Workspace
+
+ENTER = "\r"
+CTRL_C, CTRL_D, ESC_ENTER = "\x03", "\x04", "\x1b\r"
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("x = 1\n")
+    return Workspace.at(root)
+
+
+def chat(ws, keys, *replies, yes=False, history=None):
+    """Run the REPL on typed `keys` (a string, or chunks typed 0.3 s apart); returns
+    (exit code, what it printed, model, repl)."""
+    model = ScriptedModel(list(replies))
+    console = Console(file=io.StringIO(), force_terminal=False, width=200)
+    sink = ConsoleSink(console=console)
+    approval = Approval(sink, yes=yes, interactive=True, saved=SavedApprovals(ws.heph_dir))
+    agent = Agent(ws, Config(), model=model, sink=sink, approve=approval)
+    with create_pipe_input() as pipe:
+        chunks = [keys] if isinstance(keys, str) else list(keys)
+        pipe.send_text(chunks[0])
+        typist = threading.Thread(target=_type_slowly, args=(pipe, chunks[1:]), daemon=True)
+        typist.start()
+        repl = Repl(agent, sink, approval, input=pipe, output=DummyOutput(), history=history)
+        code = repl.run()
+    return code, console.file.getvalue(), model, repl
+
+
+def _type_slowly(pipe, chunks):
+    for chunk in chunks:
+        time.sleep(0.3)
+        pipe.send_text(chunk)
+
+
+def test_help_lists_every_command_with_its_docstring(ws):
+    code, out, _, repl = chat(ws, "/help" + ENTER + "/exit" + ENTER)
+    assert code == 0
+    expected = {"help", "undo", "redo", "diff", "commit", "clear", "state", "tokens", "model",
+                "sessions", "replay", "approvals", "exit"}
+    assert set(repl.commands()) == expected
+    for name in expected:
+        doc = getattr(repl, f"cmd_{name}").__doc__.strip().splitlines()[0]
+        assert f"/{name}" in out and doc in out
+
+
+def test_unknown_command_suggests_the_closest(ws):
+    _, out, _, _ = chat(ws, "/hepl" + ENTER + "/undoo" + ENTER + CTRL_D)
+    assert "unknown command /hepl; did you mean /help?" in out
+    assert "did you mean /undo?" in out
+
+
+def test_a_task_with_approval_then_a_follow_up(ws):
+    keys = ("write fizzbuzz.py" + ENTER + "y" + ENTER
+            + "it is incorrect" + ENTER + "y" + ENTER + CTRL_D)
+    code, out, model, _ = chat(
+        ws, keys,
+        act("write_file", path="fizzbuzz.py", content="print(1)\n"), final("wrote it"),
+        act("write_file", path="fizzbuzz.py", content="print('fizz')\n"), final("fixed it"),
+    )
+    assert code == 0
+    assert (ws.root / "fizzbuzz.py").read_text() == "print('fizz')\n"
+    assert "wrote it" in out and "fixed it" in out and "+print(1)" in out
+    second_task = model.calls[2]
+    assert any(m["content"].startswith("write fizzbuzz.py") for m in second_task)  # same chat
+    assert "last modified file: fizzbuzz.py" in second_task[-1]["content"]
+
+
+def test_declining_a_write_lets_the_model_go_on(ws):
+    keys = "make a.py" + ENTER + "n" + ENTER + CTRL_D
+    _, out, model, _ = chat(ws, keys, act("write_file", path="a.py", content="1\n"),
+                            final("ok, not written"))
+    assert not (ws.root / "a.py").exists()
+    assert "the user declined this change" in model.calls[1][-1]["content"]
+    assert "ok, not written" in out
+
+
+def test_all_can_be_saved_for_the_workspace_and_cleared(ws):
+    keys = ("make files" + ENTER + "a" + ENTER + "y" + ENTER
+            + "/approvals" + ENTER + "/approvals clear" + ENTER + CTRL_D)
+    _, out, _, _ = chat(ws, keys, act("write_file", path="a.py", content="1\n"),
+                        act("write_file", path="b.py", content="2\n"), final("both"))
+    assert (ws.root / "a.py").exists() and (ws.root / "b.py").exists()  # b needed no question
+    assert "writes are approved for this workspace" in out
+    assert "approvals cleared" in out
+    assert not (ws.heph_dir / "approvals.json").exists()
+
+
+def test_saved_approval_is_used_by_the_next_chat(ws):
+    ws.heph_dir.mkdir()
+    (ws.heph_dir / "approvals.json").write_text(json.dumps({"writes": True}))
+    chat(ws, "make a.py" + ENTER + CTRL_D, act("write_file", path="a.py", content="1\n"),
+         final("done"))
+    assert (ws.root / "a.py").exists()
+
+
+def test_ctrl_c_during_a_turn_returns_to_the_prompt(ws):
+    keys = "slow task" + ENTER + "next task" + ENTER + CTRL_D
+    code, out, model, repl = chat(ws, keys, act("list_files"), KeyboardInterrupt(), final("fine"))
+    assert code == 0 and "cancelled; the session was saved" in out and "fine" in out
+    assert len(repl.turns) == 2
+
+
+def test_ctrl_c_twice_at_an_empty_prompt_leaves(ws):
+    code, out, _, _ = chat(ws, CTRL_C + CTRL_C)
+    assert code == 0 and "Ctrl-C again" in out
+
+
+def test_ctrl_c_on_a_typed_line_only_clears_it(ws):
+    keys = "half a thought" + CTRL_C + "/state" + ENTER + CTRL_C + CTRL_C
+    code, out, model, _ = chat(ws, keys)
+    assert code == 0 and "<agent_state>" in out
+    assert model.calls == []  # the cleared line was never sent
+
+
+def test_multi_line_input_is_one_task(ws):
+    keys = "first line" + ESC_ENTER + "second line" + ENTER + CTRL_D
+    _, _, model, _ = chat(ws, keys, final("read both"))
+    assert model.calls[0][1]["content"].startswith("first line\nsecond line")
+
+
+def test_a_paste_with_newlines_is_one_task(ws):
+    keys = "\x1b[200~pasted one\npasted two\x1b[201~" + ENTER + CTRL_D
+    _, _, model, _ = chat(ws, keys, final("ok"))
+    assert model.calls[0][1]["content"].startswith("pasted one\npasted two")
+
+
+def test_undo_redo_and_diff(ws):
+    keys = ("change app" + ENTER + "/diff" + ENTER + "/undo" + ENTER + "/undo" + ENTER
+            + "/redo" + ENTER + CTRL_D)
+    _, out, _, _ = chat(ws, keys, act("edit_file", path="src/app.py", old="x = 1", new="x = 2"),
+                        final("changed"), yes=True)
+    assert "-x = 1\n+x = 2" in out
+    assert "undone: src/app.py" in out and "nothing to undo" in out and "redone: src/app.py" in out
+    assert (ws.root / "src" / "app.py").read_text() == "x = 2\n"
+
+
+def test_clear_starts_a_new_conversation_and_keeps_the_state(ws):
+    keys = "first" + ENTER + "/clear" + ENTER + "second" + ENTER + CTRL_D
+    _, _, model, _ = chat(ws, keys, final("one"), final("two"))
+    assert len(model.calls[1]) == 2  # system prompt and the new task only
+    assert "last task: first" in model.calls[1][-1]["content"]
+
+
+def test_tokens_model_and_sessions(ws):
+    keys = ("hello" + ENTER + "/tokens" + ENTER + "/model" + ENTER + "/model other-model" + ENTER
+            + "/sessions" + ENTER + "/replay" + ENTER + CTRL_D)
+    _, out, _, repl = chat(ws, keys, final("hi there"))
+    assert "tokens used; context: about" in out
+    assert "model: scripted" in out and "model: other-model" in out
+    assert repl.agent.model.name == "other-model"
+    assert "OUTCOME" in out and "answered" in out and "hello" in out
+
+
+def test_history_is_kept_in_a_file(ws, tmp_path):
+    history = tmp_path / "state" / "history"
+    chat(ws, "/state" + ENTER + CTRL_D, history=history)
+    assert "/state" in history.read_text()
+
+
+def test_completion_of_commands_and_paths(ws):
+    completer = ReplCompleter(["help", "history", "undo"], lambda: ["src/app.py", "README.md"])
+
+    def complete(text):
+        return [c.text for c in completer.get_completions(Document(text), None)]
+
+    assert complete("/h") == ["/help", "/history"]
+    assert complete("/u") == ["/undo"]
+    assert complete("look at @sr") == ["@src/app.py"]
+    assert complete("look at @app") == ["@src/app.py"]
+    assert complete("no at sign") == []
+
+
+def test_tab_completes_in_the_prompt(ws):
+    _, out, _, _ = chat(ws, ["/sta\t", ENTER + CTRL_D])
+    assert "<agent_state>" in out

@@ -1,0 +1,74 @@
+"""The real `heph` chat in a real terminal (tmux), against the loopback model server."""
+
+import os
+import shlex
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from conftest import act, final, heph_command
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
+                                reason="needs tmux (.ci/run installs it)")
+
+
+class Terminal:
+    def __init__(self, command: str, cwd) -> None:
+        self.socket = f"heph-test-{os.getpid()}-{time.monotonic_ns()}"
+        self.tmux(["new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "-c", str(cwd),
+                   command])
+
+    def tmux(self, args: list[str]) -> str:
+        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True)
+        return done.stdout
+
+    def screen(self) -> str:
+        return self.tmux(["capture-pane", "-p", "-t", "t", "-S", "-200"])
+
+    def type(self, text: str, enter: bool = True) -> None:
+        self.tmux(["send-keys", "-t", "t", "-l", text])
+        if enter:
+            self.tmux(["send-keys", "-t", "t", "Enter"])
+
+    def wait_for(self, text: str, timeout: float = 15) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} never appeared; the screen shows:\n{self.screen()}")
+
+    def close(self) -> None:
+        self.tmux(["kill-server"])
+
+
+def test_chat_write_approve_answer_undo_exit(chat_server, workspace, home):
+    chat_server.reply(act("write_file", "I will write the notes file.", path="notes.txt",
+                          content="remember the milk\n"))
+    chat_server.reply(final("Wrote **notes.txt**."))
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+           "XDG_STATE_HOME": str(home / ".state"), "OPENAI_BASE_URL": chat_server.url,
+           "PATH": os.environ.get("PATH", ""), "TERM": "xterm-256color", "LANG": "C.UTF-8"}
+    command = "env -i " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + \
+        " ".join(shlex.quote(part) for part in heph_command()) + "; echo HEPH_EXITED=$?; sleep 30"
+    terminal = Terminal(command, workspace)
+    try:
+        terminal.wait_for("heph>")
+        terminal.type("write a notes file")
+        screen = terminal.wait_for("[y]es / [n]o / [a]ll / [d]iff")
+        assert "+remember the milk" in screen
+        terminal.type("y")
+        terminal.wait_for("Wrote notes.txt")
+        assert (workspace / "notes.txt").read_text() == "remember the milk\n"
+        terminal.type("/undo")
+        terminal.wait_for("undone: notes.txt")
+        assert not (workspace / "notes.txt").exists()
+        terminal.type("/exit")
+        terminal.wait_for("HEPH_EXITED=0")
+        assert (home / ".state" / "hephaistus" / "history").read_text().count("/undo") == 1
+    finally:
+        terminal.close()
+    assert len(chat_server.requests) == 2
