@@ -72,3 +72,24 @@ def test_chat_write_approve_answer_undo_exit(chat_server, workspace, home):
     finally:
         terminal.close()
     assert len(chat_server.requests) == 2
+
+
+@pytest.mark.parametrize("setting", ["NO_COLOR=1", "TERM=dumb"])
+def test_plain_output_in_a_terminal_when_asked(chat_server, workspace, home, setting):
+    (workspace / "a.py").write_text("x = 1\n")
+    chat_server.reply(act("edit_file", "Changing x.", path="a.py", old="x = 1", new="x = 2"))
+    chat_server.reply(final("Changed **x**."))
+    name, value = setting.split("=")
+    env = {"HOME": str(home), "OPENAI_BASE_URL": chat_server.url, "LANG": "C.UTF-8",
+           "PATH": os.environ.get("PATH", ""), "TERM": "xterm-256color", name: value}
+    command = "env -i " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + \
+        " ".join(shlex.quote(part) for part in heph_command()) + \
+        " --yes 'change x'; echo HEPH_EXITED=$?; sleep 30"
+    terminal = Terminal(command, workspace)
+    try:
+        terminal.wait_for("HEPH_EXITED=0")
+        styled = terminal.tmux(["capture-pane", "-p", "-e", "-t", "t", "-S", "-200"])
+    finally:
+        terminal.close()
+    assert "Changed **x**." in styled  # the answer as written, not rendered Markdown
+    assert "\x1b[" not in styled

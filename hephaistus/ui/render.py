@@ -8,6 +8,7 @@ codes, and no spinner runs.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import time
@@ -26,8 +27,16 @@ SHORT_OBSERVATION_LINES = 3
 ARG_PREVIEW_CHARS = 60
 
 
+def plain_requested() -> bool:
+    """NO_COLOR (no-color.org) or a dumb terminal: plain text, no escape codes at all."""
+    return bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") in ("dumb", "unknown")
+
+
 def make_console(*, stderr: bool) -> Console:
     stream = sys.stderr if stderr else sys.stdout
+    if plain_requested():
+        return Console(file=stream, highlight=False, soft_wrap=True, force_terminal=False,
+                       no_color=True, color_system=None)
     # In a terminal rich wraps to its width; into a pipe or file, lines stay whole.
     return Console(file=stream, highlight=False, soft_wrap=not stream.isatty())
 
