@@ -17,7 +17,7 @@ from hephaistus.errors import EXIT_INTERRUPTED, EXIT_USAGE, ConfigError, HephErr
 
 SUBCOMMANDS = ("docs", "sessions", "replay", "undo", "stats")
 VALUE_OPTIONS = {"-w", "--workspace", "-m", "--model", "--base-url", "--max-steps"}
-NOT_BUILT_YET = {"docs", "stats"}
+NOT_BUILT_YET = {"stats"}
 
 EPILOG = """\
 commands:
@@ -26,7 +26,9 @@ commands:
   heph sessions [--limit N]   list recorded sessions
   heph replay [ID|last]       re-render a recorded session, without the model or any tool
   heph undo [ID|last]         put back the files a session changed (--force: even if edited since)
-  heph docs | stats           planned, not built yet
+  heph docs [--check|--fix] [--staged] [PATHS...]
+                              find missing or stale docstrings (--check, offline), or write them
+  heph stats                  planned, not built yet
 
 exit codes: 0 answered, 1 the agent failed, 2 usage or configuration error,
             3 a write was refused, 130 interrupted
@@ -276,6 +278,37 @@ def cmd_undo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_docs(args: argparse.Namespace) -> int:
+    """Check (offline) or fix docstrings; exit codes as pre-commit expects."""
+    from hephaistus.config import load_config
+    from hephaistus.docs.command import Reporter, collect_files, run_check, run_fix
+
+    if args.check and args.fix:
+        raise ConfigError("heph docs: give --check or --fix, not both")
+    workspace = _workspace(args)
+    flags = {"model": args.model, "base_url": args.base_url}
+    config = load_config(workspace.root, flags)
+    files = collect_files(workspace, args.paths, args.staged)
+    if not args.fix:
+        problems = run_check(workspace, files, config)
+        if args.json:
+            from hephaistus.ui.render import print_json
+
+            print_json({"problems": [p.to_dict() for p in problems], "files": len(files)})
+        else:
+            for problem in problems:
+                print(problem)
+            if problems:
+                print(f"{len(problems)} docstring problems; `heph docs --fix` writes them",
+                      file=sys.stderr)
+        return 1 if problems else 0
+    from hephaistus.llm import ChatModel, missing_key_message
+
+    if not config.resolved_api_key():
+        raise ConfigError(missing_key_message())
+    return run_fix(workspace, files, config, ChatModel(config), Reporter())
+
+
 def cmd_not_built(args: argparse.Namespace) -> int:
     raise ConfigError("this command is planned but not built yet in this version")
 
@@ -284,6 +317,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "sessions": cmd_sessions,
     "replay": cmd_replay,
     "undo": cmd_undo,
+    "docs": cmd_docs,
     **{name: cmd_not_built for name in NOT_BUILT_YET},
 }
 

@@ -31,6 +31,27 @@ def _doc(text: str) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class DocsConfig:
+    """`[docs]` in .heph.toml, `[tool.hephaistus.docs]` in pyproject.toml: what `heph docs`
+    checks."""
+
+    include_private: bool = field(default=False, metadata=_doc("check _private names too"))
+    min_body_lines: int = field(
+        default=0, metadata=_doc("skip functions whose body has fewer lines than this")
+    )
+    ignore: tuple[str, ...] = field(
+        default=(), metadata=_doc("glob patterns of files not to check")
+    )
+    skip_tests: bool = field(default=True, metadata=_doc("skip test files and folders"))
+    style: str = field(
+        default="auto", metadata=_doc("docstring style to write: auto, google, numpy or sphinx")
+    )
+
+
+DOC_STYLES = ("auto", "google", "numpy", "sphinx")
+
+
+@dataclass(frozen=True)
 class Config:
     """Everything a run needs to know that is not the task itself."""
 
@@ -58,6 +79,7 @@ class Config:
     allow_secrets: bool = field(
         default=False, metadata=_doc("let tools read .env*, *.pem, *.key and id_* files")
     )
+    docs: DocsConfig = field(default_factory=DocsConfig, metadata=_doc("heph docs settings"))
     # Not settable from files: the key comes from the environment only, so it never lands in a
     # file that might be committed.
     api_key: str | None = field(default=None, repr=False, metadata=_doc(""))
@@ -74,6 +96,7 @@ class Config:
 
 
 FILE_KEYS = {f.name for f in fields(Config)} - {"api_key"}
+DOCS_KEYS = {f.name for f in fields(DocsConfig)}
 
 ENV_KEYS = {
     "HEPH_MODEL": "model",
@@ -118,9 +141,13 @@ def load_config(
     """Merge every source, lowest precedence first."""
     environ = os.environ if environ is None else environ
     values: dict[str, Any] = {}
-    values.update(_read_toml_table(user_config_path(), None))
-    values.update(_read_toml_table(workspace / "pyproject.toml", ("tool", "hephaistus")))
-    values.update(_read_toml_table(workspace / ".heph.toml", None))
+    docs: dict[str, Any] = {}
+    for path, table in ((user_config_path(), None),
+                        (workspace / "pyproject.toml", ("tool", "hephaistus")),
+                        (workspace / ".heph.toml", None)):
+        found = _read_toml_table(path, table)
+        docs.update(found.pop("docs", {}))
+        values.update(found)
     for var, key in ENV_KEYS.items():
         raw = environ.get(var)
         if raw:
@@ -128,7 +155,9 @@ def load_config(
     for key, value in (flags or {}).items():
         if value is not None:
             values[key] = value
-    return replace(Config(), **values)
+    if "ignore" in docs:
+        docs["ignore"] = tuple(docs["ignore"])
+    return replace(Config(), **values, docs=replace(DocsConfig(), **docs))
 
 
 def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any]:
@@ -148,27 +177,47 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
         if key not in FILE_KEYS:
             known = ", ".join(sorted(FILE_KEYS))
             raise ConfigError(f"{where}: unknown key '{key}' (known keys: {known})")
-        _check_type(key, value, where)
+        if key == "docs":
+            _check_docs_table(value, f"{where} [docs]")
+        else:
+            _check_type(key, value, where)
     return dict(data)
+
+
+def _check_docs_table(table: Any, where: str) -> None:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: expected a table")
+    for key, value in table.items():
+        if key not in DOCS_KEYS:
+            known = ", ".join(sorted(DOCS_KEYS))
+            raise ConfigError(f"{where}: unknown key '{key}' (known keys: {known})")
+        if key == "ignore":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{where}: 'ignore' must be a list of glob patterns")
+        elif key == "style":
+            if value not in DOC_STYLES:
+                raise ConfigError(f"{where}: 'style' must be one of {', '.join(DOC_STYLES)}")
+        else:
+            _check_type(key, value, where, DocsConfig)
 
 
 _KIND_NAMES = {int: "a whole number", float: "a number", bool: "true or false", str: "a string"}
 
 
-def _field_type(key: str) -> type:
+def _field_type(key: str, owner: type = Config) -> type:
     kinds = {"int": int, "float": float, "bool": bool}
-    declared = str(next(f.type for f in fields(Config) if f.name == key))
+    declared = str(next(f.type for f in fields(owner) if f.name == key))
     return next((kind for name, kind in kinds.items() if declared.startswith(name)), str)
 
 
-def _check_type(key: str, value: Any, where: str) -> None:
-    kind = _field_type(key)
+def _check_type(key: str, value: Any, where: str, owner: type = Config) -> None:
+    kind = _field_type(key, owner)
     ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         ok = True
     if not ok:
         raise ConfigError(f"{where}: '{key}' must be {_KIND_NAMES[kind]}, got {value!r}")
-    if kind in (int, float) and value <= 0 and key != "max_retries":
+    if kind in (int, float) and value <= 0 and key not in ("max_retries", "min_body_lines"):
         raise ConfigError(f"{where}: '{key}' must be greater than 0, got {value!r}")
 
 

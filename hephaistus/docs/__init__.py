@@ -1,0 +1,1 @@
+"""`heph docs`: find missing and stale docstrings offline (check), and write them (fix)."""

@@ -1,0 +1,180 @@
+"""The offline check: public code without a docstring, and docstrings whose documented
+parameters no longer match the signature. No model, no network, the same answer every time.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import os
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path, PurePosixPath
+
+from hephaistus.config import DocsConfig
+from hephaistus.docs.styles import documented_params
+
+PARALLEL_FROM = 200  # files; fewer are faster in one process
+MODULE = "<module>"  # the name a module's own docstring goes by
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    line: int
+    name: str  # qualified: Class.method
+    kind: str  # module | class | function | method
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.name}: {self.reason}"
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    @property
+    def missing(self) -> bool:
+        return self.reason == "missing docstring"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A node to document: where it is and what it is."""
+
+    name: str
+    kind: str
+    node: ast.AST
+
+
+def is_test_file(rel: str) -> bool:
+    path = PurePosixPath(rel)
+    return (path.name.startswith("test_") or path.name.endswith("_test.py")
+            or path.name == "conftest.py" or any(p in ("tests", "test") for p in path.parts[:-1]))
+
+
+def wanted(rel: str, config: DocsConfig) -> bool:
+    if not rel.endswith(".py"):
+        return False
+    if config.skip_tests and is_test_file(rel):
+        return False
+    return not any(fnmatch.fnmatch(rel, pattern) for pattern in config.ignore)
+
+
+def check_files(root: Path, files: list[str], config: DocsConfig) -> list[Problem]:
+    """Problems in `files` (workspace-relative), in file order; big sets use both cores."""
+    jobs = [(str(root), rel, config) for rel in files if wanted(rel, config)]
+    if len(jobs) >= PARALLEL_FROM and (os.cpu_count() or 1) > 1:
+        with ProcessPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+            results = list(pool.map(_check_job, jobs, chunksize=32))
+    else:
+        results = [_check_job(job) for job in jobs]
+    return [problem for found in results for problem in found]
+
+
+def _check_job(job: tuple[str, str, DocsConfig]) -> list[Problem]:
+    root, rel, config = job
+    try:
+        source = (Path(root) / rel).read_bytes()
+        tree = ast.parse(source)
+    except (OSError, SyntaxError, ValueError):
+        return []  # not ours to judge: a file Python cannot parse is for the linters
+    return check_tree(rel, tree, config)
+
+
+def check_tree(rel: str, tree: ast.Module, config: DocsConfig) -> list[Problem]:
+    problems = []
+    for target in targets(rel, tree, config):
+        reason = _problem(target, config)
+        if reason:
+            line = getattr(target.node, "lineno", 1)
+            problems.append(Problem(rel, line, target.name, target.kind, reason))
+    return problems
+
+
+def targets(rel: str, tree: ast.Module, config: DocsConfig) -> Iterator[Target]:
+    """The module, its public classes and functions, and their public methods."""
+    module_name = PurePosixPath(rel).stem
+    if not _private(module_name, config) or module_name == "__init__":
+        yield Target(MODULE, "module", tree)
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if not _private(node.name, config) and not _skipped_function(node, config):
+                yield Target(node.name, "function", node)
+        elif isinstance(node, ast.ClassDef) and not _private(node.name, config):
+            yield Target(node.name, "class", node)
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                        _public_method(item.name, config) and not _skipped_function(item, config):
+                    yield Target(f"{node.name}.{item.name}", "method", item)
+
+
+def signature_params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    args = node.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    if args.vararg:
+        names.append(args.vararg.arg)
+    if args.kwarg:
+        names.append(args.kwarg.arg)
+    return [n for n in names if n not in ("self", "cls")]
+
+
+def _problem(target: Target, config: DocsConfig) -> str | None:
+    node = target.node
+    docstring = ast.get_docstring(node, clean=True)  # type: ignore[arg-type]
+    if isinstance(node, ast.Module):
+        # An empty module (say, a bare __init__.py) has nothing to document.
+        return "missing docstring" if docstring is None and node.body else None
+    if docstring is None:
+        if target.kind == "method" and target.name.endswith(".__init__"):
+            return None  # the class docstring usually documents the constructor
+        return "missing docstring"
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    documented = documented_params(docstring)
+    if documented is None:
+        return None  # no parameter section: nothing to compare
+    actual = signature_params(node)
+    gone = [name for name in documented if name not in actual]
+    if gone:
+        listed = ", ".join(f"'{name}'" for name in gone)
+        return f"docstring documents {listed}, not in the signature"
+    undocumented = [name for name in actual if name not in documented]
+    if undocumented:
+        listed = ", ".join(f"'{name}'" for name in undocumented)
+        return f"parameter {listed} not documented"
+    return None
+
+
+def _private(name: str, config: DocsConfig) -> bool:
+    return name.startswith("_") and not config.include_private
+
+
+def _public_method(name: str, config: DocsConfig) -> bool:
+    if name == "__init__":
+        return True
+    if name.startswith("__") and name.endswith("__"):
+        return False  # dunder methods document themselves
+    return not _private(name, config)
+
+
+def _skipped_function(node: ast.FunctionDef | ast.AsyncFunctionDef, config: DocsConfig) -> bool:
+    decorators = {_decorator_name(d) for d in node.decorator_list}
+    if "overload" in decorators:
+        return True
+    body = node.body
+    if "property" in decorators and len(body) == 1 and isinstance(body[0], ast.Return):
+        return True  # a trivial property: its name says it
+    if config.min_body_lines:
+        first = body[0].lineno
+        last = max(getattr(n, "end_lineno", first) or first for n in body)
+        return last - first + 1 < config.min_body_lines
+    return False
+
+
+def _decorator_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
