@@ -48,3 +48,19 @@ def test_python_dash_m_runs_the_cli():
     done = subprocess.run([sys.executable, "-m", "hephaistus", "--version"],
                           capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.startswith("heph ")
+
+
+def test_every_subpackage_is_packaged():
+    import sys
+    from pathlib import Path
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    root = Path(__file__).resolve().parents[1]
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"])
+    found = {".".join(init.parent.relative_to(root).parts)
+             for init in (root / "hephaistus").rglob("__init__.py")}
+    assert found <= listed, f"add to pyproject.toml packages: {sorted(found - listed)}"
