@@ -83,3 +83,23 @@ def test_workspace_is_the_git_top_level(tmp_path):
     (tmp_path / ".git").mkdir()
     (tmp_path / "a" / "b").mkdir(parents=True)
     assert find_workspace(tmp_path / "a" / "b") == tmp_path.resolve()
+
+
+def test_docs_table_in_pyproject_and_heph_toml(tmp_path, user_home):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.hephaistus.docs]\ninclude_private = true\nignore = ["gen/*"]\n')
+    (tmp_path / ".heph.toml").write_text('[docs]\nstyle = "numpy"\n')
+    docs = load_config(tmp_path, {}, {}).docs
+    assert (docs.include_private, docs.ignore, docs.style) == (True, ("gen/*",), "numpy")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("[docs]\nstyle = 'fancy'\n", "'style' must be one of"),
+    ("[docs]\nignore = 'x'\n", "list of glob patterns"),
+    ("[docs]\nincluded = true\n", "unknown key 'included'"),
+    ("docs = 3\n", "expected a table"),
+])
+def test_bad_docs_settings(tmp_path, user_home, text, words):
+    (tmp_path / ".heph.toml").write_text(text)
+    with pytest.raises(ConfigError, match=words):
+        load_config(tmp_path, {}, {})

@@ -55,7 +55,7 @@ def test_check_hook_fails_the_commit_naming_the_function(tmp_path, pre_commit_ho
     root = project(tmp_path, "heph-docs", pre_commit_home, env)
     done = commit(root, env)
     assert done.returncode != 0, done.stdout + done.stderr
-    assert "report.py:4: low: missing docstring" in done.stdout
+    assert "report.py:4: low: missing docstring" in done.stdout + done.stderr
 
 
 def test_fix_hook_writes_the_docstring_and_the_second_commit_passes(tmp_path, pre_commit_home,
