@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hephaistus import project_commands
 from hephaistus.checkpoints import Checkpoints
 from hephaistus.config import Config
 from hephaistus.engine import Engine, Outcome, ReactEngine, Run
@@ -19,7 +20,13 @@ from hephaistus.seams import EventSink, Message, Model, NullSink
 from hephaistus.session import Session, SessionStore
 from hephaistus.state import AgentState
 from hephaistus.tools import Registry, ToolContext, default_registry
-from hephaistus.tools.context import Approver, FileChange, approve_all
+from hephaistus.tools.context import (
+    Approver,
+    CommandApprover,
+    FileChange,
+    approve_all,
+    approve_any_command,
+)
 from hephaistus.workspace import Workspace
 
 
@@ -34,6 +41,7 @@ class Agent:
         registry: Registry | None = None,
         sink: EventSink | None = None,
         approve: Approver = approve_all,
+        approve_command: CommandApprover | None = None,
     ) -> None:
         if model is None:
             from hephaistus.llm import ChatModel
@@ -46,8 +54,13 @@ class Agent:
         self.registry = registry or default_registry()
         self.sink = sink or NullSink()
         self.approve = approve
+        # An Approval object decides on commands too; a plain function approves writes only.
+        self.approve_command: CommandApprover = (
+            approve_command or getattr(approve, "approve_command", None) or approve_any_command)
         self.sessions = SessionStore(workspace.heph_dir / "sessions")
         self.state = AgentState.load(self._state_file)
+        self.commands = project_commands.resolve(workspace.root, dict(config.commands),
+                                                 config.test_cmd)
         self.messages: list[Message] = []
         self.memory = Memory(context_window(model.name, config.context_window))
         self.session: Session | None = None
@@ -76,7 +89,8 @@ class Agent:
             ) from None
         if not self.messages:
             self.messages = [{"role": "system",
-                              "content": system_prompt(self.registry, self.workspace.root)}]
+                              "content": system_prompt(self.registry, self.workspace.root,
+                                                       project_commands.describe(self.commands))}]
         session = self.sessions.create(
             task=task, model=self.model.name, base_url=self.config.base_url,
             workspace=str(self.workspace.root),
@@ -86,11 +100,16 @@ class Agent:
             session.message(message)
         session.record("INPUT", "task", task)
         checkpoints = Checkpoints(self.workspace.root, self.workspace.heph_dir, session.id)
-        tools = ToolContext(self.workspace, self.approve, self.config.observation_limit,
-                            self.config.allow_secrets, checkpoints)
+        tools = ToolContext(
+            self.workspace, self.approve, self.config.observation_limit,
+            self.config.allow_secrets, checkpoints,
+            commands={name: c.command for name, c in self.commands.items()},
+            command_timeout=self.config.command_timeout, approve_command=self.approve_command)
         run = Run(self.model, self.registry, tools, session, self.state, self.sink,
                   self.messages, self.config.max_steps, self._save_state, self.memory,
-                  self._workspace_summary(task))
+                  self._workspace_summary(task),
+                  verify=[n for n in self.config.verify_after_edits if n in self.commands],
+                  verify_retries=self.config.verify_retries)
         self._running = True
         outcome = Outcome("failed", "the run did not finish")
         try:

@@ -98,6 +98,10 @@ def _common_options() -> argparse.ArgumentParser:
                         help="model requests allowed per task (env HEPH_MAX_STEPS, default 20)")
     common.add_argument("-c", "--continue", dest="continue_", action="store_true",
                         help="continue the last session's conversation")
+    common.add_argument("--test-cmd", metavar="CMD",
+                        help="the project's test command for this run (run_command's `test`)")
+    common.add_argument("--check-after-edits", action="store_true",
+                        help="run `test` after a turn that wrote files, before the answer")
     common.add_argument("--json", action="store_true",
                         help="print one JSON object with the outcome")
     common.add_argument("-q", "--quiet", action="store_true", help="print only the answer")
@@ -340,7 +344,9 @@ def _workspace_and_config(args: argparse.Namespace) -> tuple[Any, Any]:
     from hephaistus.config import load_config
 
     workspace = _workspace(args)
-    flags = {"model": args.model, "base_url": args.base_url, "max_steps": args.max_steps}
+    flags = {"model": args.model, "base_url": args.base_url, "max_steps": args.max_steps,
+             "test_cmd": args.test_cmd,
+             "verify_after_edits": ("test",) if args.check_after_edits else None}
     return workspace, load_config(workspace.root, flags)
 
 

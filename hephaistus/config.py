@@ -80,6 +80,17 @@ class Config:
         default=False, metadata=_doc("let tools read .env*, *.pem, *.key and id_* files")
     )
     docs: DocsConfig = field(default_factory=DocsConfig, metadata=_doc("heph docs settings"))
+    commands: tuple[tuple[str, str], ...] = field(
+        default=(), metadata=_doc("[commands]: project commands by name, e.g. test = 'pytest -q'")
+    )
+    command_timeout: float = field(default=300.0, metadata=_doc("seconds a command may run"))
+    test_cmd: str | None = field(default=None, metadata=_doc("the test command (--test-cmd)"))
+    verify_after_edits: tuple[str, ...] = field(
+        default=(), metadata=_doc("commands to run after a turn that wrote files, e.g. ['test']")
+    )
+    verify_retries: int = field(
+        default=2, metadata=_doc("times the model may fix what those commands report")
+    )
     # Not settable from files: the key comes from the environment only, so it never lands in a
     # file that might be committed.
     api_key: str | None = field(default=None, repr=False, metadata=_doc(""))
@@ -147,6 +158,12 @@ def load_config(
                         (workspace / ".heph.toml", None)):
         found = _read_toml_table(path, table)
         docs.update(found.pop("docs", {}))
+        if "commands" in found:
+            merged = dict(values.get("commands", ()))
+            merged.update(found.pop("commands"))
+            values["commands"] = tuple(merged.items())
+        if "verify_after_edits" in found:
+            values["verify_after_edits"] = tuple(found.pop("verify_after_edits"))
         values.update(found)
     for var, key in ENV_KEYS.items():
         raw = environ.get(var)
@@ -179,6 +196,14 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
             raise ConfigError(f"{where}: unknown key '{key}' (known keys: {known})")
         if key == "docs":
             _check_docs_table(value, f"{where} [docs]")
+        elif key == "commands":
+            if not isinstance(value, dict) or not all(
+                    isinstance(k, str) and isinstance(v, str) and v.strip()
+                    for k, v in value.items()):
+                raise ConfigError(f"{where} [commands]: each entry must be name = \"command\"")
+        elif key == "verify_after_edits":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{where}: 'verify_after_edits' must be a list of command names")
         else:
             _check_type(key, value, where)
     return dict(data)
@@ -217,7 +242,8 @@ def _check_type(key: str, value: Any, where: str, owner: type = Config) -> None:
         ok = True
     if not ok:
         raise ConfigError(f"{where}: '{key}' must be {_KIND_NAMES[kind]}, got {value!r}")
-    if kind in (int, float) and value <= 0 and key not in ("max_retries", "min_body_lines"):
+    if kind in (int, float) and value <= 0 and key not in ("max_retries", "min_body_lines",
+                                                            "verify_retries"):
         raise ConfigError(f"{where}: '{key}' must be greater than 0, got {value!r}")
 
 

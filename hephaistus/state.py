@@ -25,6 +25,7 @@ class AgentState:
     last_task: str | None = None
     last_answer: str | None = None
     open_problems: list[str] = field(default_factory=list)  # "path: what failed", newest first
+    failing_commands: dict[str, str] = field(default_factory=dict)  # name → failed: test ids
 
     def file_read(self, path: str) -> None:
         self._touch(path)
@@ -41,6 +42,13 @@ class AgentState:
         written successfully."""
         entry = f"{path}: {what}" if path else what
         self.open_problems = [entry, *[p for p in self.open_problems if p != entry]][:5]
+
+    def command_ran(self, name: str, summary: str) -> None:
+        """A project command's last result; kept while it fails."""
+        if summary == "passed":
+            self.failing_commands.pop(name, None)
+        else:
+            self.failing_commands[name] = summary
 
     def task_started(self, task: str) -> None:
         self.last_task = task
@@ -64,6 +72,8 @@ class AgentState:
             ("last answer", answer),
         ]
         rows += [("open problem", problem) for problem in self.open_problems]
+        rows += [(f"failing command {name}", summary)
+                 for name, summary in self.failing_commands.items()]
         body = "\n".join(f"{name}: {value}" for name, value in rows if value)
         return f"<agent_state>\n{body or '(nothing yet)'}\n</agent_state>"
 
@@ -89,7 +99,9 @@ class AgentState:
         lists = (self.recently_created_files, self.active_files, self.open_problems)
         texts = (self.last_modified_file, self.last_task, self.last_answer)
         lists_ok = all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in lists)
-        return lists_ok and all(v is None or isinstance(v, str) for v in texts)
+        commands_ok = isinstance(self.failing_commands, dict) and all(
+            isinstance(v, str) for v in self.failing_commands.values())
+        return lists_ok and commands_ok and all(v is None or isinstance(v, str) for v in texts)
 
 
 def _front(items: list[str], item: str) -> list[str]:

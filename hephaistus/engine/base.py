@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from hephaistus.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
@@ -46,6 +46,8 @@ class Run:
     save_state: Callable[[], None]
     memory: Memory
     workspace_summary: str = ""
+    verify: list[str] = field(default_factory=list)  # commands to run before a final answer
+    verify_retries: int = 2
 
 
 class Engine(Protocol):

@@ -28,6 +28,8 @@ class ReactEngine:
         run.state.task_started(task)
         malformed = repeats = 0
         last_call = ""
+        verified = 0  # writes already checked by the verify commands
+        checks_left = run.verify_retries
         for step in range(1, run.max_steps + 1):
             run.sink.step_started(step)
             self._fit(run, task_index)
@@ -47,7 +49,16 @@ class ReactEngine:
             if reply.thought:
                 run.sink.thought(reply.thought)
             if isinstance(reply, Final):
-                return self._answer(run, reply)
+                failed = self._verify(run, verified) if run.verify else None
+                if failed is None:
+                    return self._answer(run, reply)
+                verified = len(run.tools.changed)
+                if checks_left == 0:
+                    run.sink.notice(f"the checks still fail after {run.verify_retries} tries")
+                    return self._answer(run, reply)
+                checks_left -= 1
+                self._say(run, failed)
+                continue
             repeats = repeats + 1 if reply.key == last_call else 1
             last_call = reply.key
             if repeats >= REPEAT_LIMIT:
@@ -106,11 +117,32 @@ class ReactEngine:
             run.state.file_read(path)
         for change in run.tools.changed[seen_changes:]:
             run.state.file_written(change.path, created=change.created)
+        for name, summary in run.tools.command_results.items():
+            run.state.command_ran(name, summary)
+        run.tools.command_results.clear()
         if tool.writes and not result.ok and not result.refused:
             target = str(action.args.get("path") or action.args.get("paths") or "")
             run.state.problem(target, f"{action.tool} failed: {result.output.splitlines()[0]}")
         run.sink.tool_finished(action, result)
         return result
+
+    def _verify(self, run: Run, verified: int) -> str | None:
+        """Run the verify commands if files changed since the last check; the observation to
+        send back when one fails, else None."""
+        if len(run.tools.changed) == verified:
+            return None
+        tool = run.registry.get("run_command")
+        assert tool is not None
+        for name in run.verify:
+            action = Action("checking the changes before the final answer", "run_command",
+                            {"name": name})
+            result = self._act(run, action)
+            if result.refused or not result.ok:
+                return ("Observation: before finishing, heph ran the project's "
+                        f"`{name}` command and it failed:\n"
+                        + clip(result.output, run.tools.observation_limit, keep="tail")
+                        + "\nFix the problem, or explain in your final answer why it remains.")
+        return None
 
     def _answer(self, run: Run, final: Final) -> Outcome:
         run.state.answered(final.message)

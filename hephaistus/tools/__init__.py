@@ -145,9 +145,9 @@ class Registry:
 
 
 def default_registry() -> Registry:
-    from hephaistus.tools import edits, files, git
+    from hephaistus.tools import commands, edits, files, git
 
-    families = (*files.TOOLS, *edits.TOOLS, *git.TOOLS)
+    families = (*files.TOOLS, *edits.TOOLS, *git.TOOLS, *commands.TOOLS)
     return Registry(Tool.from_function(fn, writes=writes) for fn, writes in families)
 
 

@@ -33,9 +33,15 @@ Decision = Literal["write", "skip", "decline", "refuse"]
 # "write": go ahead; "skip": dry run, show but do not write; "decline": the user said no and the
 # model may try something else; "refuse": no one could approve it, so the run ends (exit 3).
 Approver = Callable[[FileChange], Decision]
+# (command name, the command line as shown) → "write" means: run it.
+CommandApprover = Callable[[str, str], Decision]
 
 
 def approve_all(change: FileChange) -> Decision:
+    return "write"
+
+
+def approve_any_command(name: str, shown: str) -> Decision:
     return "write"
 
 
@@ -46,6 +52,10 @@ class ToolContext:
     observation_limit: int = 16_000
     allow_secrets: bool = False
     checkpoints: Checkpoints | None = None  # every write is recorded here first, for undo
+    commands: dict[str, str] = field(default_factory=dict)  # project commands by name
+    command_timeout: float = 300.0
+    approve_command: CommandApprover = approve_any_command
+    command_results: dict[str, str] = field(default_factory=dict)  # name → passed / failed …
     # What the tools did this run, most recent last; AgentState and sessions read it.
     changed: list[FileChange] = field(default_factory=list)
     read: list[str] = field(default_factory=list)

@@ -54,6 +54,8 @@ class Approval:
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self.ask = ask
         self.saved = saved
+        self.commands_approved: set[str] = set()
+        self.all_commands = False
         # Saved approvals count only where someone could have been asked.
         self.approve_all = yes or bool(self.interactive and saved and saved.writes)
 
@@ -92,6 +94,29 @@ class Approval:
                 return "decline"
             if choice == "d":
                 self.sink.show_diff(change.diff)
+
+    def approve_command(self, name: str, shown: str) -> Decision:
+        """Whether project command `name` may run: asked once per command and session."""
+        if self.dry_run:
+            return "skip"
+        if self.approve_all or name in self.commands_approved or self.all_commands:
+            return "write"
+        if not self.interactive:
+            return "refuse"
+        while True:
+            try:
+                answer = self.ask(f"Run `{name}`: {shown}? [y]es / [n]o / [a]ll commands: ")
+            except EOFError:
+                return "refuse"
+            choice = answer.strip().lower()[:1]
+            if choice == "y":
+                self.commands_approved.add(name)
+                return "write"
+            if choice == "a":
+                self.all_commands = True
+                return "write"
+            if choice == "n":
+                return "decline"
 
     def _offer_to_remember(self) -> None:
         if self.saved is None or self.saved.writes:

@@ -1,0 +1,75 @@
+"""The project's named commands (test, lint, ...): configured, or detected when none are.
+
+Configured: `[commands]` in .heph.toml or `[tool.hephaistus.commands]` in pyproject.toml, plus
+`--test-cmd` for one run. Detected, only when nothing is configured: pytest when there are tests
+and pytest is installed, `npm test` when package.json has a test script, `cargo test`,
+`go test ./...`, and `make test` when the Makefile has that target.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ProjectCommand:
+    name: str
+    command: str
+    source: str  # "configured" or why it was detected
+
+
+def resolve(root: Path, configured: dict[str, str], test_cmd: str | None = None) \
+        -> dict[str, ProjectCommand]:
+    """The commands the model may run, by name."""
+    commands = {name: ProjectCommand(name, command, "configured")
+                for name, command in configured.items()}
+    if not commands:
+        commands = {c.name: c for c in detect(root)}
+    if test_cmd:
+        commands["test"] = ProjectCommand("test", test_cmd, "--test-cmd")
+    return commands
+
+
+def detect(root: Path) -> list[ProjectCommand]:
+    found: list[ProjectCommand] = []
+    has_python_tests = (root / "tests").is_dir() or (root / "test").is_dir() or \
+        any(root.glob("test_*.py"))
+    if has_python_tests and shutil.which("pytest"):
+        found.append(ProjectCommand("test", "pytest -q", "detected: a tests folder and pytest"))
+    package = root / "package.json"
+    if package.is_file() and not any(c.name == "test" for c in found):
+        try:
+            scripts = json.loads(package.read_text(encoding="utf-8")).get("scripts") or {}
+        except (OSError, ValueError, AttributeError):
+            scripts = {}
+        if isinstance(scripts, dict) and "test" in scripts:
+            found.append(ProjectCommand("test", "npm test", "detected: package.json test script"))
+    if (root / "Cargo.toml").is_file() and not found:
+        found.append(ProjectCommand("test", "cargo test", "detected: Cargo.toml"))
+    if (root / "go.mod").is_file() and not found:
+        found.append(ProjectCommand("test", "go test ./...", "detected: go.mod"))
+    makefile = root / "Makefile"
+    if makefile.is_file() and not found:
+        try:
+            text = makefile.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        if re.search(r"^test\s*:", text, re.M):
+            found.append(ProjectCommand("test", "make test", "detected: Makefile test target"))
+    return found
+
+
+def describe(commands: dict[str, ProjectCommand]) -> str:
+    """The commands as the system prompt lists them."""
+    if not commands:
+        return ("No project commands are configured, so run_command cannot run anything; "
+                "the user can add them under [commands] in .heph.toml.")
+    lines = ["run_command can run these project commands, by name:"]
+    for command in commands.values():
+        note = "" if command.source == "configured" else f" ({command.source})"
+        lines.append(f"- {command.name}: `{command.command}`{note}")
+    return "\n".join(lines)

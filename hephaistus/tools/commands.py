@@ -1,0 +1,150 @@
+"""run_command: run one of the project's named commands, safely.
+
+Only configured or detected commands run, by name. The model's extra arguments are appended only
+when they are plain words (a test id, a path inside the workspace), never shell syntax, and no
+shell ever sees them. No standard input, a timeout that kills the whole process group, an
+environment without the API key or anything named like a secret, and the end of the output kept
+(the failures summary is at the end).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import time
+
+from hephaistus.tools.context import ToolContext, ToolResult, clip
+from hephaistus.workspace import PathError
+
+PLAIN_ARG = re.compile(r"^[\w./:=@%+,\[\]-]+$")
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION",
+                         re.I)
+SHELL_OPERATORS = re.compile(r"&&|\|\||[|;<>`$]")
+KILL_GRACE = 2.0
+FAILED_TEST = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
+
+
+def run_command(ctx: ToolContext, name: str, args: str | None = None) -> ToolResult:
+    """Run a project command by name (see the list of project commands), for example `test`,
+    optionally with extra plain arguments such as a test file or test id.
+
+    Args:
+        name: the command's name, e.g. test or lint
+        args: extra arguments separated by spaces, e.g. tests/test_app.py::test_add
+    """
+    command = ctx.commands.get(name)
+    if command is None:
+        known = ", ".join(ctx.commands) or "none are configured"
+        return ToolResult(False, f"no project command named '{name}' (available: {known}); "
+                                 "only configured or detected commands can run")
+    try:
+        extra = plain_arguments(ctx, args or "")
+    except ValueError as error:
+        return ToolResult(False, f"run_command: {error}")
+    argv = command_argv(command, extra)
+    decision = ctx.approve_command(name, " ".join(shlex.quote(a) for a in argv))
+    if decision == "refuse":
+        return ToolResult(False, f"command not approved: `{name}` did not run", refused=True)
+    if decision == "decline":
+        return ToolResult(False, f"the user declined to run `{name}`")
+    if decision == "skip":
+        return ToolResult(True, f"dry run: would run `{name}`")
+    exit_code, output, seconds = execute(argv, ctx)
+    shown = " ".join(shlex.quote(a) for a in [*shlex.split(command), *extra])
+    status = "timed out" if exit_code is None else f"exit code {exit_code}"
+    header = f"$ {shown}\n{status} after {seconds:.1f} s\n"
+    body = clip(output, max(1000, ctx.observation_limit - len(header) - 100), keep="tail")
+    ctx.command_results[name] = summarize(exit_code, output)
+    return ToolResult(exit_code == 0, header + body)
+
+
+def plain_arguments(ctx: ToolContext, text: str) -> list[str]:
+    if "\n" in text:
+        raise ValueError("arguments must be on one line")
+    try:
+        words = shlex.split(text)
+    except ValueError as error:
+        raise ValueError(f"cannot read the arguments: {error}") from None
+    for word in words:
+        if not PLAIN_ARG.match(word):
+            raise ValueError(f"'{word}' is not a plain argument: no shell syntax, quotes or "
+                             "special characters; give test ids, paths or -flags")
+        path_part = word.split("::", 1)[0]
+        if "/" in path_part or path_part.startswith(".."):
+            try:
+                ctx.workspace.resolve(path_part)
+            except PathError as error:
+                raise ValueError(str(error)) from None
+    return words
+
+
+def command_argv(command: str, extra: list[str]) -> list[str]:
+    """The configured command with the extra arguments; a command the user wrote with shell
+    operators runs in `sh -c`, the extra arguments passed as "$@", never spliced into it."""
+    if SHELL_OPERATORS.search(command):
+        return ["sh", "-c", f'{command} "$@"', "sh", *extra]
+    return [*shlex.split(command), *extra]
+
+
+def clean_environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
+
+
+def execute(argv: list[str], ctx: ToolContext) -> tuple[int | None, str, float]:
+    """(exit code or None on timeout, output, seconds); Ctrl-C kills the whole group."""
+    started = time.monotonic()
+    try:
+        process = subprocess.Popen(
+            argv, cwd=ctx.workspace.root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, env=clean_environment(), start_new_session=True)
+    except OSError as error:
+        return 127, f"cannot start {argv[0]}: {error.strerror or error}", 0.0
+    try:
+        output, _ = process.communicate(timeout=ctx.command_timeout)
+        code: int | None = process.returncode
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        try:
+            output, _ = process.communicate(timeout=KILL_GRACE)
+        except subprocess.TimeoutExpired:  # something escaped the group and holds the pipe
+            output = b""
+        code = None
+        output += f"\n[stopped after {ctx.command_timeout:g} s: the command timed out]".encode()
+    except BaseException:
+        _kill_group(process)
+        raise
+    return code, output.decode("utf-8", "replace"), time.monotonic() - started
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    for sig, wait in ((signal.SIGTERM, KILL_GRACE), (signal.SIGKILL, None)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait)
+            if sig == signal.SIGTERM:
+                # The leader is gone; make sure nothing of its group lingers.
+                os.killpg(process.pid, signal.SIGKILL)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+        except ProcessLookupError:
+            return
+
+
+def summarize(exit_code: int | None, output: str) -> str:
+    """passed, or failed with the failing test ids pytest names."""
+    if exit_code == 0:
+        return "passed"
+    if exit_code is None:
+        return "timed out"
+    failing = list(dict.fromkeys(FAILED_TEST.findall(output)))[:10]
+    return "failed" + (f": {', '.join(failing)}" if failing else f" (exit code {exit_code})")
+
+
+TOOLS = ((run_command, False),)

@@ -1,0 +1,204 @@
+"""run_command: named project commands only, plain arguments, timeouts, no secrets, approval."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import act, final, heph_command
+from hephaistus.agent import Agent
+from hephaistus.config import Config
+from hephaistus.project_commands import detect
+from hephaistus.testing import ScriptedModel
+from hephaistus.tools import ToolContext, default_registry
+from hephaistus.ui.approval import Approval
+from hephaistus.workspace import Workspace
+
+TOOLS = default_registry()
+PYTHON = sys.executable
+PYTEST = f"{PYTHON} -m pytest -q -p no:cacheprovider"
+BUGGY = "def add(a, b):\n    return a - b\n"
+TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    (root / "calc.py").write_text(BUGGY)
+    (root / "tests" / "test_calc.py").write_text(TEST)
+    (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["."]\n')
+    return root
+
+
+def running(pid, wait=2.0):
+    """Whether `pid` still runs (a killed process whose parent died may linger as a zombie)."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return False
+        if state in ("Z", "X"):
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def context(root, **commands):
+    return ToolContext(Workspace.at(root), commands=commands, command_timeout=30)
+
+
+def run(ctx, name, args=None):
+    payload = {"name": name} if args is None else {"name": name, "args": args}
+    return TOOLS.get("run_command")(payload, ctx)
+
+
+def test_end_to_end_the_model_fixes_a_failing_test(heph, chat_server, project):
+    (project / ".heph.toml").write_text(f'[commands]\ntest = "{PYTEST}"\n')
+    chat_server.reply(act("run_command", "Run the tests first.", name="test"))
+    chat_server.reply(act("edit_file", "The sign is wrong.", path="calc.py", old="a - b",
+                          new="a + b"))
+    chat_server.reply(act("run_command", "Check again.", name="test"))
+    chat_server.reply(final("Fixed `add`; the tests pass."))
+    result = heph("--yes", "fix the failing test", cwd=project)
+    assert result.code == 0, result.stderr
+    assert (project / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    first, second = (chat_server.requests[i]["messages"][-1]["content"] for i in (1, 3))
+    assert "exit code 1" in first and "1 failed" in first and "assert -1 == 5" in first
+    assert "failing command test: failed: tests/test_calc.py::test_add" in first
+    assert "exit code 0" in second and "1 passed" in second
+    assert "failing command" not in second
+    system = chat_server.requests[0]["messages"][0]["content"]
+    assert f"- test: `{PYTEST}`" in system
+
+
+def test_unknown_names_are_refused(project):
+    result = run(context(project, test="true"), "deploy")
+    assert not result.ok and "no project command named 'deploy'" in result.output
+    assert "available: test" in result.output
+
+
+@pytest.mark.parametrize("args", ["; rm -rf /", "$(whoami)", "a|b", "> out.txt", "`id`",
+                                  "x && y", "'quoted arg'", "../outside.py", "/etc/passwd::x"])
+def test_shell_syntax_and_outside_paths_are_refused(project, args):
+    result = run(context(project, test="echo"), "test", args)
+    assert not result.ok and result.output.startswith("run_command:")
+
+
+def test_plain_arguments_are_passed_without_a_shell(project):
+    result = run(context(project, test="echo"), "test", "tests/test_calc.py::test_add[x-1] -k add")
+    assert result.ok and "tests/test_calc.py::test_add[x-1] -k add" in result.output
+
+
+def test_a_timeout_kills_the_whole_process_group(project):
+    ctx = context(project, slow="sh -c 'sleep 60 & echo $! > child.pid; wait'")
+    ctx.command_timeout = 1
+    started = time.monotonic()
+    result = run(ctx, "slow")
+    assert time.monotonic() - started < 10
+    assert not result.ok and "timed out" in result.output
+    assert not running(int((project / "child.pid").read_text()))
+
+
+def test_secrets_are_not_in_the_childs_environment(project, monkeypatch):
+    for name in ("OPENAI_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(name, "do-not-leak")
+    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+    result = run(context(project, env="env"), "env")
+    assert result.ok and "HARMLESS_SETTING=visible" in result.output
+    assert "do-not-leak" not in result.output
+
+
+def test_long_output_keeps_its_end(project):
+    ctx = context(project, noisy=f"{PYTHON} -c \"[print('line', i) for i in range(5000)]\"")
+    ctx.observation_limit = 2000
+    result = run(ctx, "noisy")
+    assert "line 4999" in result.output and "line 0\n" not in result.output
+    assert "bytes cut from the start" in result.output and len(result.output) < 2500
+
+
+def test_no_standard_input(project):
+    result = run(context(project, cat="cat"), "cat")
+    assert result.ok and "exit code 0" in result.output  # cat sees end-of-file at once
+
+
+def test_approval_rules(project):
+    asked = []
+
+    def answer(question):
+        asked.append(question)
+        return "y"
+
+    approval = Approval(None, interactive=True, ask=answer)
+    assert approval.approve_command("test", "pytest") == "write"
+    assert approval.approve_command("test", "pytest") == "write"
+    assert len(asked) == 1  # asked once per command in a session
+    assert Approval(None, interactive=False).approve_command("test", "pytest") == "refuse"
+    assert Approval(None, interactive=False, yes=True).approve_command("test", "x") == "write"
+    assert Approval(None, interactive=True, dry_run=True).approve_command("test", "x") == "skip"
+    assert Approval(None, interactive=True, ask=lambda q: "n").approve_command("t", "x") == \
+        "decline"
+
+
+def test_without_a_terminal_commands_are_refused_exit_3(heph, chat_server, project):
+    (project / ".heph.toml").write_text('[commands]\ntest = "true"\n')
+    chat_server.reply(act("run_command", name="test"))
+    result = heph("run the tests", cwd=project)
+    assert result.code == 3 and "--yes" in result.stderr
+
+
+def test_check_after_edits_sends_failures_back(project):
+    model = ScriptedModel([
+        act("write_file", path="calc.py", content="def add(a, b):\n    return a * b\n"),
+        final("done, I think"),
+        act("edit_file", path="calc.py", old="a * b", new="a + b"),
+        final("now really done"),
+    ])
+    config = Config(commands=(("test", PYTEST),), verify_after_edits=("test",))
+    agent = Agent(Workspace.at(project), config, model=model)
+    outcome = agent.execute("fix add")
+    assert outcome.status == "answered" and outcome.message == "now really done"
+    feedback = model.calls[2][-1]["content"]
+    assert "before finishing, heph ran the project's `test` command and it failed" in feedback
+    assert "1 failed" in feedback
+    model.assert_used_up()
+
+
+def test_test_cmd_flag_and_detection(project, tmp_path):
+    assert [c.name for c in detect(project)] == (["test"] if subprocess.run(
+        ["which", "pytest"], capture_output=True).returncode == 0 else [])
+    node = tmp_path / "node"
+    node.mkdir()
+    (node / "package.json").write_text('{"scripts": {"test": "jest"}}')
+    assert [(c.name, c.command) for c in detect(node)] == [("test", "npm test")]
+    make = tmp_path / "make"
+    make.mkdir()
+    (make / "Makefile").write_text("build:\n\tcc x.c\n\ntest: build\n\t./run\n")
+    assert [c.command for c in detect(make)] == ["make test"]
+    for marker, command in (("Cargo.toml", "cargo test"), ("go.mod", "go test ./...")):
+        folder = tmp_path / marker.replace(".", "_")
+        folder.mkdir()
+        (folder / marker).write_text("")
+        assert [c.command for c in detect(folder)] == [command]
+    assert detect(tmp_path / "node" / "missing") == []
+
+
+def test_ctrl_c_kills_the_commands_process_group(chat_server, project, home):
+    (project / ".heph.toml").write_text(
+        "[commands]\nslow = \"sh -c 'sleep 60 & echo $! > child.pid; wait'\"\n")
+    chat_server.reply(act("run_command", name="slow"))
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "OPENAI_BASE_URL": chat_server.url}
+    process = subprocess.Popen([*heph_command(), "--yes", "run slow"], cwd=project, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while not (project / "child.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=15) == 130
+    assert not running(int((project / "child.pid").read_text()))
