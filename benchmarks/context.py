@@ -16,28 +16,16 @@ import shutil
 import statistics
 import subprocess
 import sys
-import sysconfig
 import tarfile
 import tempfile
 import time
 from pathlib import Path
 
+from stdlib_copy import stdlib_copy
+
 from hephaistus import tokens
 from hephaistus.repomap import Focus, RepoMap
 from hephaistus.workspace import Workspace
-
-
-def stdlib_copy(into: Path) -> Path:
-    """The standard library's .py files, copied so the map's cache lands in a folder of ours."""
-    source = Path(sysconfig.get_paths()["stdlib"])
-    target = into / "stdlib"
-    for path in source.rglob("*.py"):
-        rel = path.relative_to(source)
-        if "site-packages" in rel.parts:
-            continue
-        (target / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, target / rel)
-    return target
 
 
 def sympy_copy(into: Path) -> Path:

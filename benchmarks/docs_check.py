@@ -11,33 +11,25 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from pathlib import Path
+
+from stdlib_copy import stdlib_copy
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     runs = parser.parse_args().runs
-    source = Path(sysconfig.get_paths()["stdlib"])
     heph = Path(sys.executable).with_name("heph")
     command = [str(heph)] if heph.exists() else [sys.executable, "-m", "hephaistus"]
     with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder) / "stdlib"
-        count = 0
-        for path in source.rglob("*.py"):
-            rel = path.relative_to(source)
-            if "site-packages" in rel.parts:
-                continue
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, root / rel)
-            count += 1
+        root = stdlib_copy(Path(folder))
+        count = sum(1 for _ in root.rglob("*.py"))
         env = {**os.environ, "HOME": folder}
         times, lines = [], 0
         for _ in range(runs):

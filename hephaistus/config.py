@@ -191,9 +191,7 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: expected a table")
     for key, value in data.items():
-        if key not in FILE_KEYS:
-            known = ", ".join(sorted(FILE_KEYS))
-            raise ConfigError(f"{where}: unknown key '{key}' (known keys: {known})")
+        _check_known(key, FILE_KEYS, where)
         if key == "docs":
             _check_docs_table(value, f"{where} [docs]")
         elif key == "commands":
@@ -209,13 +207,16 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
     return dict(data)
 
 
+def _check_known(key: str, known: set[str], where: str) -> None:
+    if key not in known:
+        raise ConfigError(f"{where}: unknown key '{key}' (known keys: {', '.join(sorted(known))})")
+
+
 def _check_docs_table(table: Any, where: str) -> None:
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: expected a table")
     for key, value in table.items():
-        if key not in DOCS_KEYS:
-            known = ", ".join(sorted(DOCS_KEYS))
-            raise ConfigError(f"{where}: unknown key '{key}' (known keys: {known})")
+        _check_known(key, DOCS_KEYS, where)
         if key == "ignore":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{where}: 'ignore' must be a list of glob patterns")

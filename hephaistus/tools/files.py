@@ -37,12 +37,9 @@ def list_files(ctx: ToolContext, path: str = ".") -> ToolResult:
     Args:
         path: folder to list, relative to the workspace root (default: the whole workspace)
     """
-    try:
-        real = ctx.workspace.resolve(path)
-    except PathError as exc:
-        return ToolResult(False, str(exc))
-    if not real.exists():
-        return ToolResult(False, f"'{path}' does not exist")
+    real = _existing(ctx, path)
+    if isinstance(real, ToolResult):
+        return real
     if real.is_file():
         return ToolResult(True, f"{path} ({real.stat().st_size} bytes) is a file, not a folder")
     files = ctx.workspace.files(path)
@@ -107,12 +104,9 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
         regex = re.compile(pattern)
     except re.error as exc:
         return ToolResult(False, f"invalid regular expression {pattern!r}: {exc}")
-    try:
-        real = ctx.workspace.resolve(path)
-    except PathError as exc:
-        return ToolResult(False, str(exc))
-    if not real.exists():
-        return ToolResult(False, f"'{path}' does not exist")
+    real = _existing(ctx, path)
+    if isinstance(real, ToolResult):
+        return real
     candidates = [ctx.workspace.relative(real)] if real.is_file() else ctx.workspace.files(path)
     hits: list[str] = []
     skipped_secrets = 0
@@ -181,6 +175,15 @@ TOOLS = (
     (write_file, True),
     (append_file, True),
 )
+
+
+def _existing(ctx: ToolContext, path: str) -> Path | ToolResult:
+    """The resolved path, or the reason it cannot be used."""
+    try:
+        real = ctx.workspace.resolve(path)
+    except PathError as exc:
+        return ToolResult(False, str(exc))
+    return real if real.exists() else ToolResult(False, f"'{path}' does not exist")
 
 
 def _size(path: Path) -> str:
