@@ -44,7 +44,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_task(parse(_task_parser(), rest))
         return COMMANDS[command](parse(_subcommand_parser(command), rest))
     except HephError as error:
-        print(f"heph: {error.message}", file=sys.stderr)
+        if error.message:  # argparse has already explained a usage error
+            print(f"heph: {error.message}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print("heph: interrupted", file=sys.stderr)
@@ -82,7 +83,7 @@ class _UsageExit(HephError):
     exit_code = EXIT_USAGE
 
     def __init__(self) -> None:
-        super().__init__("see `heph --help`")
+        super().__init__("")
 
 
 def _common_options() -> argparse.ArgumentParser:

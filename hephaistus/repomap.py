@@ -135,22 +135,21 @@ class RepoMap:
                                                 rel.count("/"), rel))
 
     def _recent_in_git(self) -> tuple[list[str], list[str]]:
-        """Files changed and not committed, and files of the last five commits."""
-        if not (self.workspace.root / ".git").exists():
+        """Files changed and not committed, and files of the last five commits (paths relative
+        to the workspace, which may be a subfolder of the repository)."""
+        if self.workspace.git_dir() is None:
             return [], []
+        uncommitted = self._git_names(["git", "diff", "--name-only", "--relative", "HEAD"])
+        committed = self._git_names(["git", "log", "-5", "--name-only", "--relative",
+                                     "--format=", "--no-renames"])
+        return uncommitted, committed
+
+    def _git_names(self, argv: list[str]) -> list[str]:
         try:
-            status = subprocess.run(
-                ["git", "status", "--porcelain", "-z", "--untracked-files=no"],
-                cwd=self.workspace.root, capture_output=True, timeout=10, check=True)
-            log = subprocess.run(
-                ["git", "log", "-5", "--name-only", "--format=", "--no-renames"],
-                cwd=self.workspace.root, capture_output=True, timeout=10)
+            done = subprocess.run(argv, cwd=self.workspace.root, capture_output=True, timeout=10)
         except (OSError, subprocess.SubprocessError):
-            return [], []
-        entries = status.stdout.decode("utf-8", "replace").split("\0")
-        changed = [entry[3:] for entry in entries if len(entry) > 3]
-        committed = [line for line in log.stdout.decode("utf-8", "replace").splitlines() if line]
-        return changed, committed
+            return []
+        return [line for line in done.stdout.decode("utf-8", "replace").splitlines() if line]
 
 
 def _mentioned(files: Iterable[str], task: str) -> dict[str, float]:

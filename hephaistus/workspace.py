@@ -73,8 +73,21 @@ class Workspace:
             listed = self._walk_files(base)
         return sorted(prefix + rel for rel in listed)
 
+    def git_dir(self) -> Path | None:
+        """The git directory of the repository the workspace is in (it may be a subfolder)."""
+        for folder in (self.root, *self.root.parents):
+            marker = folder / ".git"
+            if marker.is_dir():
+                return marker
+            if marker.is_file():  # a worktree or submodule: "gitdir: <path>"
+                text = marker.read_text(encoding="utf-8", errors="replace").strip()
+                if text.startswith("gitdir:"):
+                    target = Path(text.split(":", 1)[1].strip())
+                    return target if target.is_absolute() else (folder / target).resolve()
+        return None
+
     def _git_files(self, base: Path) -> list[str] | None:
-        if not (self.root / ".git").exists():
+        if self.git_dir() is None:
             return None
         try:
             done = subprocess.run(
@@ -105,15 +118,16 @@ class Workspace:
     def ensure_heph_dir(self) -> Path:
         """Create `.heph/` and keep it out of git through `.git/info/exclude`."""
         self.heph_dir.mkdir(parents=True, exist_ok=True)
-        git_dir = self.root / ".git"
-        if git_dir.is_dir():
+        git_dir = self.git_dir()
+        if git_dir is not None and git_dir.is_dir():
+            # Unanchored, so it also covers a workspace that is a subfolder of the repository.
             exclude = git_dir / "info" / "exclude"
             existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-            if f"/{HEPH_DIR}/" not in existing.splitlines():
+            if f"{HEPH_DIR}/" not in existing.splitlines():
                 exclude.parent.mkdir(parents=True, exist_ok=True)
                 sep = "" if not existing or existing.endswith("\n") else "\n"
                 with exclude.open("a", encoding="utf-8") as handle:
-                    handle.write(f"{sep}/{HEPH_DIR}/\n")
+                    handle.write(f"{sep}{HEPH_DIR}/\n")
         return self.heph_dir
 
 

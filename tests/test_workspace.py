@@ -63,7 +63,7 @@ def test_heph_dir_is_excluded_from_git_once(ws):
     ws.ensure_heph_dir()
     ws.ensure_heph_dir()
     exclude = (ws.root / ".git" / "info" / "exclude").read_text()
-    assert exclude.count("/.heph/") == 1
+    assert exclude.splitlines().count(".heph/") == 1
     (ws.heph_dir / "state.json").write_text("{}")
     assert git(ws.root, "status", "--porcelain", "--untracked-files=all").count(".heph") == 0
 
@@ -99,3 +99,17 @@ def test_workspace_root_is_resolved_through_symlinks(tmp_path, ws):
     link.symlink_to(ws.root)
     assert Workspace.at(link).root == ws.root
     assert os.path.isabs(Workspace.at(link).root)
+
+
+def test_a_subfolder_workspace_uses_the_repositorys_git(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "sub").mkdir(parents=True)
+    git(repo, "init", "-q")
+    (repo / ".gitignore").write_text("*.log\n")
+    (repo / "sub" / "a.py").write_text("")
+    (repo / "sub" / "x.log").write_text("")
+    ws = Workspace.at(repo / "sub")
+    assert ws.files() == ["a.py"]  # the repository's .gitignore applies
+    ws.ensure_heph_dir()
+    (ws.heph_dir / "state.json").write_text("{}")
+    assert ".heph" not in git(repo, "status", "--porcelain", "--untracked-files=all")
