@@ -284,4 +284,5 @@ def write_change(
     ctx.changed.append(change)
     verb = "created" if change.created else "updated"
     added = after.count("\n") + (0 if after.endswith("\n") or not after else 1)
-    return ToolResult(True, f"{verb} {rel} ({added} lines)\n{change.diff}", change.diff)
+    plural = "" if added == 1 else "s"
+    return ToolResult(True, f"{verb} {rel} ({added} line{plural})\n{change.diff}", change.diff)

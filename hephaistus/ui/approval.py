@@ -17,6 +17,16 @@ from hephaistus.tools.context import Decision, FileChange
 PREVIEW_LINES = 40
 
 
+def ask_on_stderr(question: str) -> str:
+    """Ask on stderr, so a question never ends up in the answer piped from stdout."""
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line
+
+
 class SavedApprovals:
     """Approvals made permanent for a workspace, in `.heph/approvals.json`."""
 
@@ -46,13 +56,13 @@ class Approval:
         yes: bool = False,
         dry_run: bool = False,
         interactive: bool | None = None,
-        ask: Callable[[str], str] = input,
+        ask: Callable[[str], str] | None = None,
         saved: SavedApprovals | None = None,
     ) -> None:
         self.sink = sink
         self.dry_run = dry_run
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
-        self.ask = ask
+        self.ask = ask or ask_on_stderr
         self.saved = saved
         self.commands_approved: set[str] = set()
         self.all_commands = False
