@@ -197,3 +197,11 @@ def test_completion_of_commands_and_paths(ws):
 def test_tab_completes_in_the_prompt(ws):
     _, out, _, _ = chat(ws, ["/sta\t", ENTER + CTRL_D])
     assert "<agent_state>" in out
+
+
+def test_ctrl_r_searches_the_history(ws, tmp_path):
+    history = tmp_path / "history"
+    history.write_text("\n# 2026-01-01 00:00:00.000000\n+/state\n\n# 2026-01-01 00:00:01.000000\n"
+                       "+/tokens\n")
+    _, out, _, _ = chat(ws, ["\x12sta", ENTER, ENTER + CTRL_D], history=history)
+    assert "<agent_state>" in out and "tokens used" not in out

@@ -202,3 +202,12 @@ def test_ctrl_c_kills_the_commands_process_group(chat_server, project, home):
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=15) == 130
     assert not running(int((project / "child.pid").read_text()))
+
+
+def test_test_cmd_flag_sets_the_test_command_for_one_run(heph, chat_server, project):
+    chat_server.reply(act("run_command", name="test")).reply(final("ran"))
+    result = heph("--yes", "--test-cmd", f"{PYTHON} -c print(42)", "run the tests", cwd=project)
+    assert result.code == 0, result.stderr
+    assert f"- test: `{PYTHON} -c print(42)` (--test-cmd)" in \
+        chat_server.requests[0]["messages"][0]["content"]
+    assert "42" in chat_server.requests[1]["messages"][-1]["content"]
