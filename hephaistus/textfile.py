@@ -84,9 +84,25 @@ def atomic_write(path: Path, data: bytes) -> None:
             mode = 0o666 & ~umask
         os.chmod(tmp, mode)
         os.replace(tmp, path)
+        if path.suffix == ".py":
+            forget_bytecode(path)
     except BaseException:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
         raise
+
+
+def forget_bytecode(path: Path) -> None:
+    """Delete the cached bytecode of a Python file that was just rewritten.
+
+    Python trusts a .pyc whose recorded source mtime (whole seconds) and size match; an edit
+    that keeps the size, made within the second the file was last imported, would otherwise run
+    the old code, say in the test run right after the edit.
+    """
+    for cached in path.parent.joinpath("__pycache__").glob(f"{path.stem}.*.pyc"):
+        try:
+            cached.unlink()
+        except OSError:
+            pass

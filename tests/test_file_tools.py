@@ -181,3 +181,14 @@ def test_approval_decisions(ctx):
     skipped = call(ctx, "write_file", path="a.py", content="1\n")
     assert skipped.ok and "dry run" in skipped.output and skipped.diff
     assert not (ctx.workspace.root / "a.py").exists()
+
+
+def test_rewriting_python_drops_its_stale_bytecode(ctx):
+    import py_compile
+
+    source = ctx.workspace.root / "calc.py"
+    source.write_text("VALUE = 1\n")
+    py_compile.compile(str(source))  # what an import writes: __pycache__/calc.<tag>.pyc
+    assert list((ctx.workspace.root / "__pycache__").glob("calc.*.pyc"))
+    assert call(ctx, "edit_file", path="calc.py", old="1", new="2").ok  # same size, same second
+    assert not list((ctx.workspace.root / "__pycache__").glob("calc.*.pyc"))

@@ -52,12 +52,19 @@ class ReactEngine:
                 failed = self._verify(run, verified) if run.verify else None
                 if failed is None:
                     return self._answer(run, reply)
+                name, result = failed
+                if result.refused:
+                    return Outcome("refused", result.output)
                 verified = len(run.tools.changed)
                 if checks_left == 0:
                     run.sink.notice(f"the checks still fail after {run.verify_retries} tries")
                     return self._answer(run, reply)
                 checks_left -= 1
-                self._say(run, failed)
+                self._say(run, f"Observation: before finishing, heph ran the project's `{name}` "
+                               "command and it failed:\n"
+                               + clip(result.output, run.tools.observation_limit, keep="tail")
+                               + "\nFix the problem, or explain in your final answer why it "
+                                 "remains.")
                 continue
             repeats = repeats + 1 if reply.key == last_call else 1
             last_call = reply.key
@@ -126,22 +133,17 @@ class ReactEngine:
         run.sink.tool_finished(action, result)
         return result
 
-    def _verify(self, run: Run, verified: int) -> str | None:
-        """Run the verify commands if files changed since the last check; the observation to
-        send back when one fails, else None."""
+    def _verify(self, run: Run, verified: int) -> tuple[str, ToolResult] | None:
+        """Run the verify commands if files changed since the last check; the first that
+        fails, with its result, else None."""
         if len(run.tools.changed) == verified:
             return None
-        tool = run.registry.get("run_command")
-        assert tool is not None
         for name in run.verify:
             action = Action("checking the changes before the final answer", "run_command",
                             {"name": name})
             result = self._act(run, action)
             if result.refused or not result.ok:
-                return ("Observation: before finishing, heph ran the project's "
-                        f"`{name}` command and it failed:\n"
-                        + clip(result.output, run.tools.observation_limit, keep="tail")
-                        + "\nFix the problem, or explain in your final answer why it remains.")
+                return name, result
         return None
 
     def _answer(self, run: Run, final: Final) -> Outcome:
