@@ -17,7 +17,6 @@ from hephaistus.errors import EXIT_INTERRUPTED, EXIT_USAGE, ConfigError, HephErr
 
 SUBCOMMANDS = ("docs", "sessions", "replay", "undo", "stats")
 VALUE_OPTIONS = {"-w", "--workspace", "-m", "--model", "--base-url", "--max-steps"}
-NOT_BUILT_YET = {"stats"}
 
 EPILOG = """\
 commands:
@@ -28,7 +27,7 @@ commands:
   heph undo [ID|last]         put back the files a session changed (--force: even if edited since)
   heph docs [--check|--fix] [--staged] [PATHS...]
                               find missing or stale docstrings (--check, offline), or write them
-  heph stats                  planned, not built yet
+  heph stats                  per model: well-formed replies, edits applied, steps, tokens
 
 exit codes: 0 answered, 1 the agent failed, 2 usage or configuration error,
             3 a write was refused, 130 interrupted
@@ -314,8 +313,22 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return run_fix(workspace, files, config, ChatModel(config), Reporter())
 
 
-def cmd_not_built(args: argparse.Namespace) -> int:
-    raise ConfigError("this command is planned but not built yet in this version")
+def cmd_stats(args: argparse.Namespace) -> int:
+    """Per model, from the recorded sessions."""
+    from hephaistus.session import SessionStore
+    from hephaistus.ui.stats import collect, format_stats
+
+    workspace = _workspace(args)
+    rows = collect(SessionStore(workspace.heph_dir / "sessions"))
+    if args.json:
+        from hephaistus.ui.render import print_json
+
+        print_json({"models": [row.to_dict() for row in rows]})
+    elif rows:
+        print("\n".join(format_stats(rows)))
+    else:
+        print(f"no sessions recorded yet in {workspace.heph_dir / 'sessions'}", file=sys.stderr)
+    return 0
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
@@ -323,7 +336,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "replay": cmd_replay,
     "undo": cmd_undo,
     "docs": cmd_docs,
-    **{name: cmd_not_built for name in NOT_BUILT_YET},
+    "stats": cmd_stats,
 }
 
 

@@ -1,0 +1,30 @@
+"""heph stats: per model, from the session files alone."""
+
+from conftest import act, final
+
+
+def test_stats_per_model(heph, chat_server, workspace):
+    (workspace / "a.py").write_text("x = 1\n")
+    chat_server.reply("not json")
+    chat_server.reply(act("edit_file", path="a.py", old="nothing like this", new="y"))
+    chat_server.reply(act("edit_file", path="a.py", old="x = 1", new="x = 2"))
+    chat_server.reply(final("done"), usage={"prompt_tokens": 100, "completion_tokens": 10})
+    assert heph("--yes", "-m", "model-a", "edit").code == 0
+    chat_server.reply(final("hello"), usage={"prompt_tokens": 50, "completion_tokens": 5})
+    assert heph("-m", "model-b", "hi").code == 0
+    data = {m["model"]: m for m in heph("stats", "--json").json["models"]}
+    a, b = data["model-a"], data["model-b"]
+    assert (a["sessions"], a["answered"], a["steps"], a["malformed"]) == (1, 1, 4, 1)
+    assert a["well_formed_rate"] == 0.75
+    assert (a["edits"], a["edits_applied"], a["edit_success_rate"]) == (2, 1, 0.5)
+    assert (b["steps"], b["prompt_tokens"], b["completion_tokens"]) == (1, 50, 5)
+    assert b["edit_success_rate"] is None
+    table = heph("stats").stdout.splitlines()
+    assert table[0].split()[:3] == ["MODEL", "SESSIONS", "ANSWERED"]
+    assert any(line.startswith("model-a") and "75%" in line and "50% of 2" in line
+               for line in table)
+
+
+def test_stats_without_sessions(heph):
+    result = heph("stats")
+    assert result.code == 0 and "no sessions recorded yet" in result.stderr
