@@ -159,14 +159,11 @@ def run_task(args: argparse.Namespace) -> int:
     if not task:
         raise ConfigError("no task given: heph \"what to do\" (see heph --help)")
     from hephaistus.agent import Agent
-    from hephaistus.llm import missing_key_message
     from hephaistus.seams import NullSink
     from hephaistus.ui.approval import Approval
     from hephaistus.ui.render import ConsoleSink, print_json
 
-    workspace, config = _workspace_and_config(args)
-    if not config.resolved_api_key():
-        raise ConfigError(missing_key_message())
+    workspace, config = _workspace_and_model_config(args)
     sink: Any = NullSink() if args.json else ConsoleSink(verbose=args.verbose, quiet=args.quiet)
     approval = Approval(sink, yes=args.yes, dry_run=args.dry_run,
                         interactive=False if args.json else None)
@@ -176,8 +173,8 @@ def run_task(args: argparse.Namespace) -> int:
     outcome = agent.execute(task)
     message = outcome.message
     if outcome.status == "refused":
-        message += (". No terminal to ask for approval: pass --yes to allow writes"
-                    " or --dry-run to preview them")
+        message += (". No terminal to ask for approval: pass --yes to allow writes and"
+                    " commands, or --dry-run to preview them")
     if args.json:
         print_json({
             "outcome": outcome.status, "exit_code": outcome.exit_code, "message": message,
@@ -197,14 +194,11 @@ def run_task(args: argparse.Namespace) -> int:
 def run_chat(args: argparse.Namespace) -> int:
     """The interactive REPL."""
     from hephaistus.agent import Agent
-    from hephaistus.llm import missing_key_message
     from hephaistus.ui.approval import Approval, SavedApprovals
     from hephaistus.ui.render import ConsoleSink, make_console
     from hephaistus.ui.repl import Repl, history_path
 
-    workspace, config = _workspace_and_config(args)
-    if not config.resolved_api_key():
-        raise ConfigError(missing_key_message())
+    workspace, config = _workspace_and_model_config(args)
     sink = ConsoleSink(verbose=args.verbose, quiet=args.quiet,
                        console=make_console(stderr=False))
     approval = Approval(sink, yes=args.yes, dry_run=args.dry_run, interactive=True,
@@ -284,14 +278,11 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 def cmd_docs(args: argparse.Namespace) -> int:
     """Check (offline) or fix docstrings; exit codes as pre-commit expects."""
-    from hephaistus.config import load_config
     from hephaistus.docs.command import Reporter, collect_files, run_check, run_fix
 
     if args.check and args.fix:
         raise ConfigError("heph docs: give --check or --fix, not both")
-    workspace = _workspace(args)
-    flags = {"model": args.model, "base_url": args.base_url}
-    config = load_config(workspace.root, flags)
+    workspace, config = _workspace_and_config(args)
     files = collect_files(workspace, args.paths, args.staged)
     if not args.fix:
         problems = run_check(workspace, files, config)
@@ -306,10 +297,9 @@ def cmd_docs(args: argparse.Namespace) -> int:
                 print(f"{len(problems)} docstring problems; `heph docs --fix` writes them",
                       file=sys.stderr)
         return 1 if problems else 0
-    from hephaistus.llm import ChatModel, missing_key_message
+    from hephaistus.llm import ChatModel
 
-    if not config.resolved_api_key():
-        raise ConfigError(missing_key_message())
+    _require_endpoint(config)
     return run_fix(workspace, files, config, ChatModel(config), Reporter())
 
 
@@ -362,6 +352,20 @@ def _workspace_and_config(args: argparse.Namespace) -> tuple[Any, Any]:
              "test_cmd": args.test_cmd,
              "verify_after_edits": ("test",) if args.check_after_edits else None}
     return workspace, load_config(workspace.root, flags)
+
+
+def _workspace_and_model_config(args: argparse.Namespace) -> tuple[Any, Any]:
+    """As `_workspace_and_config`, and a model endpoint must be configured."""
+    workspace, config = _workspace_and_config(args)
+    _require_endpoint(config)
+    return workspace, config
+
+
+def _require_endpoint(config: Any) -> None:
+    from hephaistus.llm import missing_key_message
+
+    if not config.resolved_api_key():
+        raise ConfigError(missing_key_message())
 
 
 def _last_conversation(agent: Any) -> list[dict[str, str]]:
