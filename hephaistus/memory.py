@@ -54,7 +54,6 @@ def count(messages: list[Message]) -> int:
 class Memory:
     window: int
     ratio: float = 1.0  # server's count / our estimate, learned from usage reports
-    compactions: int = 0
     dropped_steps: int = 0
     warned_truncation: bool = False
     records: dict[str, str] = field(default_factory=dict)  # observation → its one-line record
@@ -100,7 +99,6 @@ class Memory:
                 self._drop_oldest(messages, task_index, keep_from, target)
             if self.size(messages) <= self.budget:
                 break
-        self.compactions += 1
         return True
 
     def _compact(self, messages: list[Message], index: int) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 GOOGLE_HEADERS = ("Args:", "Arguments:", "Parameters:", "Params:", "Keyword Args:",
                   "Keyword Arguments:")
@@ -35,12 +34,6 @@ def documented_params(docstring: str) -> list[str] | None:
     if style == "google":
         return _google(docstring)
     return None
-
-
-def dominant_style(docstrings: list[str]) -> str:
-    """The style most docstrings with a parameter section use (google when none does)."""
-    styles = Counter(s for s in map(style_of, docstrings) if s)
-    return styles.most_common(1)[0][0] if styles else "google"
 
 
 def _google(docstring: str) -> list[str]:

@@ -12,7 +12,7 @@ import json
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,5 +191,3 @@ def summarise(results: list[CaseResult]) -> dict[str, dict[str, int]]:
             row["passed"] += result.passed
     return table
 
-
-Runner = Callable[[Path], CaseResult]
