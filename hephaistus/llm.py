@@ -8,6 +8,7 @@ transient faults in a row and stay bounded in time, then fail with a message nam
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -168,6 +169,18 @@ class ChatModel:
                 timeout=openai.Timeout(self.config.timeout, connect=self.config.connect_timeout),
             )
         return self._client
+
+
+def warm_up() -> None:
+    """Import `openai` in the background while the rest starts (or the user types)."""
+    threading.Thread(target=_import_openai, daemon=True).start()
+
+
+def _import_openai() -> None:
+    try:
+        import openai  # noqa: F401
+    except Exception:  # the first model call reports it properly
+        pass
 
 
 def missing_key_message() -> str:

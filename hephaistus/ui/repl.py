@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -28,6 +27,7 @@ from rich.text import Text
 from hephaistus import __version__
 from hephaistus.agent import Agent
 from hephaistus.checkpoints import CheckpointStore, UndoConflict
+from hephaistus.llm import warm_up
 from hephaistus.ui.approval import Approval
 from hephaistus.ui.render import ConsoleSink
 
@@ -96,7 +96,7 @@ class Repl:
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> int:
-        threading.Thread(target=_import_openai, daemon=True).start()
+        warm_up()
         model = self.agent.model.name
         where = self.agent.config.base_url or "api.openai.com"
         self.console.print(Text(f"heph {__version__} · {model} at {where} · "
@@ -316,11 +316,3 @@ def _history(path: Path | None) -> Any:
         return FileHistory(str(path))
     except OSError:
         return InMemoryHistory()
-
-
-def _import_openai() -> None:
-    """Warm the slow import while the user types the first task."""
-    try:
-        import openai  # noqa: F401
-    except Exception:  # the first model call will report it properly
-        pass
