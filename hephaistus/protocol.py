@@ -59,7 +59,8 @@ class FormatError(ValueError):
 
 def find_json_object(text: str) -> dict[str, Any]:
     """The first complete JSON object in `text`, wherever it sits (fences, prose)."""
-    decoder = json.JSONDecoder()
+    # strict=False: models often put raw newlines and tabs inside strings (file contents).
+    decoder = json.JSONDecoder(strict=False)
     start = text.find("{")
     while start != -1:
         try:
@@ -77,6 +78,10 @@ def find_json_object(text: str) -> dict[str, Any]:
 
 def parse_reply(text: str, registry: Registry) -> Reply:
     data = find_json_object(text)
+    if "action" not in data and "final" not in data and isinstance(data.get("tool"), str):
+        # {"thought": ..., "tool": ..., "args": ...}: the action without its wrapper.
+        data = {"thought": data.get("thought", ""),
+                "action": {k: v for k, v in data.items() if k != "thought"}}
     thought = data.get("thought", "")
     if not isinstance(thought, str):
         raise FormatError("'thought' must be a string.")
@@ -106,7 +111,9 @@ def _action(thought: str, action: Any, registry: Registry) -> Action:
     tool = registry.get(name)
     if tool is None:
         raise FormatError(f"unknown tool '{name}'. Available tools: {', '.join(registry.names)}.")
-    args = action.get("args", {})
+    args = action.get("args")
+    if args is None:  # arguments written beside "tool" instead of inside "args"
+        args = {k: v for k, v in action.items() if k not in ("tool", "reason")}
     problems = tool.problems(args)
     if problems:
         raise FormatError(

@@ -60,3 +60,26 @@ def test_action_key_ignores_argument_order():
     one = Action("", "read_file", {"path": "a", "start_line": 1})
     two = Action("", "read_file", {"start_line": 1, "path": "a"})
     assert one.key == two.key
+
+
+def test_raw_newlines_inside_strings_are_accepted():
+    # real line breaks and tabs inside the JSON string, which strict JSON forbids
+    text = '{"thought": "write it", "action": {"tool": "write_file", "args": ' \
+           '{"path": "a.py", "content": "def f():\n\treturn 1\n"}}}'
+    assert "\n" in text
+    reply = parse_reply(text, REGISTRY)
+    assert reply.args["content"] == "def f():\n\treturn 1\n"
+
+
+def test_arguments_beside_the_tool_name_are_accepted():
+    reply = parse_reply('{"thought": "t", "action": {"tool": "read_file", "path": "a.py"}}',
+                        REGISTRY)
+    assert reply == Action("t", "read_file", {"path": "a.py"})
+
+
+def test_an_action_without_its_wrapper_is_accepted():
+    reply = parse_reply('{"thought": "t", "tool": "read_file", "args": {"path": "a.py"}}',
+                        REGISTRY)
+    assert reply == Action("t", "read_file", {"path": "a.py"})
+    with pytest.raises(FormatError, match="unknown argument 'colour'"):
+        parse_reply('{"tool": "read_file", "path": "a.py", "colour": "red"}', REGISTRY)
