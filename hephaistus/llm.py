@@ -200,7 +200,10 @@ def _content(response: Any, url: str) -> str:
     choices = getattr(response, "choices", None)
     if not choices:
         raise ModelError(f"the model endpoint {url} answered without any choices")
-    return choices[0].message.content or ""
+    message = choices[0].message
+    # Some servers put a reasoning model's whole reply in reasoning_content, leaving content empty.
+    return message.content or (getattr(message, "model_extra", None) or {}).get(
+        "reasoning_content") or ""
 
 
 def _usage(raw: Any) -> Usage:

@@ -9,6 +9,7 @@ a valid reply looks; it is not fatal to the run.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,8 +58,13 @@ class FormatError(ValueError):
         )
 
 
+THINKING = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.S)
+
+
 def find_json_object(text: str) -> dict[str, Any]:
-    """The first complete JSON object in `text`, wherever it sits (fences, prose)."""
+    """The first complete JSON object in `text`, wherever it sits (fences, prose), after any
+    <think>...</think> block a reasoning model wrote first."""
+    text = THINKING.sub("", text)
     # strict=False: models often put raw newlines and tabs inside strings (file contents).
     decoder = json.JSONDecoder(strict=False)
     start = text.find("{")

@@ -1,5 +1,6 @@
 """The real `openai` client against the loopback server: retries, faults and clear errors."""
 
+import json
 import time
 
 import pytest
@@ -126,3 +127,12 @@ def test_no_key_and_no_local_url_explains_how_to_configure():
         model.complete(HELLO)
     for words in ("OPENAI_API_KEY", "11434", "llama.cpp"):
         assert words in caught.value.message
+
+
+def test_a_reply_only_in_reasoning_content_is_used(chat_server):
+    body = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                "role": "assistant", "content": None,
+                "reasoning_content": '{"final": "from reasoning"}'}}]}
+    chat_server.fault("status", status=200, body=json.dumps(body))
+    assert model_for(chat_server).complete(HELLO).text == '{"final": "from reasoning"}'

@@ -83,3 +83,9 @@ def test_an_action_without_its_wrapper_is_accepted():
     assert reply == Action("t", "read_file", {"path": "a.py"})
     with pytest.raises(FormatError, match="unknown argument 'colour'"):
         parse_reply('{"tool": "read_file", "path": "a.py", "colour": "red"}', REGISTRY)
+
+
+def test_a_thinking_block_before_the_reply_is_skipped():
+    text = '<think>Maybe {"final": "too early"} is right? No, read first.</think>\n' \
+           '{"thought": "read", "action": {"tool": "read_file", "args": {"path": "a.py"}}}'
+    assert parse_reply(text, REGISTRY) == Action("read", "read_file", {"path": "a.py"})
