@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from stdlib_copy import stdlib_copy
+from common import stdlib_copy
 
 from hephaistus import tokens
 from hephaistus.repomap import Focus, RepoMap

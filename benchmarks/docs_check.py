@@ -13,20 +13,18 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from stdlib_copy import stdlib_copy
+from common import heph_command, stdlib_copy
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     runs = parser.parse_args().runs
-    heph = Path(sys.executable).with_name("heph")
-    command = [str(heph)] if heph.exists() else [sys.executable, "-m", "hephaistus"]
+    command = heph_command()
     with tempfile.TemporaryDirectory() as folder:
         root = stdlib_copy(Path(folder))
         count = sum(1 for _ in root.rglob("*.py"))

@@ -14,19 +14,15 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from common import heph_command, report
+
 from hephaistus.testing import ChatServer
 
 FINAL = json.dumps({"thought": "nothing to do", "final": {"message": "done"}})
-
-
-def heph() -> list[str]:
-    script = Path(sys.executable).with_name("heph")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "hephaistus"]
 
 
 def timed(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, int | None]:
@@ -51,12 +47,10 @@ def check(done: subprocess.CompletedProcess[str]) -> None:
         raise SystemExit(f"command failed ({done.returncode}): {done.stderr}")
 
 
-def report(name: str, samples: list[tuple[float, int | None]]) -> None:
-    times = [s for s, _ in samples]
+def report_runs(name: str, samples: list[tuple[float, int | None]]) -> None:
     peaks = [p for _, p in samples if p]
     memory = f"  peak {statistics.median(peaks) / 1024:.0f} MB" if peaks else ""
-    print(f"{name:<28} median {statistics.median(times) * 1000:7.0f} ms  "
-          f"(min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f}, n={len(times)}){memory}")
+    report(name, [seconds for seconds, _ in samples], memory)
 
 
 def main() -> int:
@@ -66,13 +60,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder, ChatServer() as server:
         (Path(folder) / "app.py").write_text("print('hello')\n")
         env = {"PATH": os.environ["PATH"], "HOME": folder, "OPENAI_BASE_URL": server.url}
-        report("heph --version", [timed([*heph(), "--version"], env, folder) for _ in range(runs)])
-        report("heph --help", [timed([*heph(), "--help"], env, folder) for _ in range(runs)])
+        for flag in ("--version", "--help"):
+            report_runs(f"heph {flag}",
+                        [timed([*heph_command(), flag], env, folder) for _ in range(runs)])
         samples = []
         for _ in range(runs):
             server.reply(FINAL)
-            samples.append(timed([*heph(), "say done"], env, folder))
-        report("heph TASK (one step)", samples)
+            samples.append(timed([*heph_command(), "say done"], env, folder))
+        report_runs("heph TASK (one step)", samples)
     return 0
 
 

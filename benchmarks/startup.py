@@ -13,19 +13,14 @@ import os
 import pty
 import select
 import signal
-import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from common import heph_command, report
+
 PROMPT = b"heph>"
-
-
-def heph() -> list[str]:
-    script = Path(sys.executable).with_name("heph")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "hephaistus"]
 
 
 def time_to_prompt(env: dict[str, str], cwd: str) -> float:
@@ -33,7 +28,7 @@ def time_to_prompt(env: dict[str, str], cwd: str) -> float:
     pid, fd = pty.fork()
     if pid == 0:  # the child: become heph
         os.chdir(cwd)
-        os.execve(heph()[0], heph(), env)
+        os.execve(heph_command()[0], heph_command(), env)
     seen = b""
     try:
         while PROMPT not in seen:
@@ -54,11 +49,6 @@ def time_command(argv: list[str], env: dict[str, str], cwd: str) -> float:
     return time.perf_counter() - started
 
 
-def report(name: str, samples: list[float]) -> None:
-    print(f"{name:<22} median {statistics.median(samples) * 1000:6.0f} ms  "
-          f"(min {min(samples) * 1000:.0f}, max {max(samples) * 1000:.0f}, n={len(samples)})")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=10)
@@ -68,9 +58,9 @@ def main() -> int:
         env = {"PATH": os.environ["PATH"], "HOME": folder, "TERM": "xterm-256color",
                "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "LANG": "C.UTF-8"}
         report("prompt ready (chat)", [time_to_prompt(env, folder) for _ in range(runs)])
-        report("heph --version", [time_command([*heph(), "--version"], env, folder)
+        report("heph --version", [time_command([*heph_command(), "--version"], env, folder)
                                   for _ in range(runs)])
-        report("heph --help", [time_command([*heph(), "--help"], env, folder)
+        report("heph --help", [time_command([*heph_command(), "--help"], env, folder)
                                for _ in range(runs)])
     return 0
 
