@@ -14,11 +14,11 @@ from typing import TextIO
 from hephaistus.checkpoints import Checkpoints
 from hephaistus.config import Config
 from hephaistus.docs.check import Problem, check_files
-from hephaistus.docs.fix import DocsError, detect_style, fix_source, read_python
+from hephaistus.docs.fix import detect_style, fix_source
 from hephaistus.errors import ConfigError
 from hephaistus.seams import Model, ModelReply
 from hephaistus.session import Session, SessionStore
-from hephaistus.textfile import atomic_write, read_text
+from hephaistus.textfile import NotTextError, atomic_write, read_text
 from hephaistus.workspace import PathError, Workspace
 
 STYLE_SAMPLE_FILES = 300
@@ -100,11 +100,11 @@ def _fix_file(workspace: Workspace, rel: str, config: Config, style: str, model:
               session: Session, checkpoints: Checkpoints, report: Reporter) -> int:
     path = workspace.root / rel
     try:
-        original = read_text(path, rel)
-        source = read_python(path, rel)
-    except DocsError as error:
+        original = read_text(path, rel)  # its line endings and BOM are kept when writing back
+    except (OSError, NotTextError) as error:
         report.error(rel, str(error))
         return 1
+    source = original.text
 
     def ask(request: str, name: str) -> ModelReply:
         with session.span("LLM", model.name, {"file": name}) as span:

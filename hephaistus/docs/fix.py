@@ -14,13 +14,11 @@ import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from hephaistus.config import DocsConfig
 from hephaistus.docs.check import Problem, Target, check_tree, targets
 from hephaistus.protocol import FormatError, find_json_object
 from hephaistus.seams import ModelReply
-from hephaistus.textfile import NotTextError, read_text
 
 CODE_LINES = 60  # of each target shown to the model
 FILE_LINES = 400  # of the whole file shown for context
@@ -219,10 +217,3 @@ def detect_style(sources: list[str]) -> str:
         counts["google"] += len(re.findall(r"^\s*(?:Args|Arguments):\s*$", source, re.M))
     best = max(counts, key=lambda k: counts[k])
     return best if counts[best] else "google"
-
-
-def read_python(path: Path, rel: str) -> str:
-    try:
-        return read_text(path, rel).text
-    except (OSError, NotTextError) as error:
-        raise DocsError(str(error)) from None
