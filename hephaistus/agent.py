@@ -87,6 +87,7 @@ class Agent:
                 f"cannot create {self.workspace.heph_dir} (where sessions are kept): "
                 f"{error.strerror or error}"
             ) from None
+        summary = self._workspace_summary(task)  # before the session, so it never dangles
         if not self.messages:
             self.messages = [{"role": "system",
                               "content": system_prompt(self.registry, self.workspace.root,
@@ -107,8 +108,7 @@ class Agent:
             command_timeout=self.config.command_timeout, approve_command=self.approve_command)
         run = Run(self.model, self.registry, tools, session, self.state, self.sink,
                   self.messages, self.config.max_steps, self._save_state, self.memory,
-                  self._workspace_summary(task),
-                  verify=[n for n in self.config.verify_after_edits if n in self.commands],
+                  summary, verify=[n for n in self.config.verify_after_edits if n in self.commands],
                   verify_retries=self.config.verify_retries)
         self._running = True
         outcome = Outcome("failed", "the run did not finish")
