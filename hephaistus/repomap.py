@@ -50,7 +50,8 @@ class RepoMap:
         self.cache_path = workspace.heph_dir / "cache" / "repomap.json"
 
     def render(self, focus: Focus, budget_tokens: int) -> str:
-        files = [f for f in self.workspace.files() if not f.startswith(".heph/")]
+        # The same check as every tool's: no file outside (files() drops such links), no secret.
+        files = [f for f in self.workspace.files() if not self.workspace.is_secret(f)]
         infos = self._infos(files)
         ranked = self._rank(files, infos, focus)
         return _render(ranked, infos, tokens.chars_for(budget_tokens))

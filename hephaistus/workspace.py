@@ -4,18 +4,28 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
+import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 HEPH_DIR = ".heph"
-SECRET_PATTERNS = (".env*", "*.pem", "*.key", "id_*")
+# File names (matched in lower case) whose content is a credential. `allow_secrets` lifts the rule.
+SECRET_PATTERNS = (
+    ".env*", "*.env", "*.pem", "*.key", "id_*", "*.p12", "*.pfx", "*.jks", "*.keystore",
+    ".netrc", "_netrc", ".npmrc", ".pypirc", ".git-credentials", ".htpasswd", ".pgpass",
+    "credentials", "credentials.*", "secrets.*", "*.secret", "*.secrets",
+)
+# Folders whose every file is a credential.
+SECRET_DIRS = {".ssh", ".gnupg", ".aws"}
 # Folders nobody wants listed or searched, skipped when there is no git to ask.
 SKIPPED_DIRS = {
     ".git", HEPH_DIR, "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", "target", ".idea",
 }
 PROTECTED_DIRS = {".git", HEPH_DIR}
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class PathError(ValueError):
@@ -38,8 +48,8 @@ class Workspace:
         """The real path of `path`, which must lie inside the workspace (symlinks followed)."""
         if not isinstance(path, str) or not path.strip():
             raise PathError("path is empty")
-        if "\0" in path:
-            raise PathError("path contains a NUL byte")
+        if CONTROL.search(path):
+            raise PathError(f"{path!r} contains a control character; name files in plain text")
         candidate = Path(path) if os.path.isabs(path) else self.root / path
         real = Path(os.path.realpath(candidate))
         if real != self.root and self.root not in real.parents:
@@ -59,19 +69,52 @@ class Workspace:
         rel = real.relative_to(self.root).as_posix()
         return rel or "."
 
-    @staticmethod
-    def is_secret(rel_path: str) -> bool:
-        name = PurePosixPath(rel_path).name
-        return any(fnmatch.fnmatch(name, pattern) for pattern in SECRET_PATTERNS)
+    def is_secret(self, path: str) -> bool:
+        """Whether `path` holds a credential, by its own name or, for a link, its target's."""
+        spelled = self._spelled(path)
+        if is_secret_name(spelled):
+            return True
+        real = Path(os.path.realpath(self.root / spelled))
+        if real == self.root / spelled:
+            return False
+        return self.root not in real.parents or is_secret_name(self.relative(real))
+
+    def check(self, path: str, *, allow_secrets: bool = False,
+              for_write: bool = False) -> tuple[str, Path]:
+        """(workspace-relative name, real path) of a file the tools may use: inside the
+        workspace and, unless allowed, no secret under its own name or its target's."""
+        real = self.resolve(path, for_write=for_write)
+        rel = self.relative(real)
+        if not allow_secrets and (is_secret_name(self._spelled(path)) or is_secret_name(rel)):
+            raise PathError(f"{rel} looks like a secret file; heph does not read or write it "
+                            "(allow_secrets = true in .heph.toml lifts this)")
+        return rel, real
+
+    def _spelled(self, path: str) -> str:
+        """`path` as named, made relative to the root without following links."""
+        return os.path.relpath(os.path.normpath(self.root / path), self.root)
 
     def files(self, under: str = ".") -> list[str]:
-        """Workspace-relative files under `under`, sorted, respecting .gitignore."""
+        """Workspace-relative files under `under`, sorted, respecting .gitignore. A link that
+        leads out of the workspace (or to no file) is left out, so no walk ever leaves it."""
         base = self.resolve(under)
         prefix = "" if base == self.root else self.relative(base) + "/"
         listed = self._git_files(base)
         if listed is None:
             listed = self._walk_files(base)
-        return sorted(prefix + rel for rel in listed)
+        return sorted(prefix + rel for rel in listed if self._contained_file(base / rel))
+
+    def _contained_file(self, path: Path) -> bool:
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return False
+        if stat.S_ISREG(mode):
+            return True
+        if not stat.S_ISLNK(mode):
+            return False
+        real = Path(os.path.realpath(path))
+        return self.root in real.parents and real.is_file()
 
     def git_dir(self) -> Path | None:
         """The git directory of the repository the workspace is in (it may be a subfolder)."""
@@ -97,8 +140,7 @@ class Workspace:
         except (OSError, subprocess.SubprocessError):
             return None
         names = [n for n in done.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
-        # ls-files still lists tracked files deleted from the tree; the tools only want real ones.
-        return [n for n in names if (base / n).is_file() and not _in_heph_dir(n)]
+        return [n for n in names if not _in_heph_dir(n)]
 
     def _walk_files(self, base: Path) -> list[str]:
         ignore = _GitIgnore.load(self.root)
@@ -129,6 +171,16 @@ class Workspace:
                 with exclude.open("a", encoding="utf-8") as handle:
                     handle.write(f"{sep}{HEPH_DIR}/\n")
         return self.heph_dir
+
+
+def is_secret_name(path: str) -> bool:
+    """Whether a path's spelling names a credential file (any case)."""
+    parts = PurePosixPath(path.lower().replace(os.sep, "/")).parts
+    if not parts:
+        return False
+    if SECRET_DIRS.intersection(parts[:-1]):
+        return True
+    return any(fnmatch.fnmatchcase(parts[-1], pattern) for pattern in SECRET_PATTERNS)
 
 
 def _join(folder: str, name: str) -> str:

@@ -3,7 +3,7 @@ import os
 import pytest
 
 from conftest import git
-from hephaistus.workspace import PathError, Workspace
+from hephaistus.workspace import PathError, Workspace, is_secret_name
 
 
 @pytest.fixture
@@ -55,7 +55,7 @@ def test_protected_places_are_never_written(ws, path):
     ("id_rsa", True), ("id_ed25519.pub", True), ("env.py", False), ("keys.py", False),
 ])
 def test_secret_names(name, secret):
-    assert Workspace.is_secret(name) is secret
+    assert is_secret_name(name) is secret
 
 
 def test_heph_dir_is_excluded_from_git_once(ws):

@@ -107,11 +107,13 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
     real = _existing(ctx, path)
     if isinstance(real, ToolResult):
         return real
-    candidates = [ctx.workspace.relative(real)] if real.is_file() else ctx.workspace.files(path)
+    candidates = [path] if real.is_file() else ctx.workspace.files(path)
     hits: list[str] = []
     skipped_secrets = 0
-    for rel in candidates:
-        if ctx.workspace.is_secret(rel) and not ctx.allow_secrets:
+    for name in candidates:
+        try:  # every file found, named or walked, passes the same check
+            rel, _ = ctx.workspace.check(name, allow_secrets=ctx.allow_secrets)
+        except PathError:
             skipped_secrets += 1
             continue
         file = ctx.workspace.root / rel
@@ -194,12 +196,9 @@ def _size(path: Path) -> str:
 def _open_text(ctx: ToolContext, path: str) -> tuple[str, Path, list[str], int | None] | ToolResult:
     """The file's lines (all of them, or none for a file too large to load: it is streamed)."""
     try:
-        real = ctx.workspace.resolve(path)
+        rel, real = ctx.workspace.check(path, allow_secrets=ctx.allow_secrets)
     except PathError as exc:
         return ToolResult(False, str(exc))
-    rel = ctx.workspace.relative(real)
-    if ctx.workspace.is_secret(rel) and not ctx.allow_secrets:
-        return ToolResult(False, f"{rel} looks like a secret file; heph does not read it")
     if not real.exists():
         return ToolResult(False, f"{rel} does not exist")
     if real.is_dir():
@@ -230,12 +229,9 @@ def _numbered(lines: list[str], real: Path, first: int) -> Iterator[tuple[int, s
 
 def open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | None] | ToolResult:
     try:
-        real = ctx.workspace.resolve(path, for_write=True)
+        rel, real = ctx.workspace.check(path, allow_secrets=ctx.allow_secrets, for_write=True)
     except PathError as exc:
         return ToolResult(False, str(exc))
-    rel = ctx.workspace.relative(real)
-    if ctx.workspace.is_secret(rel) and not ctx.allow_secrets:
-        return ToolResult(False, f"{rel} looks like a secret file; heph does not write it")
     if not real.exists():
         return rel, real, None
     if real.stat().st_size > MAX_WHOLE_FILE_BYTES:

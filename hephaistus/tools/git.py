@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hephaistus.tools.context import FileChange, ToolContext, ToolResult, clip
-from hephaistus.workspace import PathError
+from hephaistus.workspace import PathError, is_secret_name
 
 LOG_LIMIT = 50
 
@@ -52,16 +52,27 @@ def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) ->
     if isinstance(repo, ToolResult):
         return repo
     args = ["--cached"] if staged else []
+    scope = "."
     if path:
         try:
-            args += ["--", str(ctx.workspace.resolve(path))]
+            scope = str(ctx.workspace.check(path, allow_secrets=ctx.allow_secrets)[1])
         except PathError as exc:
             return ToolResult(False, str(exc))
-    output = _git(repo, "diff", *args)
+    changed = _git(repo, "diff", *args, "--name-only", "-z", "--", scope)
+    if isinstance(changed, ToolResult):
+        return changed
+    secret = [] if ctx.allow_secrets else \
+        [name for name in changed.split("\0") if name and is_secret_name(name)]
+    # Secret files stay out of the diff, as they stay out of read_file and search.
+    hidden = [f":(top,exclude,literal){name}" for name in secret]
+    output = _git(repo, "diff", *args, "--", scope, *hidden)
     if isinstance(output, ToolResult):
         return output
     untracked = [p for code, p in _porcelain(repo) if code == "??"]
     note = f"\n(untracked files, not in any diff: {', '.join(untracked)})" if untracked else ""
+    if secret:
+        note += (f"\n(left out as secret files: {', '.join(secret)}; allow_secrets = true "
+                 "shows them)")
     if not output.strip():
         return ToolResult(True, ("no staged changes" if staged else "no unstaged changes") + note)
     return ToolResult(True, clip(output, ctx.observation_limit) + note)

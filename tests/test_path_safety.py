@@ -1,0 +1,122 @@
+"""Every path, named or found by walking a folder, passes one containment and secret check."""
+
+import pytest
+
+from conftest import git
+from hephaistus.repomap import Focus, RepoMap
+from hephaistus.tools import ToolContext, default_registry
+from hephaistus.workspace import Workspace
+
+TOOLS = default_registry()
+OUTSIDE_TEXT = "def leaked_outside_symbol():\n    return 'OUTSIDE-MARKER'\n"
+SECRET_TEXT = "DATABASE_PASSWORD=SECRET-MARKER\n"
+
+
+@pytest.fixture
+def linked(tmp_path):
+    """A workspace with links out of it and to its secret file."""
+    (tmp_path / "outside.py").write_text(OUTSIDE_TEXT)
+    (tmp_path / "outside_dir").mkdir()
+    (tmp_path / "outside_dir" / "deep.py").write_text(OUTSIDE_TEXT)
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("def app():\n    return 1\n")
+    (root / ".env").write_text(SECRET_TEXT)
+    (root / "notes.py").symlink_to(tmp_path / "outside.py")
+    (root / "config.txt").symlink_to(root / ".env")
+    (root / "settings.py").symlink_to(root / ".env")
+    (root / "vendor").symlink_to(tmp_path / "outside_dir")
+    return root
+
+
+def call(ctx, tool, **args):
+    return TOOLS.get(tool)(args, ctx)
+
+
+@pytest.mark.parametrize("in_git", [False, True])
+def test_walked_files_leave_out_links_that_point_outside(linked, in_git):
+    if in_git:
+        git(linked, "init", "-q")
+    files = Workspace.at(linked).files()
+    assert "notes.py" not in files and not any(f.startswith("vendor") for f in files)
+    assert "app.py" in files
+
+
+@pytest.mark.parametrize("in_git", [False, True])
+def test_search_never_returns_outside_or_secret_text(linked, in_git):
+    if in_git:
+        git(linked, "init", "-q")
+    ctx = ToolContext(Workspace.at(linked))
+    for path in (".", "config.txt", "settings.py", "notes.py", "vendor"):
+        output = call(ctx, "search", pattern="MARKER", path=path).output
+        assert "OUTSIDE-MARKER" not in output and "SECRET-MARKER" not in output, path
+    assert call(ctx, "search", pattern="return 1").output.startswith("app.py:2:")
+
+
+def test_read_file_refuses_a_link_to_a_secret_under_any_name(linked):
+    ctx = ToolContext(Workspace.at(linked))
+    for path in ("config.txt", "settings.py", ".env"):
+        result = call(ctx, "read_file", path=path)
+        assert not result.ok and "secret" in result.output and "SECRET-MARKER" not in result.output
+
+
+def test_the_workspace_map_reads_nothing_through_links(linked):
+    git(linked, "init", "-q")
+    text = RepoMap(Workspace.at(linked)).render(Focus("look at notes.py"), 4000)
+    assert "leaked_outside_symbol" not in text and "SECRET" not in text
+    assert "def app" in text
+
+
+@pytest.mark.parametrize("name", [
+    ".ENV", "Secrets.env", "prod.env", ".netrc", ".npmrc", ".pypirc", "credentials.json",
+    ".git-credentials", "server.PEM", "cert.p12", ".ssh/config", ".aws/credentials", "id_rsa",
+])
+def test_secret_names_are_matched_without_regard_to_case(tmp_path, name):
+    root = tmp_path / "ws"
+    (root / name).parent.mkdir(parents=True, exist_ok=True)
+    (root / name).write_text("token=SECRET-MARKER\n")
+    ctx = ToolContext(Workspace.at(root))
+    assert not call(ctx, "read_file", path=name).ok
+    assert "SECRET-MARKER" not in call(ctx, "search", pattern="MARKER").output
+
+
+@pytest.mark.parametrize("name", ["env.py", "keys.py", "environment.md", "secret_santa.py",
+                                  "tokens.py", "credentials_form.py"])
+def test_ordinary_names_are_not_secret(tmp_path, name):
+    assert not Workspace.at(tmp_path).is_secret(name)
+
+
+@pytest.fixture
+def repo_with_env(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / ".env").write_text("TOKEN=old\n")
+    (root / "app.py").write_text("x = 1\n")
+    git(root, "add", ".")
+    git(root, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "base")
+    (root / ".env").write_text("TOKEN=SECRET-MARKER\n")
+    (root / "app.py").write_text("x = 2\n")
+    git(root, "add", "app.py")
+    (root / "app.py").write_text("x = 3\n")
+    return root
+
+
+def test_git_diff_leaves_secret_files_out(repo_with_env):
+    ctx = ToolContext(Workspace.at(repo_with_env))
+    whole = call(ctx, "git_diff")
+    assert "SECRET-MARKER" not in whole.output and "+x = 3" in whole.output
+    assert ".env" in whole.output  # it says what it left out
+    assert not call(ctx, "git_diff", path=".env").ok
+    git(repo_with_env, "add", ".env")
+    staged = call(ctx, "git_diff", staged=True)
+    assert "SECRET-MARKER" not in staged.output and "+x = 2" in staged.output
+    ctx.allow_secrets = True
+    assert "SECRET-MARKER" in call(ctx, "git_diff", staged=True).output
+
+
+def test_control_characters_in_a_named_path_are_refused(tmp_path):
+    ctx = ToolContext(Workspace.at(tmp_path))
+    result = call(ctx, "write_file", path="\x1b]0;owned\x07.py", content="x\n")
+    assert not result.ok and "control character" in result.output
+    assert list(tmp_path.iterdir()) == []
