@@ -44,11 +44,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return COMMANDS[command](parse(_subcommand_parser(command), rest))
     except HephError as error:
         if error.message:  # argparse has already explained a usage error
-            print(f"heph: {error.message}", file=sys.stderr)
+            say(f"heph: {error.message}", sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print("heph: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def say(text: str, stream: Any = None) -> None:
+    """Print text that came from outside heph (a server, a file, a session): with the
+    environment's secrets hidden and control characters spelled out."""
+    from hephaistus.redact import hide_values, secret_values
+    from hephaistus.ui.escape import visible
+
+    print(visible(hide_values(text, secret_values())), file=stream or sys.stdout)
 
 
 def split_command(argv: list[str]) -> tuple[str | None, list[str]]:
@@ -224,7 +233,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no sessions recorded yet in {store.folder}", file=sys.stderr)
         return 0
-    print("\n".join(format_rows(rows)))
+    say("\n".join(format_rows(rows)))
     return 0
 
 
@@ -268,11 +277,11 @@ def cmd_undo(args: argparse.Namespace) -> int:
             f"not undone: these files changed after heph wrote them: {', '.join(conflict.paths)}."
             " Undoing would lose those changes; pass --force to undo anyway"
         ) from None
-    print(f"undid session {session_id}")
+    say(f"undid session {session_id}")
     for path in result.restored:
-        print(f"  restored {path}")
+        say(f"  restored {path}")
     for path in result.deleted:
-        print(f"  deleted  {path} (heph had created it)")
+        say(f"  deleted  {path} (heph had created it)")
     return 0
 
 
@@ -292,7 +301,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
             print_json({"problems": [p.to_dict() for p in problems], "files": len(files)})
         else:
             for problem in problems:
-                print(problem)
+                say(str(problem))
             if problems:
                 print(f"{len(problems)} docstring problems; `heph docs --fix` writes them",
                       file=sys.stderr)
@@ -315,7 +324,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
         print_json({"models": [row.to_dict() for row in rows]})
     elif rows:
-        print("\n".join(format_stats(rows)))
+        say("\n".join(format_stats(rows)))
     else:
         print(f"no sessions recorded yet in {workspace.heph_dir / 'sessions'}", file=sys.stderr)
     return 0

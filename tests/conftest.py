@@ -80,6 +80,27 @@ def heph(chat_server: ChatServer, home: Path, workspace: Path):
     return run
 
 
+@pytest.fixture
+def heph_main(chat_server: ChatServer, home: Path, workspace: Path, monkeypatch, capsys):
+    """Run `heph` in-process (cli.main) in `workspace` against the loopback server."""
+    from hephaistus import cli
+
+    def run(*args: str, env: dict[str, str] | None = None) -> Result:
+        for name in ("OPENAI_API_KEY", "HEPH_MODEL", "HEPH_MAX_STEPS", "OPENAI_BASE_URL"):
+            monkeypatch.delenv(name, raising=False)
+        environ = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+                   "OPENAI_BASE_URL": chat_server.url, "HEPH_TIMEOUT": "5", "NO_COLOR": "1"}
+        for name, value in {**environ, **(env or {})}.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.chdir(workspace)
+        capsys.readouterr()
+        code = cli.main(list(args))
+        out, err = capsys.readouterr()
+        return Result(code, out, err)
+
+    return run
+
+
 def git(cwd: Path, *args: str) -> str:
     done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True,
                           env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",

@@ -19,6 +19,7 @@ from hephaistus.errors import ConfigError
 from hephaistus.seams import Model, ModelReply
 from hephaistus.session import Session, SessionStore
 from hephaistus.textfile import NotTextError, atomic_write, read_text
+from hephaistus.ui.escape import visible
 from hephaistus.workspace import PathError, Workspace
 
 STYLE_SAMPLE_FILES = 300
@@ -156,8 +157,8 @@ class Reporter:
         line = f"{rel}: wrote {len(written)} docstrings ({', '.join(written)})"
         if missed:
             line += f"; the model gave none for {', '.join(missed)}"
-        print(line, file=self.stream)
+        print(visible(line), file=self.stream)
 
     def error(self, rel: str, message: str) -> None:
-        print(f"{rel}: left unchanged: {message}", file=self.stream)
+        print(visible(f"{rel}: left unchanged: {message}"), file=self.stream)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hephaistus.tools.context import Decision, FileChange
+from hephaistus.ui.escape import visible
 
 PREVIEW_LINES = 40
 
@@ -86,7 +87,8 @@ class Approval:
             preview += f"\n… {len(lines) - PREVIEW_LINES} more lines ([d] shows all)"
         self.sink.show_diff(preview + "\n")
         verb = "Create" if change.created else "Change"
-        subject = change.path if change.path.startswith("git ") else f"{verb} {change.path}"
+        subject = visible(change.path if change.path.startswith("git ") else
+                          f"{verb} {change.path}")
         while True:
             try:
                 answer = self.ask(f"{subject[0].upper()}{subject[1:]}? [y]es / [n]o / [a]ll / "
@@ -115,7 +117,8 @@ class Approval:
             return "refuse"
         while True:
             try:
-                answer = self.ask(f"Run `{name}`: {shown}? [y]es / [n]o / [a]ll commands: ")
+                answer = self.ask(f"Run `{visible(name)}`: {visible(shown)}? [y]es / [n]o / "
+                                  "[a]ll commands: ")
             except EOFError:
                 return "refuse"
             choice = answer.strip().lower()[:1]

@@ -2,7 +2,8 @@
 
 One-shot runs put progress on stderr and the answer on stdout; the REPL uses one console for
 both. Without a terminal, or with NO_COLOR or TERM=dumb, rich writes plain text with no escape
-codes, and no spinner runs.
+codes, and no spinner runs. Text that did not come from heph itself (the model's, a file's, a
+server's) is shown with its control characters spelled out and the environment's secrets hidden.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from rich.console import Console
 from rich.text import Text
 
 from hephaistus.protocol import Action
+from hephaistus.redact import hide_values, secret_values
 from hephaistus.seams import Usage
 from hephaistus.tools import ToolResult
+from hephaistus.ui.escape import json_safe, visible
 
 PARTIAL_THOUGHT = re.compile(r'"thought"\s*:\s*"((?:[^"\\]|\\.)*)')
 
@@ -56,6 +59,11 @@ class ConsoleSink:
         self._status: Any = None
         self._waiting_since = 0.0
         self._partial = ""
+        self._secrets = secret_values()
+
+    def safe(self, text: str) -> str:
+        """`text` as it may reach the terminal: secrets hidden, control characters visible."""
+        return visible(hide_values(text, self._secrets))
 
     # -- the spinner while the model works ----------------------------------------------
     def step_started(self, step: int) -> None:
@@ -87,11 +95,12 @@ class ConsoleSink:
 
     def thought(self, text: str) -> None:
         if not self.quiet:
-            self._print(Text(text, style="italic dim"))
+            self._print(Text(self.safe(text), style="italic dim"))
 
     def tool_called(self, action: Action) -> None:
         if not self.quiet:
-            self._print(Text("→ ", style="cyan") + Text(describe_call(action), style="bold"))
+            self._print(Text("→ ", style="cyan") + Text(self.safe(describe_call(action)),
+                                                       style="bold"))
 
     def tool_finished(self, action: Action, result: ToolResult) -> None:
         if result.diff and result.diff not in self._diffs_shown and not result.refused:
@@ -99,7 +108,7 @@ class ConsoleSink:
         if self.quiet:
             return
         mark, style = ("✓", "green") if result.ok else ("✗", "red")
-        lines = result.output.splitlines() or [""]
+        lines = self.safe(result.output).splitlines() or [""]
         if result.diff and result.ok:
             lines = lines[:1]  # the diff was shown; "updated x.py (12 lines)" is enough
         shown = lines if self.verbose else lines[:SHORT_OBSERVATION_LINES]
@@ -112,6 +121,7 @@ class ConsoleSink:
         self._diffs_shown.add(diff)
         if self.quiet:
             return
+        diff = self.safe(diff)
         if self.err.is_terminal and not self.err.no_color:
             from rich.syntax import Syntax
 
@@ -122,12 +132,13 @@ class ConsoleSink:
 
     def format_error(self, problem: str) -> None:
         if not self.quiet:
-            self._print(Text(f"  ! malformed reply: {problem}", style="yellow"))
+            self._print(Text(f"  ! malformed reply: {self.safe(problem)}", style="yellow"))
 
     def notice(self, text: str) -> None:
-        self._print(Text(f"  ! {text}", style="yellow"))
+        self._print(Text(f"  ! {self.safe(text)}", style="yellow"))
 
     def final(self, message: str) -> None:
+        message = self.safe(message)
         if self.out.is_terminal:
             from rich.markdown import Markdown
 
@@ -136,7 +147,7 @@ class ConsoleSink:
             self._print(message, markup=False, out=True)
 
     def failure(self, message: str) -> None:
-        self._print(Text(f"heph: {message}", style="bold red"))
+        self._print(Text(f"heph: {self.safe(message)}", style="bold red"))
 
 
 # Bulky arguments of write tools: their diff is shown, so the call line only gives their size.
@@ -154,7 +165,7 @@ class _Waiting:
         text = Text(f"thinking… {elapsed:.1f}s · {self.sink.tokens:,} tokens", style="dim")
         if self.sink._partial:
             width = max(20, self.sink.err.width - len(text) - 6)
-            text.append("  " + self.sink._partial[-width:], style="italic dim")
+            text.append("  " + self.sink.safe(self.sink._partial[-width:]), style="italic dim")
         return text
 
 
@@ -173,5 +184,5 @@ def describe_call(action: Action) -> str:
 
 
 def print_json(payload: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_safe(json.dumps(payload, ensure_ascii=False)) + "\n")
     sys.stdout.flush()

@@ -143,7 +143,7 @@ class Repl:
         if outcome.status == "interrupted":
             self.console.print(Text("cancelled; the session was saved", style="yellow"))
         elif outcome.status != "answered":
-            self.console.print(Text(outcome.message, style="red"))
+            self.console.print(Text(self.sink.safe(outcome.message), style="red"))
 
     # -- slash commands: the docstring is the /help line ---------------------------------
     def commands(self) -> list[str]:
@@ -172,9 +172,9 @@ class Repl:
         try:
             result = store.undo(pending[-1], force=argument == "--force")
         except UndoConflict as conflict:
-            self.console.print(Text(f"not undone: changed since heph wrote them: "
-                                    f"{', '.join(conflict.paths)} (/undo --force to undo anyway)",
-                                    style="yellow"))
+            self.console.print(Text(self.sink.safe(
+                f"not undone: changed since heph wrote them: {', '.join(conflict.paths)} "
+                "(/undo --force to undo anyway)"), style="yellow"))
             return
         self.undone.append(pending[-1])
         self._report("undone", result.restored, result.deleted)
@@ -188,8 +188,9 @@ class Repl:
         try:
             result = store.redo(self.undone[-1], force=argument == "--force")
         except UndoConflict as conflict:
-            self.console.print(Text(f"not redone: changed since the undo: "
-                                    f"{', '.join(conflict.paths)}", style="yellow"))
+            self.console.print(Text(self.sink.safe(
+                f"not redone: changed since the undo: {', '.join(conflict.paths)}"),
+                style="yellow"))
             return
         self.undone.pop()
         self._report("redone", result.restored, result.deleted)
@@ -222,7 +223,7 @@ class Repl:
         message = argument or f"heph: {self.agent.state.last_task or 'changes'}"
         context = ToolContext(self.agent.workspace, changed=list(changes))
         result = git_commit(context, message)
-        self.console.print(Text(result.output, style="" if result.ok else "red"))
+        self.console.print(Text(self.sink.safe(result.output), style="" if result.ok else "red"))
 
     def cmd_clear(self, argument: str) -> None:
         """Start a new conversation (the agent state is kept)."""
@@ -231,7 +232,7 @@ class Repl:
 
     def cmd_state(self, argument: str) -> None:
         """Show the agent state sent with every request."""
-        self.console.print(self.agent.state.render(), markup=False)
+        self.console.print(self.sink.safe(self.agent.state.render()), markup=False)
 
     def cmd_tokens(self, argument: str) -> None:
         """Show the tokens used and how full the context window is."""
@@ -259,8 +260,8 @@ class Repl:
         from hephaistus.ui.listing import format_rows, session_rows
 
         rows = session_rows(self.agent.sessions, 20)
-        self.console.print("\n".join(format_rows(rows)) if rows else "no sessions yet",
-                           markup=False)
+        self.console.print(self.sink.safe("\n".join(format_rows(rows))) if rows else
+                           "no sessions yet", markup=False)
 
     def cmd_replay(self, argument: str) -> None:
         """Replay a recorded session: /replay [id] (default: the last)."""
@@ -270,7 +271,7 @@ class Repl:
         try:
             path = self.agent.sessions.path_of(argument or "last")
         except LookupError as error:
-            self.console.print(str(error))
+            self.console.print(self.sink.safe(str(error)), markup=False)
             return
         replay(load_session(path), ConsoleSink(console=self.console))
 
@@ -303,9 +304,9 @@ class Repl:
 
     def _report(self, verb: str, restored: list[str], deleted: list[str]) -> None:
         for rel in restored:
-            self.console.print(f"{verb}: {rel}")
+            self.console.print(self.sink.safe(f"{verb}: {rel}"), markup=False)
         for rel in deleted:
-            self.console.print(f"{verb}: {rel} (removed)")
+            self.console.print(self.sink.safe(f"{verb}: {rel} (removed)"), markup=False)
 
 
 def _history(path: Path | None) -> Any:

@@ -12,12 +12,12 @@ from hephaistus.ui.render import ConsoleSink
 
 def replay(recorded: RecordedSession, sink: ConsoleSink) -> None:
     header = recorded.header
-    sink.err.print(Text(f"session {header.get('id')}  {header.get('started', '')}  "
-                        f"model {header.get('model')}", style="bold"))
+    sink.err.print(Text(sink.safe(f"session {header.get('id')}  {header.get('started', '')}  "
+                                  f"model {header.get('model')}"), style="bold"))
     step = 0
     for span in recorded.spans:
         if span.kind == "INPUT":
-            sink.err.print(Text("task: ", style="bold") + Text(str(span.output)))
+            sink.err.print(Text("task: ", style="bold") + Text(sink.safe(str(span.output))))
         elif span.kind == "LLM":
             step += 1
             sink.step_started(step)

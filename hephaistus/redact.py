@@ -1,0 +1,55 @@
+"""Credentials kept out of everything heph shows or stores.
+
+Two kinds: the values of this process's secret environment variables (the API key among them),
+which must never appear in a session file, a terminal or an observation; and text that looks like
+a credential wherever it comes from (a URL with a password, a known token format), scrubbed from
+what commands print before the model sees it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+
+REDACTED = "[redacted]"
+MIN_SECRET_CHARS = 8  # shorter values would blank out ordinary words
+# Variable names that hold credentials (also the ones kept out of commands' environments).
+SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|DSN|WEBHOOK|PRIVATE|(?:^|_)PAT(?:_|$)"
+    r"|DATABASE_URL|_URI$", re.I)
+CREDENTIAL_TEXT = re.compile(
+    "|".join((
+        r"(?<=://)[^\s/@:]+:[^\s/@]+(?=@)",  # user:password@ in a URL
+        r"(?<=://)[0-9a-f]{16,}(?=@)",  # a key as the user of a URL (Sentry DSNs)
+        r"\bsk-[A-Za-z0-9_-]{16,}",  # OpenAI and others
+        r"\bgh[pousr]_[A-Za-z0-9]{20,}", r"\bgithub_pat_[A-Za-z0-9_]{20,}",  # GitHub
+        r"\bxox[abposr]-[A-Za-z0-9-]{10,}",  # Slack tokens
+        r"hooks\.slack\.com/services/[A-Za-z0-9/_-]+",  # Slack webhooks
+        r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key ids
+        r"\bAIza[0-9A-Za-z_-]{30,}",  # Google API keys
+        r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",  # JWTs
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+    )))
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Values of the environment's credential variables, longest first (so a value that
+    contains another is replaced whole)."""
+    environ = os.environ if environ is None else environ
+    found = {value for name, value in environ.items()
+             if len(value) >= MIN_SECRET_CHARS
+             and (SECRET_NAME.search(name) or CREDENTIAL_TEXT.search(value))}
+    return sorted(found, key=len, reverse=True)
+
+
+def hide_values(text: str, values: Iterable[str]) -> str:
+    for value in values:
+        if value in text:
+            text = text.replace(value, REDACTED)
+    return text
+
+
+def scrub(text: str, environ: Mapping[str, str] | None = None) -> str:
+    """`text` without this process's secret values or anything that looks like a credential."""
+    return CREDENTIAL_TEXT.sub(REDACTED, hide_values(text, secret_values(environ)))
