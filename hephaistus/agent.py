@@ -105,7 +105,8 @@ class Agent:
             self.workspace, self.approve, self.config.observation_limit,
             self.config.allow_secrets, checkpoints,
             commands={name: c.command for name, c in self.commands.items()},
-            command_timeout=self.config.command_timeout, approve_command=self.approve_command)
+            command_timeout=self.config.command_timeout, approve_command=self.approve_command,
+            pass_env=self.config.pass_env)
         run = Run(self.model, self.registry, tools, session, self.state, self.sink,
                   self.messages, self.config.max_steps, self._save_state, self.memory,
                   summary, verify=[n for n in self.config.verify_after_edits if n in self.commands],

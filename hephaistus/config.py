@@ -91,6 +91,10 @@ class Config:
     verify_retries: int = field(
         default=2, metadata=_doc("times the model may fix what those commands report")
     )
+    pass_env: tuple[str, ...] = field(
+        default=(), metadata=_doc("environment variables (glob patterns) commands may see, "
+                                  "beyond the usual ones, e.g. ['DJANGO_*']")
+    )
     # Not settable from files: the key comes from the environment only, so it never lands in a
     # file that might be committed.
     api_key: str | None = field(default=None, repr=False, metadata=_doc(""))
@@ -107,6 +111,7 @@ class Config:
 
 
 FILE_KEYS = {f.name for f in fields(Config)} - {"api_key"}
+LIST_KEYS = {"verify_after_edits", "pass_env"}  # lists of strings in a file
 DOCS_KEYS = {f.name for f in fields(DocsConfig)}
 
 ENV_KEYS = {
@@ -162,8 +167,8 @@ def load_config(
             merged = dict(values.get("commands", ()))
             merged.update(found.pop("commands"))
             values["commands"] = tuple(merged.items())
-        if "verify_after_edits" in found:
-            values["verify_after_edits"] = tuple(found.pop("verify_after_edits"))
+        for key in LIST_KEYS & found.keys():
+            values[key] = tuple(found.pop(key))
         values.update(found)
     for var, key in ENV_KEYS.items():
         raw = environ.get(var)
@@ -199,9 +204,9 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
                     isinstance(k, str) and isinstance(v, str) and v.strip()
                     for k, v in value.items()):
                 raise ConfigError(f"{where} [commands]: each entry must be name = \"command\"")
-        elif key == "verify_after_edits":
+        elif key in LIST_KEYS:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"{where}: 'verify_after_edits' must be a list of command names")
+                raise ConfigError(f"{where}: '{key}' must be a list of strings")
         else:
             _check_type(key, value, where)
     return dict(data)

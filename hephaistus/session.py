@@ -8,7 +8,6 @@ one `end` record. `heph replay` and `heph sessions` need nothing but these files
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import time
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from hephaistus.redact import hide_values, secret_values
 from hephaistus.seams import Message, Usage
 
 FORMAT_VERSION = 1
@@ -44,14 +44,15 @@ class Span:
 class Session:
     """One task from input to answer, written to disk as it goes."""
 
-    def __init__(self, path: Path, header: dict[str, Any], *, redact: str | None = None) -> None:
+    def __init__(self, path: Path, header: dict[str, Any], *,
+                 secrets: list[str] | None = None) -> None:
         self.id = header["id"]
         self.path = path
         self.header = header
         self.spans: list[Span] = []
         self.usage = Usage()
         self.steps = 0
-        self._redact = redact if redact and len(redact) >= 8 else None
+        self._secrets = secrets or []  # values never written: the API key, tokens, passwords
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file = path.open("a", encoding="utf-8")
         self._write({"type": "session", "version": FORMAT_VERSION, **header})
@@ -94,9 +95,7 @@ class Session:
         self._file.close()
 
     def _write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, default=str)
-        if self._redact:
-            line = line.replace(self._redact, "[redacted]")
+        line = hide_values(json.dumps(record, ensure_ascii=False, default=str), self._secrets)
         self._file.write(line + "\n")
         self._file.flush()
 
@@ -112,8 +111,7 @@ class SessionStore:
         # Sortable by time to the millisecond, so `last` is the newest even for quick runs.
         session_id = f"{now:%Y%m%d-%H%M%S}.{now.microsecond // 1000:03d}-{secrets.token_hex(1)}"
         header = {"id": session_id, "started": _now(), **header}
-        return Session(self.folder / f"{session_id}.jsonl", header,
-                       redact=os.environ.get("OPENAI_API_KEY"))
+        return Session(self.folder / f"{session_id}.jsonl", header, secrets=secret_values())
 
     def ids(self) -> list[str]:
         if not self.folder.is_dir():

@@ -103,3 +103,11 @@ def test_bad_docs_settings(tmp_path, user_home, text, words):
     (tmp_path / ".heph.toml").write_text(text)
     with pytest.raises(ConfigError, match=words):
         load_config(tmp_path, {}, {})
+
+
+def test_pass_env_is_a_list_of_names(tmp_path, user_home):
+    (tmp_path / ".heph.toml").write_text('pass_env = ["DJANGO_*", "NODE_ENV"]\n')
+    assert load_config(tmp_path, {}, {}).pass_env == ("DJANGO_*", "NODE_ENV")
+    (tmp_path / ".heph.toml").write_text('pass_env = "DJANGO_*"\n')
+    with pytest.raises(ConfigError, match="'pass_env' must be a list of strings"):
+        load_config(tmp_path, {}, {})

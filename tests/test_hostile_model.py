@@ -23,3 +23,15 @@ def test_escape_sequences_from_the_model_are_shown_not_acted_on(heph_main, chat_
     assert replayed.code == 0
     assert "\x1b" not in replayed.stdout + replayed.stderr
     assert "\\x1b]52;c;" in replayed.stdout + replayed.stderr
+
+
+def test_a_server_that_echoes_the_key_never_gets_it_printed_or_stored(heph_main, chat_server,
+                                                                       workspace):
+    key = "sk-proj-echoed-key-0123456789"
+    body = '{"error": {"message": "Incorrect API key provided: %s", "type": "invalid"}}' % key
+    chat_server.fault("status", status=400, body=body)
+    result = heph_main("do it", env={"OPENAI_API_KEY": key})
+    assert result.code == 1 and "rejected the request" in result.stderr
+    assert key not in result.stdout + result.stderr and "[redacted]" in result.stderr
+    for session in (workspace / ".heph" / "sessions").glob("*.jsonl"):
+        assert key not in session.read_text()

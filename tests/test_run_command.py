@@ -84,7 +84,8 @@ def test_unknown_names_are_refused(project):
 
 
 @pytest.mark.parametrize("args", ["; rm -rf /", "$(whoami)", "a|b", "> out.txt", "`id`",
-                                  "x && y", "'quoted arg'", "../outside.py", "/etc/passwd::x"])
+                                  "x && y", "'quoted arg'", "../outside.py", "/etc/passwd::x",
+                                  "$HOME", "~/x"])
 def test_shell_syntax_and_outside_paths_are_refused(project, args):
     result = run(context(project, test="echo"), "test", args)
     assert not result.ok and result.output.startswith("run_command:")
@@ -105,13 +106,65 @@ def test_a_timeout_kills_the_whole_process_group(project):
     assert not running(int((project / "child.pid").read_text()))
 
 
-def test_secrets_are_not_in_the_childs_environment(project, monkeypatch):
-    for name in ("OPENAI_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY"):
-        monkeypatch.setenv(name, "do-not-leak")
-    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+@pytest.mark.parametrize("args", [
+    "--basetemp=/tmp/elsewhere", "-c/etc/passwd", "--rootdir=/etc", "-C/tmp/x", "--cov=a,/etc",
+    "-o cache_dir=/tmp/x", "--x=../up", "a/../../b", "..", "@/etc/passwd", "tests::/abs",
+    "--env-file=.env", ".ENV", "--config=link/x.cfg", "-clink/x",
+])
+def test_arguments_naming_places_outside_or_secrets_are_refused(project, tmp_path, args):
+    (project / "link").symlink_to(tmp_path)
+    result = run(context(project, test="echo"), "test", args)
+    assert not result.ok and result.output.startswith("run_command:"), result.output
+
+
+@pytest.mark.parametrize("args", ["-x -vv --maxfail=1", "tests/test_calc.py::test_add",
+                                  "-k add -o log_cli=true", "--basetemp=build/tmp", "-p no:cache"])
+def test_ordinary_arguments_pass(project, args):
+    assert run(context(project, test="echo"), "test", args).ok
+
+
+def test_a_pytest_basetemp_outside_deletes_nothing_outside(project, tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("mine")
+    (project / "tests" / "test_tmp.py").write_text("def test_tmp(tmp_path):\n    pass\n")
+    result = run(context(project, test=PYTEST), "test", f"--basetemp={victim}")
+    assert not result.ok and (victim / "keep.txt").read_text() == "mine"
+
+
+def test_children_get_an_allow_list_environment(project, monkeypatch):
+    leaks = {"OPENAI_API_KEY": "sk-do-not-leak-0001", "GITHUB_TOKEN": "do-not-leak-0002",
+             "DB_PASSWORD": "do-not-leak-0003", "AWS_SECRET_ACCESS_KEY": "do-not-leak-0004",
+             "DATABASE_URL": "postgres://app:do-not-leak-0005@db/app",
+             "SENTRY_DSN": "https://0123456789abcdef0123@o1.ingest.sentry.io/1",
+             "SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T0/B0/do-not-leak-0007",
+             "GH_PAT": "do-not-leak-0008", "SOME_SETTING": "not-in-the-allow-list"}
+    for name, value in leaks.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
     result = run(context(project, env="env"), "env")
-    assert result.ok and "HARMLESS_SETTING=visible" in result.output
-    assert "do-not-leak" not in result.output
+    assert result.ok and "LC_ALL=C.UTF-8" in result.output and "PATH=" in result.output
+    for value in leaks.values():
+        assert value not in result.output
+    assert "do-not-leak" not in result.output and "0123456789abcdef0123" not in result.output
+
+
+def test_the_project_config_passes_named_variables(project, monkeypatch):
+    monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "site.settings")
+    monkeypatch.setenv("OTHER", "hidden")
+    ctx = context(project, env="env")
+    ctx.pass_env = ("DJANGO_*",)
+    result = run(ctx, "env")
+    assert "DJANGO_SETTINGS_MODULE=site.settings" in result.output and "hidden" not in result.output
+
+
+def test_credentials_a_command_prints_are_scrubbed_from_the_observation(project):
+    (project / "show.py").write_text("print('postgres://app:hunter2hunter2@db:5432/app')\n"
+                                     "print('token ghp_' + 'a' * 36)\n"
+                                     "print('key sk-' + 'b' * 40)\n")
+    result = run(context(project, show=f"{PYTHON} show.py"), "show")
+    assert "hunter2hunter2" not in result.output and "ghp_aaaa" not in result.output
+    assert "sk-bbbb" not in result.output and result.output.count("[redacted]") == 3
 
 
 def test_long_output_keeps_its_end(project):

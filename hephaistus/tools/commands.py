@@ -2,26 +2,45 @@
 
 Only configured or detected commands run, by name. The model's extra arguments are appended only
 when they are plain words (a test id, a path inside the workspace), never shell syntax, and no
-shell ever sees them. No standard input, a timeout that kills the whole process group, an
-environment without the API key or anything named like a secret, and the end of the output kept
-(the failures summary is at the end).
+shell ever sees them; every path in them, bare, after `=` or glued to a short option, passes the
+workspace's check. No standard input, a timeout that kills the whole process group, an
+environment of allowed variables only (no credentials), and the end of the output kept (the
+failures summary is at the end), with anything that looks like a credential scrubbed.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
 import signal
 import subprocess
 import time
+from collections.abc import Iterable
 
+from hephaistus.redact import CREDENTIAL_TEXT, SECRET_NAME, scrub
 from hephaistus.tools.context import ToolContext, ToolResult, clip
 from hephaistus.workspace import PathError
 
 PLAIN_ARG = re.compile(r"^[\w./:=@%+,\[\]-]+$")
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION",
-                         re.I)
+# Where a path can hide inside one argument: after '=', ':', ',' or '@', or glued to a short
+# option (-C/tmp).
+ARG_PIECES = re.compile(r"[=:,@]")
+SHORT_OPTION_VALUE = re.compile(r"^-[A-Za-z](.+)$")
+# The variables a command's child gets: what toolchains need to run, never credentials. The
+# project config adds its own (`pass_env`).
+CHILD_ENV = {
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR",
+    "TEMP", "TMP", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CI", "SSL_CERT_FILE",
+    "SSL_CERT_DIR", "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "PYTHONPATH",
+    "PYTHONHOME", "PYTHONUTF8", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE", "PYENV_ROOT",
+    "PYENV_VERSION", "JAVA_HOME", "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS",
+    "CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "NODE_PATH", "NVM_DIR", "GEM_HOME",
+    "GEM_PATH", "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "PKG_CONFIG_PATH",
+    "LD_LIBRARY_PATH", "MAKEFLAGS", "DOTNET_ROOT",
+}
+CHILD_ENV_PREFIXES = ("LC_", "XDG_")
 SHELL_OPERATORS = re.compile(r"&&|\|\||[|;<>`$]")
 KILL_GRACE = 2.0
 FAILED_TEST = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
@@ -58,7 +77,7 @@ def run_command(ctx: ToolContext, name: str, args: str | None = None) -> ToolRes
     header = f"$ {shown}\n{status} after {seconds:.1f} s\n"
     body = clip(output, max(1000, ctx.observation_limit - len(header) - 100), keep="tail")
     ctx.command_results[name] = summarize(exit_code, output)
-    return ToolResult(exit_code == 0, header + body)
+    return ToolResult(exit_code == 0, scrub(header + body))
 
 
 def plain_arguments(ctx: ToolContext, text: str) -> list[str]:
@@ -72,13 +91,29 @@ def plain_arguments(ctx: ToolContext, text: str) -> list[str]:
         if not PLAIN_ARG.match(word):
             raise ValueError(f"'{word}' is not a plain argument: no shell syntax, quotes or "
                              "special characters; give test ids, paths or -flags")
-        path_part = word.split("::", 1)[0]
-        if "/" in path_part or path_part.startswith(".."):
+        if ".." in word:
+            raise ValueError(f"'{word}' contains '..'; name paths inside the workspace directly")
+        for piece in _path_pieces(word):
+            if piece.startswith("/"):
+                raise ValueError(f"'{word}' names an absolute path; arguments may only name "
+                                 "places inside the workspace, relative to it")
+            if not ("/" in piece or "." in piece or (ctx.workspace.root / piece).exists()):
+                continue  # a test name or option value, not a path
             try:
-                ctx.workspace.resolve(path_part)
+                ctx.workspace.check(piece, allow_secrets=ctx.allow_secrets)
             except PathError as error:
-                raise ValueError(str(error)) from None
+                raise ValueError(f"'{word}': {error}") from None
     return words
+
+
+def _path_pieces(word: str) -> list[str]:
+    """The parts of an argument that could be paths: the word, its values after '=' and the
+    like, and a short option's glued value."""
+    pieces = [word, *ARG_PIECES.split(word)]
+    glued = SHORT_OPTION_VALUE.match(word)
+    if glued:
+        pieces.append(glued.group(1))
+    return [p for p in dict.fromkeys(pieces) if p and not p.startswith("-")]
 
 
 def command_argv(command: str, extra: list[str]) -> list[str]:
@@ -89,8 +124,16 @@ def command_argv(command: str, extra: list[str]) -> list[str]:
     return [*shlex.split(command), *extra]
 
 
-def clean_environment() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
+def child_environment(pass_env: Iterable[str] = ()) -> dict[str, str]:
+    """The allowed variables of this process, without credentials, plus those the project
+    config names (`pass_env`, glob patterns), which the user chose to share."""
+    named = tuple(pass_env)
+    return {
+        name: value for name, value in os.environ.items()
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in named)
+        or ((name in CHILD_ENV or name.startswith(CHILD_ENV_PREFIXES))
+            and not SECRET_NAME.search(name) and not CREDENTIAL_TEXT.search(value))
+    }
 
 
 def execute(argv: list[str], ctx: ToolContext) -> tuple[int | None, str, float]:
@@ -99,7 +142,8 @@ def execute(argv: list[str], ctx: ToolContext) -> tuple[int | None, str, float]:
     try:
         process = subprocess.Popen(
             argv, cwd=ctx.workspace.root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, env=clean_environment(), start_new_session=True)
+            stderr=subprocess.STDOUT, env=child_environment(ctx.pass_env),
+            start_new_session=True)
     except OSError as error:
         return 127, f"cannot start {argv[0]}: {error.strerror or error}", 0.0
     try:
