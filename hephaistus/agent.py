@@ -102,8 +102,8 @@ class Agent:
         session.record("INPUT", "task", task)
         checkpoints = Checkpoints(self.workspace.root, self.workspace.heph_dir, session.id)
         tools = ToolContext(
-            self.workspace, self.approve, self.config.observation_limit,
-            self.config.allow_secrets, checkpoints,
+            self.workspace, self.approve, observation_limit=self.config.observation_limit,
+            allow_secrets=self.config.allow_secrets, checkpoints=checkpoints,
             commands={name: c.command for name, c in self.commands.items()},
             command_timeout=self.config.command_timeout, approve_command=self.approve_command,
             pass_env=self.config.pass_env)

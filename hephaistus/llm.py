@@ -16,12 +16,14 @@ from typing import Any
 from hephaistus.config import Config
 from hephaistus.errors import ModelError
 from hephaistus.seams import Message, ModelReply, Usage
+from hephaistus.textfile import encodable
 
 OPENAI_URL = "https://api.openai.com/v1"
 BACKOFF_BASE = 0.25
 BACKOFF_CAP = 8.0
 RETRY_AFTER_CAP = 60.0
 RETRY_BUDGET_SECONDS = 300.0
+PROGRESS_INTERVAL = 0.1  # seconds between updates of a streaming reply shown so far
 
 
 class _Transient(Exception):
@@ -82,7 +84,9 @@ class ChatModel:
         import openai
 
         client = self._get_client()
-        params: dict[str, Any] = {"model": self.name, "messages": messages}
+        # A lone surrogate (an undecodable file name in an observation) cannot be encoded.
+        sent = [{**m, "content": encodable(m["content"])} for m in messages]
+        params: dict[str, Any] = {"model": self.name, "messages": sent}
         if self.json_mode:
             params["response_format"] = {"type": "json_object"}
         try:
@@ -129,6 +133,8 @@ class ChatModel:
             raise _not_json(self.url) from None
         except ValueError:  # a 200 whose body is not JSON fails to decode
             raise _not_json(self.url) from None
+        except openai.APIError as exc:  # anything else the client reports
+            raise ModelError(f"the model endpoint {self.url} failed: {_detail(exc)}") from None
 
     def _stream(
         self, client: Any, params: dict[str, Any], on_text: Callable[[str], None] | None
@@ -139,6 +145,7 @@ class ChatModel:
         parts: list[str] = []
         usage = Usage()
         finished = False
+        shown_at = 0.0
         try:
             for chunk in client.chat.completions.create(**params, stream=True):
                 if getattr(chunk, "usage", None):
@@ -146,11 +153,18 @@ class ChatModel:
                 for choice in chunk.choices or ():
                     if choice.delta and choice.delta.content:
                         parts.append(choice.delta.content)
-                        if on_text:
+                        # At most a few times a second: joining the parts costs the whole reply.
+                        if on_text and time.monotonic() - shown_at >= PROGRESS_INTERVAL:
+                            shown_at = time.monotonic()
                             on_text("".join(parts))
                     finished = finished or bool(choice.finish_reason)
         except broken:
             raise _Transient("the reply stream broke off") from None
+        except openai.APIStatusError:
+            raise
+        except openai.APIError as exc:  # an error event inside the stream
+            raise _Transient(f"the server reported an error while streaming: {_detail(exc)}") \
+                from None
         if not finished:
             raise _Transient("the reply stream ended before the reply was complete")
         return "".join(parts), usage
@@ -200,7 +214,9 @@ def _content(response: Any, url: str) -> str:
     choices = getattr(response, "choices", None)
     if not choices:
         raise ModelError(f"the model endpoint {url} answered without any choices")
-    message = choices[0].message
+    message = getattr(choices[0], "message", None)
+    if message is None:  # a 200 whose message is null: an empty reply, which the loop explains
+        return ""
     # Some servers put a reasoning model's whole reply in reasoning_content, leaving content empty.
     return message.content or (getattr(message, "model_extra", None) or {}).get(
         "reasoning_content") or ""

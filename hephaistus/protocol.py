@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from hephaistus.textfile import LONE_SURROGATE
 from hephaistus.tools import Registry
 
 VALID_SHAPES = (
@@ -58,32 +59,62 @@ class FormatError(ValueError):
         )
 
 
-THINKING = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.S)
+# A reasoning model's thinking, before its answer; only at the start, so the search is linear.
+THINKING = re.compile(r"\s*<think(?:ing)?>.*?</think(?:ing)?>", re.S)
+# Each candidate costs at most one pass over the text, so a reply full of stray braces stays
+# linear in its length; a real reply has its object at one of its first few braces.
+MAX_CANDIDATES = 64
 
 
 def find_json_object(text: str) -> dict[str, Any]:
     """The first complete JSON object in `text`, wherever it sits (fences, prose), after any
     <think>...</think> block a reasoning model wrote first."""
-    text = THINKING.sub("", text)
+    thinking = THINKING.match(text)
+    if thinking:
+        text = text[thinking.end():]
     # strict=False: models often put raw newlines and tabs inside strings (file contents).
     decoder = json.JSONDecoder(strict=False)
     start = text.find("{")
-    while start != -1:
+    for _ in range(MAX_CANDIDATES):
+        if start == -1:
+            break
         try:
             value, _end = decoder.raw_decode(text, start)
+        except RecursionError:
+            raise FormatError("the JSON object is nested too deeply.") from None
         except json.JSONDecodeError:
-            start = text.find("{", start + 1)
-            continue
-        if isinstance(value, dict):
-            return value
+            pass
+        except ValueError as error:  # an integer past Python's digit limit
+            raise FormatError(f"a number has too many digits ({error}).") from None
+        else:
+            if isinstance(value, dict):
+                return value
         start = text.find("{", start + 1)
     if not text.strip():
         raise FormatError("the reply was empty.")
     raise FormatError("the reply contained no complete JSON object.")
 
 
+def _lone_surrogate_in(value: Any) -> bool:
+    pending = [value]
+    while pending:  # not recursive: the object may be nested as deep as the decoder allows
+        item = pending.pop()
+        if isinstance(item, str):
+            if LONE_SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
+
+
 def parse_reply(text: str, registry: Registry) -> Reply:
     data = find_json_object(text)
+    if _lone_surrogate_in(data):
+        raise FormatError("a string held a lone surrogate (an invalid \\ud800-\\udfff escape); "
+                          "send valid Unicode text.")
     if "action" not in data and "final" not in data and isinstance(data.get("tool"), str):
         # {"thought": ..., "tool": ..., "args": ...}: the action without its wrapper.
         data = {"thought": data.get("thought", ""),

@@ -54,7 +54,9 @@ class Session:
         self.steps = 0
         self._secrets = secrets or []  # values never written: the API key, tokens, passwords
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = path.open("a", encoding="utf-8")
+        # "x": never two sessions in one file. A lone surrogate (an undecodable file name, say)
+        # is written as its JSON escape.
+        self._file = path.open("x", encoding="utf-8", errors="backslashreplace")
         self._write({"type": "session", "version": FORMAT_VERSION, **header})
 
     def message(self, message: Message) -> None:
@@ -107,11 +109,14 @@ class SessionStore:
         self.folder = folder
 
     def create(self, **header: Any) -> Session:
-        now = datetime.now(timezone.utc)
-        # Sortable by time to the millisecond, so `last` is the newest even for quick runs.
-        session_id = f"{now:%Y%m%d-%H%M%S}.{now.microsecond // 1000:03d}-{secrets.token_hex(1)}"
-        header = {"id": session_id, "started": _now(), **header}
-        return Session(self.folder / f"{session_id}.jsonl", header, secrets=secret_values())
+        """A new session whose id no other session has, in this or any other process."""
+        while True:
+            header = {**header, "id": new_session_id(), "started": _now()}
+            try:
+                return Session(self.folder / f"{header['id']}.jsonl", header,
+                               secrets=secret_values())
+            except FileExistsError:  # another process took this id in the same microsecond
+                continue
 
     def ids(self) -> list[str]:
         if not self.folder.is_dir():
@@ -151,7 +156,7 @@ def load_session(path: Path) -> RecordedSession:
     messages: list[Message] = []
     spans: list[Span] = []
     end = None
-    with path.open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
             try:
                 record = json.loads(line)
@@ -167,6 +172,19 @@ def load_session(path: Path) -> RecordedSession:
             elif kind == "end":
                 end = record
     return RecordedSession(header, messages, spans, end)
+
+
+_last_id_time = 0
+
+
+def new_session_id() -> str:
+    """Sortable by creation time (to the microsecond, strictly increasing in this process) with
+    random bits, so ids made at once by several processes differ too."""
+    global _last_id_time
+    micros = max(time.time_ns() // 1000, _last_id_time + 1)
+    _last_id_time = micros
+    stamp = datetime.fromtimestamp(micros // 1_000_000, timezone.utc)
+    return f"{stamp:%Y%m%d-%H%M%S}.{micros % 1_000_000:06d}-{secrets.token_hex(3)}"
 
 
 def _now() -> str:

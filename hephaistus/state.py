@@ -80,7 +80,7 @@ class AgentState:
     # -- persistence -----------------------------------------------------------------------
     def save(self, path: Path) -> None:
         data = json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"
-        atomic_write(path, data.encode("utf-8"))
+        atomic_write(path, data.encode("utf-8", "backslashreplace"))  # lone surrogates too
 
     @classmethod
     def load(cls, path: Path) -> AgentState:

@@ -7,6 +7,7 @@ the rewrite is atomic: a temporary file in the same folder, fsync, rename.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from pathlib import Path
 BOM = b"\xef\xbb\xbf"
 BINARY_SNIFF_BYTES = 8192
 MAX_WHOLE_FILE_BYTES = 1_000_000
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class NotTextError(ValueError):
@@ -62,6 +64,14 @@ def decode(data: bytes, name: str) -> TextFile:
     crlf = raw.count("\r\n")
     newline = "\r\n" if crlf and crlf >= raw.count("\n") - crlf else "\n"
     return TextFile(text=raw.replace("\r\n", "\n"), newline=newline, bom=bom)
+
+
+def encodable(text: str) -> str:
+    """`text` with any lone surrogate (an undecodable file name, a bad escape) spelled as its
+    escape, so it can be encoded as UTF-8 for the server, a session file or a terminal."""
+    if not LONE_SURROGATE.search(text):
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def read_text(path: Path, name: str) -> TextFile:

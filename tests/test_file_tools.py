@@ -192,3 +192,36 @@ def test_rewriting_python_drops_its_stale_bytecode(ctx):
     assert list((ctx.workspace.root / "__pycache__").glob("calc.*.pyc"))
     assert call(ctx, "edit_file", path="calc.py", old="1", new="2").ok  # same size, same second
     assert not list((ctx.workspace.root / "__pycache__").glob("calc.*.pyc"))
+
+
+def test_a_catastrophic_pattern_is_stopped_and_says_so(ctx):
+    (ctx.workspace.root / "a.txt").write_text("a" * 40 + "b\n")
+    (ctx.workspace.root / "b.txt").write_text("aaa\n")
+    ctx.search_seconds = 0.3
+    result = call(ctx, "search", pattern="(a|aa)+$")
+    assert result.ok and "search stopped after 0.3 s" in result.output
+
+
+def test_a_file_that_is_one_huge_line_is_read_in_bounded_memory(ctx):
+    import tracemalloc
+
+    with (ctx.workspace.root / "one_line.min.js").open("w") as handle:
+        for _ in range(50):
+            handle.write("x" * 100_000)  # 5 MB, no line break
+    tracemalloc.start()
+    result = call(ctx, "read_file", path="one_line.min.js")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert result.ok and len(result.output.encode()) <= ctx.observation_limit
+    assert "line 1 is cut" in result.output
+    assert peak < 2_000_000
+
+
+def test_a_long_line_in_a_small_file_is_cut_to_fit(ctx):
+    ctx.observation_limit = 2000
+    (ctx.workspace.root / "wide.txt").write_text("short\n" + "y" * 50_000 + "\nend\n")
+    result = call(ctx, "read_file", path="wide.txt")
+    assert result.output.startswith("1  short\n[showing lines 1-1 of 3; read on with start_line=2]")
+    result = call(ctx, "read_file", path="wide.txt", start_line=2)
+    assert result.ok and len(result.output.encode()) <= 2000
+    assert result.output.startswith("2  yyy") and "line 2 is cut here: 48,200 more" in result.output

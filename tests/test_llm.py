@@ -136,3 +136,32 @@ def test_a_reply_only_in_reasoning_content_is_used(chat_server):
                 "reasoning_content": '{"final": "from reasoning"}'}}]}
     chat_server.fault("status", status=200, body=json.dumps(body))
     assert model_for(chat_server).complete(HELLO).text == '{"final": "from reasoning"}'
+
+
+def completion_body(message):
+    return json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                       "choices": [{"index": 0, "finish_reason": "stop", "message": message}]})
+
+
+def test_a_200_whose_message_is_null_is_an_empty_reply(chat_server):
+    chat_server.fault("status", status=200, body=completion_body(None))
+    assert model_for(chat_server).complete(HELLO).text == ""
+
+
+@pytest.mark.parametrize("event", [
+    'event: error\ndata: {"error": {"message": "model overloaded"}}',
+    'data: {"error": {"message": "model overloaded"}}',
+])
+def test_an_error_event_in_a_stream_is_retried_then_reported(chat_server, event):
+    chat_server.fault("events", events=[event]).reply("whole")
+    assert model_for(chat_server, stream=True).complete(HELLO).text == "whole"
+    chat_server.fault("events", events=[event]).fault("events", events=[event])
+    with pytest.raises(ModelError, match="model overloaded"):
+        model_for(chat_server, stream=True, max_retries=1).complete(HELLO)
+
+
+def test_messages_with_lone_surrogates_are_sent_as_valid_text(chat_server):
+    chat_server.reply("ok")
+    reply = model_for(chat_server).complete([{"role": "user", "content": "name \udcff.py"}])
+    assert reply.text == "ok"
+    assert chat_server.requests[0]["messages"][0]["content"] == "name \\udcff.py"

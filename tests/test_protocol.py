@@ -89,3 +89,50 @@ def test_a_thinking_block_before_the_reply_is_skipped():
     text = '<think>Maybe {"final": "too early"} is right? No, read first.</think>\n' \
            '{"thought": "read", "action": {"tool": "read_file", "args": {"path": "a.py"}}}'
     assert parse_reply(text, REGISTRY) == Action("read", "read_file", {"path": "a.py"})
+
+
+def finishes_within(seconds, work):
+    """Run `work` in a thread; fail (instead of hanging the suite) if it takes far too long."""
+    import threading
+
+    outcome = {}
+
+    def target():
+        try:
+            outcome["value"] = work()
+        except BaseException as error:  # noqa: BLE001 - handed to the test
+            outcome["error"] = error
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds} s"
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('{"thought": "t", "final": {"message": "x"}, "n": ' + "9" * 5000 + "}", "too many digits"),
+    ('{"a":' * 100_000 + "1" + "}" * 100_000, "nested too deeply"),
+    ('[' * 100_000, "no complete JSON object"),
+    ('{"thought": "t", "final": {"message": "bad \\ud800 text"}}', "lone surrogate"),
+    ('{"thought": "t", "action": {"tool": "write_file", "args": {"path": "a\\udfff.py", '
+     '"content": "x"}}}', "lone surrogate"),
+])
+def test_hostile_replies_are_format_errors_not_crashes(text, expected):
+    with pytest.raises(FormatError, match=expected):
+        finishes_within(10, lambda: parse_reply(text, REGISTRY))
+
+
+@pytest.mark.parametrize("junk", ['{"a": "', "{", '<think>', '{"a": [', "{{{{"])
+def test_a_megabyte_of_unclosed_json_is_refused_quickly(junk):
+    text = junk * (1_000_000 // len(junk))
+    with pytest.raises(FormatError):
+        finishes_within(10, lambda: parse_reply(text, REGISTRY))
+
+
+def test_an_object_after_a_little_prose_with_braces_is_still_found():
+    text = "In C you write `int f() { return 1; }` and {this}.\n" \
+           '{"thought": "t", "final": {"message": "m"}}'
+    assert parse_reply(text, REGISTRY) == Final("t", "m")

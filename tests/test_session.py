@@ -60,10 +60,48 @@ def test_api_key_never_reaches_the_file(store, monkeypatch):
 def test_ids_sort_by_time_and_refs_resolve(store):
     first = store.create(task="a")
     second = store.create(task="b")
-    assert store.path_of("last") in (first.path, second.path)
+    assert store.path_of("last") == second.path
     assert store.ids() == sorted([first.id, second.id])
     assert store.path_of(first.id) == first.path
     with pytest.raises(LookupError, match="matches no session"):
         store.path_of("1999")
     with pytest.raises(LookupError, match="no sessions recorded"):
         SessionStore(store.folder / "empty").path_of("last")
+
+
+def test_ids_are_unique_and_increasing_even_when_made_back_to_back(store):
+    ids = [store.create(task="t").id for _ in range(2000)]
+    assert len(set(ids)) == 2000 and ids == sorted(ids)
+
+
+def _make_sessions(folder, count):
+    store = SessionStore(folder)
+    for _ in range(count):
+        store.create(task="t").end("answered", 0, "ok")
+
+
+def test_processes_making_sessions_at_once_never_share_one(store):
+    import multiprocessing
+
+    workers = [multiprocessing.Process(target=_make_sessions, args=(store.folder, 300))
+               for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    files = list(store.folder.glob("*.jsonl"))
+    assert len(files) == 1200
+    assert all(load_session(f).header["id"] == f.stem for f in files)
+    assert all(load_session(f).outcome == "answered" for f in files)
+
+
+def test_lone_surrogates_are_stored_and_read_back(store):
+    session = store.create(task="fix \udcff.py")
+    session.message({"role": "user", "content": "read \udcff.py"})
+    session.record("TOOL", "read_file", {"output": "x\ud800y"}, path="\udcff.py")
+    session.end("answered", 0, "done \udfff")
+    recorded = load_session(session.path)
+    assert recorded.header["task"] == "fix \udcff.py"
+    assert recorded.messages[0]["content"] == "read \udcff.py"
+    assert recorded.spans[0].output == {"output": "x\ud800y"}
+    assert recorded.end["message"] == "done \udfff"

@@ -7,6 +7,8 @@ of each new user message.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hephaistus.engine.base import Outcome, Run
 from hephaistus.memory import KEEP_RECENT_MESSAGES, count, record
 from hephaistus.protocol import Action, Final, FormatError, parse_reply
@@ -75,8 +77,7 @@ class ReactEngine:
             run.save_state()
             if result.refused:
                 return Outcome("refused", result.output)
-            observation = "Observation: " + clip(result.output, run.tools.observation_limit)
-            self._say(run, observation)
+            self._say(run, "Observation: " + result.output)
             run.memory.records[run.messages[-1]["content"]] = record(
                 reply.tool, reply.args, result.ok, result.output)
         return Outcome("failed", f"reached the step limit ({run.max_steps}) without a final "
@@ -117,6 +118,8 @@ class ReactEngine:
         seen_reads, seen_changes = len(run.tools.read), len(run.tools.changed)
         with run.session.span("TOOL", action.tool, action.args) as span:
             result = tool(action.args, run.tools)
+            # What the model sees, the session records and the person is shown: never more.
+            result = replace(result, output=clip(result.output, run.tools.observation_limit))
             span.ok = result.ok
             span.output = {"output": result.output, "diff": result.diff}
             span.error = None if result.ok else result.output

@@ -7,8 +7,9 @@
     server.requests   # every request body, parsed
 
 Faults: "status" (any HTTP status, headers, body), "reset" (connection closed with a TCP reset),
-"timeout" (no answer for `delay` seconds), "not_json" (a 200 whose body is not JSON) and
-"truncated_stream" (an SSE stream that stops before its end). Streaming requests get SSE chunks.
+"timeout" (no answer for `delay` seconds), "not_json" (a 200 whose body is not JSON),
+"truncated_stream" (an SSE stream that stops before its end) and "events" (a 200 SSE stream of
+the given raw events, e.g. an `event: error`). Streaming requests get SSE chunks.
 With `reject_response_format`, a request carrying response_format gets the 400 some servers give.
 """
 
@@ -34,6 +35,7 @@ class Step:
     headers: dict[str, str] = field(default_factory=dict)
     body: str = ""
     delay: float = 0.0
+    events: list[str] = field(default_factory=list)  # raw SSE events, for "events"
 
 
 class ChatServer:
@@ -53,7 +55,7 @@ class ChatServer:
         return self
 
     def fault(self, kind: str, **options: Any) -> ChatServer:
-        if kind not in {"status", "reset", "timeout", "not_json", "truncated_stream"}:
+        if kind not in {"status", "reset", "timeout", "not_json", "truncated_stream", "events"}:
             raise ValueError(f"unknown fault {kind}")
         self.script.append(Step(kind, **options))
         return self
@@ -162,6 +164,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data[: len(data) // 2])
             self.wfile.flush()
             self.close_connection = True
+
+    def _events(self, step: Step, body: dict[str, Any]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for event in step.events:
+            self.wfile.write(f"{event}\n\n".encode())
+        self.wfile.flush()
+        self.close_connection = True
 
     # -- wire helpers ----------------------------------------------------------------------
     def _json(self, status: int, payload: dict[str, Any]) -> None:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hephaistus.textfile import encodable
 from hephaistus.tools.context import ToolContext, ToolResult
 
 __all__ = ["Tool", "ToolArg", "Registry", "ToolContext", "ToolResult", "default_registry"]
@@ -95,9 +96,11 @@ class Tool:
             return ToolResult(False, f"{self.name}: " + "; ".join(problems))
         clean = {k: v for k, v in args.items() if v is not None}
         try:
-            return self.fn(ctx, **clean)
+            result = self.fn(ctx, **clean)
         except Exception as exc:  # a tool never raises to the loop
-            return ToolResult(False, f"{self.name} failed: {type(exc).__name__}: {exc}")
+            result = ToolResult(False, f"{self.name} failed: {type(exc).__name__}: {exc}")
+        # An undecodable file name must not break the observation, the session or the screen.
+        return replace(result, output=encodable(result.output))
 
     def schema(self) -> dict[str, Any]:
         return {

@@ -56,6 +56,7 @@ class ToolContext:
     command_timeout: float = 300.0
     approve_command: CommandApprover = approve_any_command
     pass_env: tuple[str, ...] = ()  # variables (glob patterns) commands may see besides the usual
+    search_seconds: float = 5.0  # time budget of one search
     command_results: dict[str, str] = field(default_factory=dict)  # name → passed / failed …
     # What the tools did this run, most recent last; AgentState and sessions read it.
     changed: list[FileChange] = field(default_factory=list)

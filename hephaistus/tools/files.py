@@ -8,10 +8,11 @@ the config allows them; binary files are refused; writes go through approval and
 from __future__ import annotations
 
 import difflib
-import re
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from hephaistus.textfile import (
     BINARY_SNIFF_BYTES,
@@ -71,7 +72,7 @@ def read_file(
     budget = ctx.observation_limit - 200
     shown: list[tuple[int, str]] = []
     size = 0
-    for number, line in _numbered(lines, real, first):
+    for number, line in _numbered(lines, real, first, budget):
         if number > last:
             break
         size += len(line.encode("utf-8")) + 8
@@ -100,9 +101,11 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
         pattern: regular expression to look for
         path: folder or file to search in, relative to the workspace root (default: everywhere)
     """
+    import regex  # like re, but a match can be given a time limit
+
     try:
-        regex = re.compile(pattern)
-    except re.error as exc:
+        compiled = regex.compile(pattern)
+    except (regex.error, ValueError, OverflowError, RecursionError) as exc:
         return ToolResult(False, f"invalid regular expression {pattern!r}: {exc}")
     real = _existing(ctx, path)
     if isinstance(real, ToolResult):
@@ -110,6 +113,8 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
     candidates = [path] if real.is_file() else ctx.workspace.files(path)
     hits: list[str] = []
     skipped_secrets = 0
+    deadline = time.monotonic() + ctx.search_seconds
+    stopped = False
     for name in candidates:
         try:  # every file found, named or walked, passes the same check
             rel, _ = ctx.workspace.check(name, allow_secrets=ctx.allow_secrets)
@@ -124,12 +129,20 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
         except (NotTextError, OSError):
             continue
         for number, line in enumerate(text.text.splitlines(), 1):
-            if regex.search(line):
+            try:  # a pattern that backtracks without end must not hang the run
+                found = compiled.search(line, timeout=max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                stopped = True
+                break
+            if found:
                 hits.append(f"{rel}:{number}: {line.strip()[:SEARCH_LINE_CHARS]}")
                 if len(hits) > SEARCH_CAP:
                     break
-        if len(hits) > SEARCH_CAP:
+        if len(hits) > SEARCH_CAP or stopped:
             break
+    if stopped:
+        hits.append(f"[search stopped after {ctx.search_seconds:g} s: the pattern is too slow "
+                    "(nested repetition backtracks); simplify it or search a smaller path]")
     if not hits:
         note = f" ({skipped_secrets} secret files not searched)" if skipped_secrets else ""
         return ToolResult(True, f"no matches for {pattern!r} in '{path}'{note}")
@@ -216,15 +229,41 @@ def _open_text(ctx: ToolContext, path: str) -> tuple[str, Path, list[str], int |
         return ToolResult(False, f"cannot read {rel}: {exc.strerror}")
 
 
-def _numbered(lines: list[str], real: Path, first: int) -> Iterator[tuple[int, str]]:
-    """(number, line) from line `first` on; a file too large to load is read line by line."""
+def _numbered(lines: list[str], real: Path, first: int, cap: int) -> Iterator[tuple[int, str]]:
+    """(number, line) from line `first` on, each line cut to about `cap` characters (saying
+    so); a file too large to load is read in pieces of bounded size, never a whole line."""
     if lines:
-        yield from enumerate(lines[first - 1:], first)
+        for number, line in enumerate(lines[first - 1:], first):
+            yield number, _cut(number, line, cap, len(line) - cap, "characters")
         return
     with real.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
+        for number, (raw, more) in enumerate(_bounded_lines(handle, cap), 1):
             if number >= first:
-                yield number, raw.decode("utf-8", "replace").rstrip("\r\n")
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                yield number, _cut(number, line, cap, more, "bytes")
+
+
+def _cut(number: int, line: str, cap: int, more: int, unit: str) -> str:
+    if more <= 0:
+        return line
+    return f"{line[:cap]} [line {number} is cut here: {more:,} more {unit}]"
+
+
+def _bounded_lines(handle: BinaryIO, cap: int) -> Iterator[tuple[bytes, int]]:
+    """Each line's first `cap` bytes and how many bytes of it were skipped."""
+    while True:
+        raw = handle.readline(cap)
+        if not raw:
+            return
+        skipped = 0
+        while not raw.endswith(b"\n"):
+            rest = handle.readline(1 << 16)
+            if not rest:
+                break
+            skipped += len(rest.rstrip(b"\r\n"))
+            if rest.endswith(b"\n"):
+                break
+        yield raw, skipped
 
 
 def open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | None] | ToolResult:
