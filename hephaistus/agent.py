@@ -19,6 +19,7 @@ from hephaistus.repomap import Focus, RepoMap
 from hephaistus.seams import EventSink, Message, Model, NullSink
 from hephaistus.session import Session, SessionStore
 from hephaistus.state import AgentState
+from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import Registry, ToolContext, default_registry
 from hephaistus.tools.context import (
     Approver,
@@ -82,6 +83,7 @@ class Agent:
     def execute(self, task: str) -> Outcome:
         try:
             self.workspace.ensure_heph_dir()
+            remove_stale_temp_files(self.workspace.temp_dir)  # of runs killed mid-write
         except OSError as error:
             raise HephError(
                 f"cannot create {self.workspace.heph_dir} (where sessions are kept): "

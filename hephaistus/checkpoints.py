@@ -2,9 +2,11 @@
 
 Layout under `.heph/checkpoints/<session id>/`: `blobs/<sha256>` holds file contents, and
 `turn-<n>.json` lists, in order, each file the turn changed with its state before the first write
-and after the last one (existence, mode, content hash). Undo restores the before-states, byte for
-byte; it refuses when a file changed after heph wrote it (someone else edited it) unless forced,
-and it records what it replaced so redo can put heph's version back. Git is never touched.
+and after the last one (existence, mode, content hash). Each write is recorded before it happens,
+under the file's lock, from the very bytes about to be written, so a crash between the record and
+the write leaves the file in a state the record knows. Undo restores the before-states, byte for
+byte; it refuses when a file is in neither of heph's states (someone else edited it) unless
+forced, and it records what it replaced so redo can put heph's version back. Git is never touched.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from hephaistus.textfile import atomic_write
+from hephaistus.locks import file_lock, workspace_lock
+from hephaistus.textfile import atomic_write, new_file_mode
 
 
 @dataclass
@@ -51,35 +55,36 @@ class Checkpoints:
     def __init__(self, root: Path, heph_dir: Path, session_id: str, turn: int = 1) -> None:
         self.root = root
         self.folder = heph_dir / "checkpoints" / session_id
+        self.temp_dir = heph_dir / "tmp"
         self.turn = turn
         self._entries: dict[str, Entry] = {}
 
-    # -- recording (called around every write) ----------------------------------------------
-    def before_write(self, rel: str) -> None:
-        if rel not in self._entries:
-            state = self._capture(rel)
-            self._entries[rel] = Entry(rel, state, state)
-            self._save()
-
-    def after_write(self, rel: str) -> None:
-        self._entries[rel].after = self._capture(rel)
+    # -- recording (called before every write, under the file's lock) -----------------------
+    def record(self, rel: str, data: bytes) -> None:
+        """Note that `rel` is about to hold `data`: its state before the session's first
+        write is kept, and the state heph leaves it in is this one."""
+        entry = self._entries.get(rel)
+        if entry is None:
+            path = self.root / rel
+            before = self._store(path.read_bytes(), stat.S_IMODE(path.stat().st_mode)) \
+                if path.is_file() else FileState(False)
+            entry = self._entries[rel] = Entry(rel, before, before)
+        path = self.root / rel
+        mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else new_file_mode()
+        entry.after = self._store(data, mode)
         self._save()
 
-    def _capture(self, rel: str) -> FileState:
-        path = self.root / rel
-        if not path.is_file():
-            return FileState(False)
-        data = path.read_bytes()
+    def _store(self, data: bytes, mode: int) -> FileState:
         sha = hashlib.sha256(data).hexdigest()
         blob = self.folder / "blobs" / sha
         if not blob.exists():
-            atomic_write(blob, data)
-        return FileState(True, stat.S_IMODE(path.stat().st_mode), sha)
+            atomic_write(blob, data, temp_dir=self.temp_dir)
+        return FileState(True, mode, sha)
 
     def _save(self) -> None:
         manifest = [asdict(entry) for entry in self._entries.values()]
         data = json.dumps({"turn": self.turn, "files": manifest}, indent=1).encode()
-        atomic_write(self.folder / f"turn-{self.turn}.json", data)
+        atomic_write(self.folder / f"turn-{self.turn}.json", data, temp_dir=self.temp_dir)
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,9 @@ class CheckpointStore:
 
     def __init__(self, root: Path, heph_dir: Path) -> None:
         self.root = root
+        self.heph_dir = heph_dir
         self.folder = heph_dir / "checkpoints"
+        self.temp_dir = heph_dir / "tmp"
 
     def sessions_with_changes(self) -> list[str]:
         if not self.folder.is_dir():
@@ -106,27 +113,40 @@ class CheckpointStore:
 
     def undo(self, session_id: str, *, force: bool = False) -> UndoResult:
         """Put every file the session changed back as it was before the session."""
-        if self.is_undone(session_id):
-            raise LookupError(f"session {session_id} is already undone")
-        entries = self._entries(session_id)
-        if not entries:
-            raise LookupError(f"session {session_id} changed no files")
-        self._check(entries, lambda e: e.after, force)
-        # Keep heph's version so redo can bring it back.
-        undone = [asdict(Entry(e.path, e.after, e.before)) for e in entries]
-        (self.folder / session_id / "undone.json").write_text(json.dumps(undone, indent=1))
-        return self._restore(session_id, entries, lambda e: e.before)
+        with workspace_lock(self.heph_dir):
+            if self.is_undone(session_id):
+                raise LookupError(f"session {session_id} is already undone")
+            entries = self._entries(session_id)
+            if not entries:
+                raise LookupError(f"session {session_id} changed no files")
+            with self._files_locked(entries):
+                self._check(entries, force)
+                # Keep heph's version so redo can bring it back.
+                undone = [asdict(Entry(e.path, e.after, e.before)) for e in entries]
+                atomic_write(self.folder / session_id / "undone.json",
+                             json.dumps(undone, indent=1).encode(), temp_dir=self.temp_dir)
+                return self._restore(session_id, entries, lambda e: e.before)
 
     def redo(self, session_id: str, *, force: bool = False) -> UndoResult:
         """Bring back what undo replaced."""
-        marker = self.folder / session_id / "undone.json"
-        if not marker.exists():
-            raise LookupError(f"session {session_id} has not been undone")
-        entries = self._entries(session_id)
-        self._check(entries, lambda e: e.before, force)
-        result = self._restore(session_id, entries, lambda e: e.after)
-        marker.unlink()
-        return result
+        with workspace_lock(self.heph_dir):
+            marker = self.folder / session_id / "undone.json"
+            if not marker.exists():
+                raise LookupError(f"session {session_id} has not been undone")
+            entries = self._entries(session_id)
+            with self._files_locked(entries):
+                self._check(entries, force)
+                result = self._restore(session_id, entries, lambda e: e.after)
+            marker.unlink()
+            return result
+
+    @contextmanager
+    def _files_locked(self, entries: list[Entry]) -> Iterator[None]:
+        """Every entry's file lock, taken in one order, so no write slips in between."""
+        with ExitStack() as stack:
+            for path in sorted(e.path for e in entries):
+                stack.enter_context(file_lock(self.heph_dir, path))
+            yield
 
     def before_states(self, session_ids: list[str]) -> dict[str, bytes | None]:
         """Each file the sessions changed, with its content before the first of them (None:
@@ -153,8 +173,11 @@ class CheckpointStore:
                     merged[entry.path] = entry
         return list(merged.values())
 
-    def _check(self, entries: list[Entry], expected: Pick, force: bool) -> None:
-        changed = [e.path for e in entries if not force and not self._matches(e.path, expected(e))]
+    def _check(self, entries: list[Entry], force: bool) -> None:
+        """Every file must be in one of heph's two states: as heph left it, or as it was
+        before (a write cut short before its rename, or a file already put back)."""
+        changed = [e.path for e in entries if not force
+                   and not self._matches(e.path, e.after) and not self._matches(e.path, e.before)]
         if changed:
             raise UndoConflict(changed)
 
@@ -177,7 +200,7 @@ class CheckpointStore:
                     deleted.append(entry.path)
                 continue
             data = (self.folder / session_id / "blobs" / str(state.sha)).read_bytes()
-            atomic_write(path, data)
+            atomic_write(path, data, temp_dir=self.temp_dir)
             if state.mode is not None:
                 os.chmod(path, state.mode)
             restored.append(entry.path)

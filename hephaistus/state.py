@@ -80,7 +80,8 @@ class AgentState:
     # -- persistence -----------------------------------------------------------------------
     def save(self, path: Path) -> None:
         data = json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"
-        atomic_write(path, data.encode("utf-8", "backslashreplace"))  # lone surrogates too
+        # Lone surrogates too; the temporary file in .heph/tmp, beside the state.
+        atomic_write(path, data.encode("utf-8", "backslashreplace"), temp_dir=path.parent / "tmp")
 
     @classmethod
     def load(cls, path: Path) -> AgentState:

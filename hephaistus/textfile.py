@@ -6,6 +6,7 @@ the rewrite is atomic: a temporary file in the same folder, fsync, rename.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -78,22 +79,35 @@ def read_text(path: Path, name: str) -> TextFile:
     return decode(path.read_bytes(), name)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` in one rename, keeping the old file's mode."""
+TEMP_SUFFIX = ".heph-tmp"
+
+
+def atomic_write(path: Path, data: bytes, *, temp_dir: Path | None = None) -> None:
+    """Replace `path` with `data` in one rename, keeping the old file's mode.
+
+    The temporary file is made in `temp_dir` (heph's own, so a crash never leaves one among the
+    user's files; `remove_stale_temp_files` clears it) or, when that is on another file system,
+    beside `path`.
+    """
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".heph-tmp", dir=path.parent)
+    folder = temp_dir or path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f"{os.getpid()}-", suffix=TEMP_SUFFIX, dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        os.chmod(tmp, mode if mode is not None else new_file_mode())
+        try:
+            os.replace(tmp, path)
+        except OSError as error:
+            if error.errno != errno.EXDEV or temp_dir is None:
+                raise
+            os.unlink(tmp)
+            atomic_write(path, data)  # another file system: the temporary file goes beside it
+            return
         if path.suffix == ".py":
             forget_bytecode(path)
     except BaseException:
@@ -102,6 +116,51 @@ def atomic_write(path: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def new_file_mode() -> int:
+    """The mode a new file gets: 0o666 less the umask, read without changing it (os.umask
+    would change it for every thread for a moment)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def remove_stale_temp_files(temp_dir: Path) -> list[Path]:
+    """Delete the temporary files of heph processes that no longer run (killed mid-write)."""
+    removed = []
+    for tmp in temp_dir.glob(f"*{TEMP_SUFFIX}") if temp_dir.is_dir() else ():
+        pid = tmp.name.split("-", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            try:
+                tmp.unlink()
+                removed.append(tmp)
+            except OSError:
+                pass
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat_file:
+            return stat_file.read().rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
 
 
 def forget_bytecode(path: Path) -> None:

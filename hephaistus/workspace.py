@@ -44,6 +44,11 @@ class Workspace:
     def heph_dir(self) -> Path:
         return self.root / HEPH_DIR
 
+    @property
+    def temp_dir(self) -> Path:
+        """Where writes make their temporary files, out of the user's sight."""
+        return self.root / HEPH_DIR / "tmp"
+
     def resolve(self, path: str, *, for_write: bool = False) -> Path:
         """The real path of `path`, which must lie inside the workspace (symlinks followed)."""
         if not isinstance(path, str) or not path.strip():

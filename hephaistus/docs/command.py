@@ -16,9 +16,15 @@ from hephaistus.config import Config
 from hephaistus.docs.check import Problem, check_files
 from hephaistus.docs.fix import detect_style, fix_source
 from hephaistus.errors import ConfigError
+from hephaistus.locks import file_lock
 from hephaistus.seams import Model, ModelReply
 from hephaistus.session import Session, SessionStore
-from hephaistus.textfile import NotTextError, atomic_write, read_text
+from hephaistus.textfile import (
+    NotTextError,
+    atomic_write,
+    read_text,
+    remove_stale_temp_files,
+)
 from hephaistus.ui.escape import visible
 from hephaistus.workspace import PathError, Workspace
 
@@ -75,6 +81,7 @@ def run_fix(workspace: Workspace, files: list[str], config: Config, model: Model
         by_file.setdefault(problem.path, []).append(problem)
     style = config.docs.style if config.docs.style != "auto" else _repository_style(workspace)
     workspace.ensure_heph_dir()
+    remove_stale_temp_files(workspace.temp_dir)
     session = SessionStore(workspace.heph_dir / "sessions").create(
         task=f"heph docs --fix ({len(by_file)} files)", model=model.name,
         base_url=config.base_url, workspace=str(workspace.root))
@@ -122,9 +129,13 @@ def _fix_file(workspace: Workspace, rel: str, config: Config, style: str, model:
         report.error(rel, result.error or "nothing was written")
         session.record("MEMO", "left unchanged", f"{rel}: {result.error}")
         return len(result.asked) or 1
-    checkpoints.before_write(rel)
-    atomic_write(path, original.encode(result.new_source))
-    checkpoints.after_write(rel)
+    data = original.encode(result.new_source)
+    with file_lock(workspace.heph_dir, rel):  # the file must still be what the model saw
+        if read_text(path, rel) != original:
+            report.error(rel, "it changed while the docstrings were being written; run again")
+            return len(result.asked)
+        checkpoints.record(rel, data)
+        atomic_write(path, data, temp_dir=workspace.temp_dir)
     missed = [name for name in result.asked if name not in result.written]
     session.record("MEMO", "docstrings written", f"{rel}: {', '.join(result.written)}")
     report.fixed(rel, result.written, missed)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import difflib
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from hephaistus.locks import file_lock
 from hephaistus.textfile import (
     BINARY_SNIFF_BYTES,
     MAX_WHOLE_FILE_BYTES,
@@ -176,10 +177,13 @@ def append_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
     if isinstance(found, ToolResult):
         return found
     rel, real, old = found
-    base = old.text if old else ""
-    if base and not base.endswith("\n"):
-        base += "\n"
-    return write_change(ctx, rel, real, old, base + content)
+
+    def appended(current: TextFile | None) -> str:
+        base = current.text if current else ""
+        return base + ("\n" if base and not base.endswith("\n") else "") + content
+
+    # Appending again to what another program wrote meanwhile loses nothing of either.
+    return write_change(ctx, rel, real, old, appended(old), rebase=appended)
 
 
 # (tool function, whether it writes), in the order the system prompt lists them.
@@ -293,8 +297,12 @@ def unified_diff(rel: str, before: str, after: str, *, created: bool) -> str:
 
 
 def write_change(
-    ctx: ToolContext, rel: str, real: Path, old: TextFile | None, content: str
+    ctx: ToolContext, rel: str, real: Path, old: TextFile | None, content: str,
+    rebase: Callable[[TextFile | None], str] | None = None,
 ) -> ToolResult:
+    """Show the change, ask for approval, and write it, unless the file changed since `old`
+    was read: then `rebase` (when the change can be made again on the new text, as an append
+    can) works out the content anew, or nothing is written."""
     before = old.text if old else ""
     after = content.replace("\r\n", "\n")
     if old is not None and after == before:
@@ -309,11 +317,25 @@ def write_change(
     if decision == "skip":
         return ToolResult(True, f"dry run: the change to {rel} was shown, not written", change.diff)
     try:
-        if ctx.checkpoints:
-            ctx.checkpoints.before_write(rel)
-        atomic_write(real, (old or NEW_FILE).encode(after))
-        if ctx.checkpoints:
-            ctx.checkpoints.after_write(rel)
+        if not ctx.workspace.heph_dir.is_dir():
+            ctx.workspace.ensure_heph_dir()  # for the lock, kept out of git
+        # Under the file's lock, so no other heph run writes between the check and the write.
+        with file_lock(ctx.workspace.heph_dir, rel):
+            now = _current(real, rel)
+            if now != old:
+                if rebase is None:
+                    return ToolResult(False, f"{rel} changed on disk since heph read it (another "
+                                             "program wrote it); nothing was written. Read it "
+                                             "again and redo the change.")
+                old, after = now, rebase(now).replace("\r\n", "\n")
+                change = FileChange(rel, unified_diff(rel, old.text if old else "", after,
+                                                      created=old is None), old is None)
+            data = (old or NEW_FILE).encode(after)
+            if ctx.checkpoints:
+                ctx.checkpoints.record(rel, data)
+            atomic_write(real, data, temp_dir=ctx.workspace.temp_dir)
+    except NotTextError as exc:
+        return ToolResult(False, f"{exc}; nothing was written")
     except OSError as exc:
         return ToolResult(False, f"cannot write {rel}: {exc.strerror or exc}")
     ctx.changed.append(change)
@@ -321,3 +343,11 @@ def write_change(
     added = after.count("\n") + (0 if after.endswith("\n") or not after else 1)
     plural = "" if added == 1 else "s"
     return ToolResult(True, f"{verb} {rel} ({added} line{plural})\n{change.diff}", change.diff)
+
+
+def _current(real: Path, rel: str) -> TextFile | None:
+    """The file as it is now (None: it does not exist)."""
+    try:
+        return read_text(real, rel)
+    except FileNotFoundError:
+        return None

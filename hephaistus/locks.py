@@ -1,0 +1,61 @@
+"""Locks between heph processes working in one workspace.
+
+A write reads a file, works out the new content, and writes it; two heph runs doing that to one
+file at once would each lose the other's change. Each write therefore happens under that file's
+lock, and undo (which checks and restores many files) under the workspace's lock. The locks are
+advisory `flock`s on small files in `.heph/locks/`; the kernel releases them when a process dies,
+so a killed run never leaves one behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no flock, writes stay atomic but unlocked
+    fcntl = None  # type: ignore[assignment]
+
+WAIT_SECONDS = 30.0
+POLL_SECONDS = 0.01
+
+
+class LockTimeout(OSError):
+    """Another process held a lock for longer than anyone should."""
+
+
+@contextmanager
+def locked(path: Path, what: str, *, wait: float = WAIT_SECONDS) -> Iterator[None]:
+    """Hold the lock file `path` (created as needed) for the block."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + wait
+        while fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise LockTimeout(f"another heph process has been writing {what} for "
+                                      f"{wait:g} s; try again when it is done") from None
+                time.sleep(POLL_SECONDS)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def file_lock(heph_dir: Path, rel: str) -> AbstractContextManager[None]:
+    """The lock of one workspace file (by its resolved workspace-relative name)."""
+    digest = hashlib.sha1(rel.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return locked(heph_dir / "locks" / f"{digest}.lock", rel)
+
+
+def workspace_lock(heph_dir: Path) -> AbstractContextManager[None]:
+    """The lock of the workspace's checkpoints, held while undoing or redoing."""
+    return locked(heph_dir / "locks" / "workspace.lock", "the workspace")

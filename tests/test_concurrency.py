@@ -1,0 +1,125 @@
+"""Two heph processes in one workspace, and processes killed in the middle of a write."""
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+from hephaistus.checkpoints import Checkpoints, CheckpointStore, UndoConflict
+from hephaistus.textfile import remove_stale_temp_files
+from hephaistus.tools import ToolContext, default_registry
+from hephaistus.workspace import Workspace
+
+TOOLS = default_registry()
+
+
+def _append_lines(root, session, tag, count, results):
+    workspace = Workspace.at(root)
+    ctx = ToolContext(workspace, checkpoints=Checkpoints(workspace.root, workspace.heph_dir,
+                                                         session))
+    for number in range(count):
+        result = TOOLS.get("append_file")({"path": "log.txt", "content": f"{tag} {number}\n"},
+                                          ctx)
+        results.put((tag, number, result.ok))
+
+
+def _edit_tokens(root, tag, count, results):
+    ctx = ToolContext(Workspace.at(root))
+    for number in range(count):
+        args = {"path": "tokens.txt", "old": f"{tag}-{number} old", "new": f"{tag}-{number} new"}
+        results.put((tag, number, TOOLS.get("edit_file")(args, ctx).ok))
+
+
+def run_at_once(target, argument_lists):
+    results = multiprocessing.Queue()
+    workers = [multiprocessing.Process(target=target, args=(*args, results))
+               for args in argument_lists]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(120)
+    found = []
+    while not results.empty():
+        found.append(results.get())
+    return found
+
+
+def test_appends_from_four_processes_are_all_kept(tmp_path):
+    (tmp_path / "log.txt").write_text("start\n")
+    results = run_at_once(_append_lines, [(tmp_path, f"s{n}", f"p{n}", 40) for n in range(4)])
+    assert len(results) == 160 and all(ok for _, _, ok in results)
+    lines = (tmp_path / "log.txt").read_text().splitlines()
+    assert lines[0] == "start" and len(lines) == 161
+    assert sorted(lines[1:]) == sorted(f"p{n} {i}" for n in range(4) for i in range(40))
+
+
+def test_edits_from_two_processes_are_applied_or_refused_never_lost(tmp_path):
+    tokens = [f"{tag}-{n} old" for n in range(40) for tag in ("a", "b")]
+    (tmp_path / "tokens.txt").write_text("\n".join(tokens) + "\n")
+    results = run_at_once(_edit_tokens, [(tmp_path, "a", 40), (tmp_path, "b", 40)])
+    text = (tmp_path / "tokens.txt").read_text()
+    assert len(results) == 80
+    for tag, number, ok in results:
+        # An edit that said it was done is in the file; one that was refused changed nothing.
+        assert (f"{tag}-{number} new" in text) == ok, (tag, number)
+    assert len(text.splitlines()) == 80
+
+
+def test_undo_refuses_when_another_process_wrote_after_heph(tmp_path):
+    (tmp_path / "log.txt").write_text("start\n")
+    run_at_once(_append_lines, [(tmp_path, "first", "a", 1)])
+    run_at_once(_append_lines, [(tmp_path, "second", "b", 1)])
+    store = CheckpointStore(tmp_path, tmp_path / ".heph")
+    try:
+        store.undo("first")
+        raise AssertionError("undo should have refused")
+    except UndoConflict as conflict:
+        assert conflict.paths == ["log.txt"]
+    assert (tmp_path / "log.txt").read_text() == "start\na 0\nb 0\n"
+    store.undo("second")
+    assert (tmp_path / "log.txt").read_text() == "start\na 0\n"
+
+
+KILLED_MID_WRITE = textwrap.dedent("""
+    import os, signal, sys
+    from hephaistus.checkpoints import Checkpoints
+    from hephaistus.tools import ToolContext, default_registry
+    from hephaistus.workspace import Workspace
+
+    workspace = Workspace.at(sys.argv[1])
+    real_replace = os.replace
+
+    def replace_then_die(source, target):
+        if str(target).endswith(sys.argv[2]):
+            os.kill(os.getpid(), signal.SIGKILL)  # after the record, before the rename
+        real_replace(source, target)
+
+    os.replace = replace_then_die
+    ctx = ToolContext(workspace, checkpoints=Checkpoints(workspace.root, workspace.heph_dir, "s1"))
+    default_registry().get("write_file")({"path": "app.py", "content": "new\\n"}, ctx)
+""")
+
+
+def test_a_write_killed_before_its_rename_leaves_no_stray_file_and_undo_works(tmp_path):
+    (tmp_path / "app.py").write_text("old\n")
+    done = subprocess.run([sys.executable, "-c", KILLED_MID_WRITE, str(tmp_path), "app.py"],
+                          capture_output=True, text=True)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".heph", "app.py"]
+    assert (tmp_path / "app.py").read_text() == "old\n"
+    leftovers = list((tmp_path / ".heph" / "tmp").iterdir())
+    assert len(leftovers) == 1
+    assert remove_stale_temp_files(tmp_path / ".heph" / "tmp") == leftovers
+    assert not leftovers[0].exists()
+    result = CheckpointStore(tmp_path, tmp_path / ".heph").undo("s1")  # no false conflict
+    assert result.restored == ["app.py"] and (tmp_path / "app.py").read_text() == "old\n"
+
+
+def test_the_temporary_files_of_running_processes_are_left_alone(tmp_path):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    mine = temp / f"{os.getpid()}-abc.heph-tmp"
+    mine.write_text("in flight")
+    assert remove_stale_temp_files(temp) == [] and mine.exists()
