@@ -25,6 +25,7 @@ SKIPPED_DIRS = {
     ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", "target", ".idea",
 }
 PROTECTED_DIRS = {".git", HEPH_DIR}
+NAME_MAX = 255  # bytes in one file name, on every common file system
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -55,6 +56,12 @@ class Workspace:
             raise PathError("path is empty")
         if CONTROL.search(path):
             raise PathError(f"{path!r} contains a control character; name files in plain text")
+        try:
+            encoded = os.fsencode(path)
+        except UnicodeEncodeError:
+            raise PathError(f"{path!r} is not valid text (a lone surrogate)") from None
+        if any(len(part) > NAME_MAX for part in encoded.split(b"/")):
+            raise PathError(f"a name in '{path[:60]}…' is longer than {NAME_MAX} bytes")
         candidate = Path(path) if os.path.isabs(path) else self.root / path
         real = Path(os.path.realpath(candidate))
         if real != self.root and self.root not in real.parents:

@@ -1,0 +1,174 @@
+"""Property tests: random paths, arguments and replies never escape, leak or crash."""
+
+import json
+import os
+import shutil
+import string
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hephaistus.protocol import Action, Final, FormatError, parse_reply
+from hephaistus.tools import ToolContext, default_registry
+from hephaistus.workspace import Workspace
+
+TOOLS = default_registry()
+SECRET = "SECRET-CANARY-7f3a"
+OUTSIDE = "OUTSIDE-CANARY-91c2"
+FUZZ = settings(max_examples=int(os.environ.get("HEPH_FUZZ_EXAMPLES", "150")), deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                       HealthCheck.too_slow])
+
+
+class Sandbox:
+    """A workspace with secrets and links out, inside a folder whose every byte is watched."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.outside = base / "outside"
+        self.root = base / "ws"
+        if base.exists():
+            shutil.rmtree(base)
+        self.outside.mkdir(parents=True)
+        (self.outside / "victim.txt").write_text(f"{OUTSIDE}\n")
+        (self.outside / ".env").write_text(f"{OUTSIDE}\n")
+        self.root.mkdir()
+        (self.root / "src").mkdir()
+        (self.root / "src" / "app.py").write_text("def app():\n    return 1\n")
+        (self.root / ".env").write_text(f"TOKEN={SECRET}\n")
+        (self.root / "id_rsa").write_text(f"{SECRET}\n")
+        (self.root / ".git").mkdir()
+        (self.root / ".git" / "config").write_text("[core]\n")
+        (self.root / "out").symlink_to(self.outside)
+        (self.root / "victim.txt").symlink_to(self.outside / "victim.txt")
+        (self.root / "config.txt").symlink_to(self.root / ".env")
+        self.before = self.snapshot_outside()
+
+    def snapshot_outside(self) -> dict[str, bytes]:
+        """Every file outside the workspace (and its protected folders), with content."""
+        found = {}
+        for folder, dirs, files in os.walk(self.base):
+            here = Path(folder)
+            if here == self.root:
+                dirs[:] = [d for d in dirs if d in (".git",)]
+                files = []
+            for name in files:
+                path = here / name
+                if not path.is_symlink():
+                    found[str(path.relative_to(self.base))] = path.read_bytes()
+        found.pop("ws/.git/info/exclude", None)  # heph keeps .heph/ out of git there
+        return found
+
+    def context(self) -> ToolContext:
+        return ToolContext(Workspace.at(self.root), commands={"touch": "touch", "echo": "echo"},
+                           command_timeout=10, search_seconds=1.0)
+
+    def check(self, tool: str, result) -> None:
+        assert self.snapshot_outside() == self.before, f"{tool} changed something outside"
+        assert SECRET not in result.output and OUTSIDE not in result.output, result.output
+        assert f"{tool} failed:" not in result.output, result.output  # an unexpected exception
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    return lambda: Sandbox(tmp_path / "sandbox")
+
+
+FRAGMENTS = ["..", ".", "", "/", "//", "~", "src", "app.py", ".env", ".ENV", "id_rsa", "out",
+             "victim.txt", "config.txt", ".git", "config", ".heph", "new.py", "\x00", "\x1b[2J",
+             "\udcff", "a" * 300, "*", "%2e%2e", "\\..\\", "C:", "\u202e"]
+paths = st.one_of(
+    st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), min_size=1,
+             max_size=5).map("/".join),
+    st.sampled_from(["/etc/passwd", "/tmp", "../outside/victim.txt", "out/new.txt",
+                     "src/../../outside/x"]),
+    st.text(max_size=20),
+)
+
+
+@FUZZ
+@given(tool=st.sampled_from(["read_file", "list_files", "search", "write_file", "append_file",
+                             "edit_file", "patch_file"]),
+       path=paths, text=st.text(max_size=30))
+def test_random_paths_never_escape_or_leak(sandbox, tool, path, text):
+    box = sandbox()
+    args = {"path": path}
+    if tool in ("write_file", "append_file"):
+        args["content"] = text
+    elif tool == "edit_file":
+        args.update(old="return 1", new=text)
+    elif tool == "patch_file":
+        args["diff"] = f"--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-x\n+{text}\n"
+    elif tool == "search":
+        args["pattern"] = "CANARY|" + "".join(c for c in text if c.isalnum())
+    box.check(tool, TOOLS.get(tool)(args, box.context()))
+
+
+ARG_WORDS = ["-x", "--basetemp=", "-C", "-c", "--rootdir=", "@", "=", ":", ",", "..", "/", "~",
+             "out", "out/", "victim.txt", "/tmp/", "/etc/passwd", "new.txt", ".env", "a", "-"]
+
+
+@FUZZ
+@given(words=st.lists(st.lists(st.sampled_from(ARG_WORDS), min_size=1, max_size=4).map("".join),
+                      min_size=1, max_size=4))
+def test_random_command_arguments_never_touch_outside(sandbox, words):
+    box = sandbox()
+    result = TOOLS.get("run_command")({"name": "touch", "args": " ".join(words)}, box.context())
+    box.check("run_command", result)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=4),
+    max_leaves=12)
+replies = st.one_of(
+    json_values.map(json.dumps),
+    st.fixed_dictionaries({"thought": json_values, "action": st.fixed_dictionaries(
+        {"tool": st.sampled_from([*TOOLS.names, "rm", ""]),
+         "args": st.dictionaries(st.sampled_from(["path", "content", "old", "new", "pattern",
+                                                  "name", "args", "n", "x"]),
+                                 json_values, max_size=4)})}).map(json.dumps),
+    st.text(alphabet=string.printable + "{}[]\"\\\ud800\x1b", max_size=200),
+    st.lists(st.sampled_from(['{"', '"thought"', ":", '"', "{", "}", "[", "]", ",", "\\u",
+                              "d800", '"final"', '"message"', "```json", "<think>", "</think>",
+                              "9" * 50]), max_size=40).map("".join),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=replies)
+def test_any_reply_parses_or_is_a_format_error(text):
+    try:
+        reply = parse_reply(text, TOOLS)
+    except FormatError as error:
+        assert error.observation.startswith("Your last reply was not valid")
+        return
+    assert isinstance(reply, (Action, Final))
+    if isinstance(reply, Action):
+        assert not TOOLS.get(reply.tool).problems(reply.args)
+
+
+@settings(max_examples=int(os.environ.get("HEPH_FUZZ_EXAMPLES", "60")) // 2 or 1, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(script=st.lists(replies, min_size=1, max_size=5))
+def test_any_run_of_replies_ends_with_an_outcome_and_a_closed_session(sandbox, script):
+    from hephaistus.agent import Agent
+    from hephaistus.config import Config
+    from hephaistus.session import load_session
+    from hephaistus.testing import ScriptedModel
+
+    box = sandbox()
+    model = ScriptedModel([*script, json.dumps({"thought": "", "final": {"message": "end"}})] +
+                          [json.dumps({"thought": "", "final": "end"})] * 3)
+    agent = Agent(Workspace.at(box.root), Config(max_steps=8, commands=(("echo", "echo"),)),
+                  model=model)
+    outcome = agent.execute("fuzz")
+    assert outcome.status in ("answered", "failed", "refused")
+    assert load_session(agent.session.path).end is not None
+    assert box.snapshot_outside() == box.before
+    for call in model.calls:
+        text = json.dumps(call)
+        assert SECRET not in text and OUTSIDE not in text
