@@ -36,6 +36,9 @@ class Entry:
     path: str  # workspace-relative
     before: FileState
     after: FileState
+    # The state heph's previous write left, which the file keeps if the newest write was cut
+    # short between its record and its rename (the run was killed).
+    previous: FileState | None = None
 
 
 Pick = Callable[[Entry], FileState]
@@ -71,7 +74,7 @@ class Checkpoints:
             entry = self._entries[rel] = Entry(rel, before, before)
         path = self.root / rel
         mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else new_file_mode()
-        entry.after = self._store(data, mode)
+        entry.previous, entry.after = entry.after, self._store(data, mode)
         self._save()
 
     def _store(self, data: bytes, mode: int) -> FileState:
@@ -166,18 +169,22 @@ class CheckpointStore:
                        key=lambda p: int(p.stem.split("-")[1]))
         for manifest in turns:
             for raw in json.loads(manifest.read_text())["files"]:
-                entry = Entry(raw["path"], FileState(**raw["before"]), FileState(**raw["after"]))
+                previous = raw.get("previous")
+                entry = Entry(raw["path"], FileState(**raw["before"]), FileState(**raw["after"]),
+                              FileState(**previous) if previous else None)
                 if entry.path in merged:
                     merged[entry.path].after = entry.after
+                    merged[entry.path].previous = entry.previous
                 else:
                     merged[entry.path] = entry
         return list(merged.values())
 
     def _check(self, entries: list[Entry], force: bool) -> None:
-        """Every file must be in one of heph's two states: as heph left it, or as it was
-        before (a write cut short before its rename, or a file already put back)."""
-        changed = [e.path for e in entries if not force
-                   and not self._matches(e.path, e.after) and not self._matches(e.path, e.before)]
+        """Every file must be in a state heph knows: as heph left it, as its previous write
+        left it (the last write was cut short before its rename), or as it was before."""
+        changed = [e.path for e in entries if not force and not any(
+            state is not None and self._matches(e.path, state)
+            for state in (e.after, e.previous, e.before))]
         if changed:
             raise UndoConflict(changed)
 

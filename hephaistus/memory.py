@@ -160,10 +160,10 @@ def _elide_reply(content: str) -> str:
     """An old reply with long argument values and thoughts shortened (the JSON stays valid)."""
     try:
         data = json.loads(content)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or hostile JSON (too deep, huge numbers)
         return content if len(content) <= ELIDE_CHARS else content[:ELIDE_CHARS] + " [...]"
     if not isinstance(data, dict):
-        return content
+        return content if len(content) <= ELIDE_CHARS else content[:ELIDE_CHARS] + " [...]"
     if isinstance(data.get("thought"), str) and len(data["thought"]) > ELIDE_CHARS:
         data["thought"] = data["thought"][:ELIDE_CHARS] + " [...]"
     action = data.get("action")

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from hephaistus.checkpoints import Checkpoints, CheckpointStore, UndoConflict
 from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import ToolContext, default_registry
@@ -90,25 +92,32 @@ KILLED_MID_WRITE = textwrap.dedent("""
 
     workspace = Workspace.at(sys.argv[1])
     real_replace = os.replace
+    writes_left = int(sys.argv[2])
 
     def replace_then_die(source, target):
-        if str(target).endswith(sys.argv[2]):
-            os.kill(os.getpid(), signal.SIGKILL)  # after the record, before the rename
+        global writes_left
+        if str(target).endswith("app.py"):
+            writes_left -= 1
+            if writes_left == 0:
+                os.kill(os.getpid(), signal.SIGKILL)  # after the record, before the rename
         real_replace(source, target)
 
     os.replace = replace_then_die
     ctx = ToolContext(workspace, checkpoints=Checkpoints(workspace.root, workspace.heph_dir, "s1"))
-    default_registry().get("write_file")({"path": "app.py", "content": "new\\n"}, ctx)
+    for content in ("first\\n", "second\\n"):
+        default_registry().get("write_file")({"path": "app.py", "content": content}, ctx)
 """)
 
 
-def test_a_write_killed_before_its_rename_leaves_no_stray_file_and_undo_works(tmp_path):
+@pytest.mark.parametrize("killed_at, left", [(1, "old\n"), (2, "first\n")])
+def test_a_write_killed_before_its_rename_leaves_no_stray_file_and_undo_works(tmp_path,
+                                                                              killed_at, left):
     (tmp_path / "app.py").write_text("old\n")
-    done = subprocess.run([sys.executable, "-c", KILLED_MID_WRITE, str(tmp_path), "app.py"],
+    done = subprocess.run([sys.executable, "-c", KILLED_MID_WRITE, str(tmp_path), str(killed_at)],
                           capture_output=True, text=True)
     assert done.returncode == -signal.SIGKILL, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == [".heph", "app.py"]
-    assert (tmp_path / "app.py").read_text() == "old\n"
+    assert (tmp_path / "app.py").read_text() == left
     leftovers = list((tmp_path / ".heph" / "tmp").iterdir())
     assert len(leftovers) == 1
     assert remove_stale_temp_files(tmp_path / ".heph" / "tmp") == leftovers

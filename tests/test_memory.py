@@ -102,3 +102,12 @@ def test_open_problems_are_kept_until_the_file_is_fixed(ws):
     agent.execute("edit")
     assert "open problem: module_0.py: edit_file failed" in model.calls[2][-1]["content"]
     assert "open problem" not in model.calls[3][-1]["content"]
+
+
+@pytest.mark.parametrize("reply", ['{"a":' * 100_000 + "1" + "}" * 100_000,
+                                   '{"n": ' + "9" * 5000 + "}", "[" + "1," * 5000 + "1]"])
+def test_compaction_survives_hostile_old_replies(reply):
+    from hephaistus.memory import _elide_reply
+
+    elided = _elide_reply(reply)
+    assert len(elided) < 1000 and elided.endswith("[...]")

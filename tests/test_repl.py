@@ -205,3 +205,14 @@ def test_ctrl_r_searches_the_history(ws, tmp_path):
                        "+/tokens\n")
     _, out, _, _ = chat(ws, ["\x12sta", ENTER, ENTER + CTRL_D], history=history)
     assert "<agent_state>" in out and "tokens used" not in out
+
+
+def test_a_hostile_model_cannot_write_escape_sequences_to_the_chat(ws):
+    hostile = "\x1b[1A\x1b[2K\x1b]52;c;Y3VybA==\x07"
+    code, out, _, repl = chat(
+        ws, "set it up" + ENTER + "/state" + ENTER + "/exit" + ENTER,
+        act("write_file", f"plan{hostile}", path="setup.py", content=f"import os{hostile}\n"),
+        final(f"done{hostile}"), yes=True)
+    assert code == 0
+    assert "\x1b" not in out and "\x07" not in out
+    assert "import os\\x1b[1A\\x1b[2K" in out and "done\\x1b[1A" in out
