@@ -147,9 +147,6 @@ def session_closed(workspace: Path) -> bool:
 
 # -- probe 1: endpoint faults, through the real command ---------------------------------------
 
-FAULT_SEQUENCES: list[tuple[str, list[tuple[str, dict]], bool, int]] = []
-
-
 def _faults() -> list[tuple[str, list[tuple[str, dict]], bool, int]]:
     """(name, faults before the reply, streaming, expected exit code)."""
     one = [("status", {"status": s}) for s in (408, 409, 429, 500, 502, 503, 504, 529)]
@@ -173,6 +170,12 @@ def _faults() -> list[tuple[str, list[tuple[str, dict]], bool, int]]:
         ("reset, 503, timeout", [("reset", {}), ("status", {"status": 503}),
                                  ("timeout", {"delay": 2.0})], False, 0),
         ("4 transient in a row", [("status", {"status": 500})] * 4, False, 0),
+        ("broken stream, error event, reset", [("truncated_stream", {}), ("events", {"events": [
+            'data: {"error": {"message": "x"}}']}), ("reset", {})], True, 0),
+        ("streamed null content", [("events", {"events": [
+            'data: {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m", '
+            '"choices": [{"index": 0, "delta": {"content": null}, "finish_reason": "stop"}]}',
+            "data: [DONE]"]})], True, 0),
         ("5 transient: give up", [("status", {"status": 503})] * 5, False, 1),
         ("5 resets: give up", [("reset", {})] * 5, False, 1),
         ("not JSON", [("not_json", {})], False, 1),
