@@ -17,15 +17,18 @@ from pathlib import Path
 from hephaistus.testing.edit_corpus import CaseResult, case_folders, run_case, summarise
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "edits"
-COLUMNS = ("cases", "correct", "refused", "wrong", "skipped", "parsed", "passed")
+COLUMNS = ("cases", "correct", "kept-whitespace", "refused", "wrong", "skipped", "parsed",
+           "passed")
 
 
 def table(title: str, results: list[CaseResult]) -> None:
     rows = summarise(results)
     print(f"\n{title}")
-    print(f"  {'format':<22}" + "".join(f"{c:>9}" for c in COLUMNS))
+    widths = [max(9, len(c) + 2) for c in COLUMNS]
+    print(f"  {'format':<22}" + "".join(f"{c:>{w}}" for c, w in zip(COLUMNS, widths, strict=True)))
     for name in sorted(rows, key=lambda n: (n == "all", n)):
-        print(f"  {name:<22}" + "".join(f"{rows[name][c]:>9}" for c in COLUMNS))
+        print(f"  {name:<22}" + "".join(f"{rows[name][c]:>{w}}"
+                                        for c, w in zip(COLUMNS, widths, strict=True)))
 
 
 def main() -> int:

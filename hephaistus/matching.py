@@ -1,51 +1,82 @@
 """Finding a snippet of lines in a file when the model's copy drifted from the real text.
 
-Models copy code imperfectly: trailing spaces lost, indentation shifted, CRLF turned to LF, spaces
-around operators added or dropped. `locate` tries ever looser comparisons, one tier at a time, and
-accepts a tier's answer only when it is unique: an ambiguous match is refused, never guessed.
-`rewrite` then adapts the replacement to where the match was found (re-indenting it, keeping the
-file's own spelling of lines the edit did not change).
+Models copy code imperfectly: trailing spaces lost, indentation shifted or re-unitised, spaces
+around operators added or dropped, one context line misremembered. `locate` tries ever looser
+comparisons, one tier at a time, and accepts a tier's answer only when it is unique: an ambiguous
+match is refused, never guessed. The loosest tiers never look inside string literals, so
+`"hello world"` is never taken for `"helloworld"`. What is written in the matched place is
+decided by `replacing`, which never changes the text of a line beyond its indentation.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
+from bisect import bisect_right
+from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import accumulate
 
 Lines = list[str]  # lines without their line breaks
 
+STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"?|\'(?:[^\'\\\n]|\\.)*\'?|`(?:[^`\\\n]|\\.)*`?')
+SPACES = re.compile(r"\s+")
+AROUND_PUNCTUATION = re.compile(r" ?([^\w\s]) ?")
+WORD = re.compile(r"\w+")
+MAX_VOTING_WORDS = 80  # of a snippet's distinct words, for `closest`
+MAX_PLACES_PER_WORD = 500  # a word found more often says nothing about where the snippet is
 
-def _rstrip(line: str) -> str:
-    return line.rstrip()
+
+def spacing_key(line: str) -> str:
+    """The line with the spacing between tokens made irrelevant: spaces next to punctuation
+    dropped, runs of spaces between words made one. String literals are kept as they are."""
+    stripped = line.strip()
+    parts, last = [], 0
+    for literal in STRING.finditer(stripped):
+        parts += [_squeeze(stripped[last:literal.start()]), literal.group()]
+        last = literal.end()
+    parts.append(_squeeze(stripped[last:]))
+    return "".join(parts)
 
 
-def _squash(line: str) -> str:
-    return "".join(line.split())
+def _squeeze(code: str) -> str:
+    return AROUND_PUNCTUATION.sub(r"\1", SPACES.sub(" ", code))
+
+
+NO_WHITESPACE = str.maketrans("", "", " \t\f\v\r\n")
+
+
+def _without_whitespace(line: str) -> str:
+    return line.translate(NO_WHITESPACE)
 
 
 @dataclass(frozen=True)
 class Tier:
     name: str
     key: Callable[[str], str]
-    dedent: bool  # compare after removing each side's common indentation
+    same_indent: bool  # the key keeps the indentation, so a match has the file's indentation
+    # A cheaper, coarser key that lines with equal keys share: places are found by it, and
+    # the real key is worked out only for the lines of those places.
+    coarse: Callable[[str], str] | None = None
 
 
 TIERS = (
-    Tier("exact", lambda line: line, False),
-    Tier("trailing whitespace", _rstrip, False),
-    Tier("indentation", _rstrip, True),
-    Tier("whitespace inside lines", _squash, True),
+    Tier("exact", lambda line: line, True),
+    Tier("trailing whitespace", str.rstrip, True),
+    Tier("indentation", str.strip, False),
+    Tier("spacing", spacing_key, False, _without_whitespace),
 )
 
 
 @dataclass(frozen=True)
 class Match:
-    start: int  # first matched line, 0-based
+    start: int  # first matched line of the file, 0-based
     end: int  # one past the last matched line
     tier: Tier
-    trimmed: Lines  # the snippet as matched (leading/trailing blank lines may be dropped)
+    snippet: Lines  # the snippet lines matched (leading/trailing blank lines may be dropped)
+    offset: int = 0  # blank lines dropped from the start of the snippet that was asked for
+    tail: int = 0  # and from its end
+    differs: int | None = None  # index in `snippet` of a context line the file spells otherwise
 
 
 class NoMatch(ValueError):
@@ -57,60 +88,112 @@ class NoMatch(ValueError):
         self.places = places or []  # 1-based first lines of each place, when ambiguous
 
 
-def locate(file: Lines, snippet: Lines, *, tiers: tuple[Tier, ...] = TIERS) -> Match:
-    """The unique place of `snippet` in `file`, by the strictest tier that finds one."""
-    variants = [snippet]
-    trimmed = _trim_blank(snippet)
-    if trimmed != snippet and trimmed:
-        variants.append(trimmed)
-    for tier in tiers:
-        for variant in variants:
-            starts = _find_all(file, variant, tier)
+@dataclass
+class Finder:
+    """A file's lines with their keys per tier, computed once, for all the lookups of an edit."""
+
+    file: Lines
+    _coarse: dict[str, Lines] = field(default_factory=dict)
+    _index: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    _keys: dict[tuple[str, int], str] = field(default_factory=dict)
+
+    def coarse(self, tier: Tier) -> Lines:
+        """Each line's coarse key (its key, for tiers whose key is cheap)."""
+        if tier.name not in self._coarse:
+            key = tier.coarse or tier.key
+            self._coarse[tier.name] = [key(line) for line in self.file]
+        return self._coarse[tier.name]
+
+    def positions(self, tier: Tier) -> dict[str, list[int]]:
+        if tier.name not in self._index:
+            index: dict[str, list[int]] = defaultdict(list)
+            for number, key in enumerate(self.coarse(tier)):
+                index[key].append(number)
+            self._index[tier.name] = index
+        return self._index[tier.name]
+
+    def key(self, tier: Tier, number: int) -> str:
+        if tier.coarse is None:
+            return self.coarse(tier)[number]
+        cached = self._keys.get((tier.name, number))
+        if cached is None:
+            cached = self._keys[tier.name, number] = tier.key(self.file[number])
+        return cached
+
+    def differences(self, tier: Tier, start: int, keys: Lines, coarse: Lines,
+                    limit: int) -> list[int]:
+        """Indices where the window at `start` differs from the snippet's keys (up to `limit`
+        + 1 of them)."""
+        found = []
+        file_coarse = self.coarse(tier)
+        for i, (want, rough) in enumerate(zip(keys, coarse, strict=True)):
+            if file_coarse[start + i] != rough or (tier.coarse is not None
+                                                   and self.key(tier, start + i) != want):
+                found.append(i)
+                if len(found) > limit:
+                    break
+        return found
+
+
+def locate(file: Lines | Finder, snippet: Lines, *, context: frozenset[int] = frozenset(),
+           consistent: Callable[[Lines, Lines], bool] | None = None) -> Match:
+    """The unique place of `snippet` in `file`, by the strictest tier that finds one.
+
+    `context` holds the indices of snippet lines the edit keeps; one of them may differ from
+    the file (as patch's fuzz allows) when everything else places the snippet uniquely.
+    `consistent(snippet, window)` breaks ties between places found with loose indentation.
+    """
+    finder = file if isinstance(file, Finder) else Finder(file)
+    variants = _variants(snippet)
+    for tier in TIERS:
+        for variant, offset, tail in variants:
+            starts = _starts(finder, variant, tier)
+            if len(starts) > 1 and not tier.same_indent and consistent is not None:
+                starts = [s for s in starts
+                          if consistent(variant, finder.file[s:s + len(variant)])] or starts
             if len(starts) == 1:
-                return Match(starts[0], starts[0] + len(variant), tier, variant)
+                return Match(starts[0], starts[0] + len(variant), tier, variant, offset, tail)
             if len(starts) > 1:
                 raise NoMatch(f"it matches {len(starts)} places", [s + 1 for s in starts])
+    for tier in TIERS:
+        for variant, offset, tail in variants:
+            shifted = frozenset(i - offset for i in context if 0 <= i - offset < len(variant))
+            found = _starts_with_one_difference(finder, variant, tier, shifted)
+            if len(found) == 1:
+                (start, differs), = found
+                return Match(start, start + len(variant), tier, variant, offset, tail, differs)
+            if len(found) > 1:
+                raise NoMatch(f"with one context line differing it matches {len(found)} places",
+                              sorted(s + 1 for s, _ in found))
     raise NoMatch("it was not found")
 
 
-def rewrite(file: Lines, match: Match, new: Lines) -> Lines:
-    """The replacement for the matched lines, adapted to the file where the match was loose."""
-    if match.tier.name in ("exact", "trailing whitespace"):
-        return list(new)
-    window = file[match.start:match.end]
-    indent = _indent_mapper(match.trimmed, window)
-    shifted = [indent(line) for line in new]
-    if match.tier.name == "indentation":
-        return shifted
-    # Lines the edit kept keep the file's own spelling; new lines take its spacing habit.
-    old_keys = [_indent_and_squash(line) for line in match.trimmed]
-    new_keys = [_indent_and_squash(line) for line in new]
-    matcher = difflib.SequenceMatcher(None, old_keys, new_keys, autojunk=False)
-    spaced = _spaces_operators(window)
-    result: Lines = []
-    for op, a1, a2, b1, b2 in matcher.get_opcodes():
-        if op == "equal":
-            result.extend(window[a1:a2])
-        else:
-            result.extend(_respace(line, spaced) for line in shifted[b1:b2])
-    return result
-
-
 def closest(file: Lines, snippet: Lines, *, context: int = 2) -> tuple[int, Lines]:
-    """The 1-based first line and the lines of the file most like `snippet`, with context."""
-    size = max(1, len(_trim_blank(snippet)) or len(snippet))
-    wanted = "\n".join(_squash(line) for line in _trim_blank(snippet) or snippet)
-    best, best_score = 0, -1.0
-    candidates = []
-    for start in range(max(1, len(file) - size + 1)):
-        text = "\n".join(_squash(line) for line in file[start:start + size])
-        quick = difflib.SequenceMatcher(None, wanted, text, autojunk=False).quick_ratio()
-        candidates.append((quick, start, text))
-    candidates.sort(reverse=True)
-    for _quick, start, text in candidates[:8]:
-        score = difflib.SequenceMatcher(None, wanted, text, autojunk=False).ratio()
-        if score > best_score:
-            best, best_score = start, score
+    """The 1-based first line and the lines of the file most like `snippet`, with context.
+
+    Each word of the snippet votes for the places where it occurs, rare words more; each word
+    is looked for once in the whole text, so a large file costs little.
+    """
+    wanted = _trim_blank(snippet) or snippet
+    size = max(1, len(wanted))
+    text = "\n".join(file)
+    starts = list(accumulate((len(line) + 1 for line in file), initial=0))
+    votes: dict[int, float] = defaultdict(float)
+    line_words = [set(WORD.findall(line)) for line in wanted]
+    for word in sorted(set().union(*line_words))[:MAX_VOTING_WORDS]:
+        places = []
+        for hit in re.finditer(rf"\b{re.escape(word)}\b", text):
+            places.append(bisect_right(starts, hit.start()) - 1)
+            if len(places) > MAX_PLACES_PER_WORD:
+                break
+        if not places or len(places) > MAX_PLACES_PER_WORD:
+            continue
+        for offset, words in enumerate(line_words):
+            if word in words:
+                for place in places:
+                    votes[place - offset] += 1.0 / len(places)
+    best = max(votes, key=lambda start: (votes[start], -start)) if votes else 0
+    best = min(max(best, 0), max(0, len(file) - size))
     first = max(0, best - context)
     return first + 1, file[first:best + size + context]
 
@@ -122,120 +205,71 @@ def numbered(first: int, lines: Lines) -> str:
 
 # -- helpers -------------------------------------------------------------------------------
 
-def _trim_blank(lines: Lines) -> Lines:
-    start, end = 0, len(lines)
-    while start < end and not lines[start].strip():
+def _variants(snippet: Lines) -> list[tuple[Lines, int, int]]:
+    """The snippet, and without its leading and trailing blank lines (how many of each)."""
+    variants = [(snippet, 0, 0)]
+    start, end = 0, len(snippet)
+    while start < end and not snippet[start].strip():
         start += 1
-    while end > start and not lines[end - 1].strip():
+    while end > start and not snippet[end - 1].strip():
         end -= 1
-    return lines[start:end]
+    if (start, end) != (0, len(snippet)) and end > start:
+        variants.append((snippet[start:end], start, len(snippet) - end))
+    return variants
 
 
-def _find_all(file: Lines, snippet: Lines, tier: Tier) -> list[int]:
-    if not snippet or len(snippet) > len(file):
+def _trim_blank(lines: Lines) -> Lines:
+    variants = _variants(lines)
+    return variants[-1][0] if any(line.strip() for line in lines) else []
+
+
+def _anchors(finder: Finder, coarse: Lines, tier: Tier) -> list[int]:
+    """Indices of the snippet's non-blank lines, rarest in the file first."""
+    index = finder.positions(tier)
+    present = [i for i, key in enumerate(coarse) if key.strip()]
+    return sorted(present, key=lambda i: len(index.get(coarse[i], ())))
+
+
+def _keys(snippet: Lines, tier: Tier) -> tuple[Lines, Lines]:
+    keys = [tier.key(line) for line in snippet]
+    return keys, [tier.coarse(line) for line in snippet] if tier.coarse else keys
+
+
+def _starts(finder: Finder, snippet: Lines, tier: Tier) -> list[int]:
+    keys, coarse = _keys(snippet, tier)
+    anchors = _anchors(finder, coarse, tier)
+    if not anchors or len(snippet) > len(finder.file):
         return []
-    wanted = _keys(snippet, tier)
-    first = wanted[0]
-    size = len(snippet)
+    anchor, size = anchors[0], len(snippet)
     found = []
-    for start in range(len(file) - size + 1):
-        # Cheap pre-check on the first line (exact key when not dedenting).
-        if not tier.dedent and tier.key(file[start]) != first:
-            continue
-        if _keys(file[start:start + size], tier) == wanted:
+    for position in finder.positions(tier).get(coarse[anchor], ()):
+        start = position - anchor
+        if 0 <= start <= len(finder.file) - size and \
+                not finder.differences(tier, start, keys, coarse, 0):
             found.append(start)
     return found
 
 
-def _keys(lines: Lines, tier: Tier) -> Lines:
-    if tier.dedent:
-        indent = _common_indent(lines)
-        lines = [line[len(indent):] if line.strip() else "" for line in lines]
-    return [tier.key(line) for line in lines]
+MIN_LINES_FOR_FUZZ = 3  # a differing line is tolerated only where the others prove the place
 
 
-def _common_indent(lines: Lines) -> str:
-    indents = [line[: len(line) - len(line.lstrip())] for line in lines if line.strip()]
-    if not indents:
-        return ""
-    prefix = indents[0]
-    for indent in indents[1:]:
-        while not indent.startswith(prefix):
-            prefix = prefix[:-1]
-    return prefix
-
-
-def _indent_of(line: str) -> str:
-    return line[: len(line) - len(line.lstrip())]
-
-
-def _indent_and_squash(line: str) -> str:
-    return _indent_of(line) + _squash(line) if line.strip() else ""
-
-
-def _indent_mapper(old: Lines, window: Lines) -> Callable[[str], str]:
-    """How to re-indent a line written in the model's indentation into the file's.
-
-    Matched lines pair the model's indents with the file's; an indent seen there maps exactly
-    (this also converts 4-space levels to the file's 2, or spaces to tabs). Other indents get the
-    common offset between the two, which keeps the model's relative structure.
-    """
-    pairs: dict[str, str] = {}
-    for model_line, file_line in zip(old, window, strict=False):
-        if model_line.strip() and file_line.strip():
-            pairs.setdefault(_indent_of(model_line), _indent_of(file_line))
-    old_common, file_common = _common_indent(old), _common_indent(window)
-
-    def reindent(line: str) -> str:
-        if not line.strip():
-            return line
-        indent = _indent_of(line)
-        if indent in pairs:
-            return pairs[indent] + line.lstrip()
-        deeper = [i for i in pairs if indent.startswith(i)]
-        if deeper:  # nested below a known level: keep the extra part as the model wrote it
-            base = max(deeper, key=len)
-            return pairs[base] + indent[len(base):] + line.lstrip()
-        if line.startswith(old_common):
-            return file_common + line[len(old_common):]
-        return file_common + line.lstrip()
-
-    return reindent
-
-
-# Spacing habit: whether the file puts spaces around binary operators. Learned from the matched
-# lines only, applied only to the lines the edit adds, and only where the file is consistent.
-_OPERATOR = re.compile(r"\*\*|//|==|!=|<=|>=|->|[-+*/%<>=]")
-
-
-def _spaces_operators(window: Lines) -> bool:
-    seen = [spaced for line in window for _start, _end, spaced in _binary_operators(line)]
-    return bool(seen) and all(seen)
-
-
-def _binary_operators(line: str) -> list[tuple[int, int, bool]]:
-    """(start, end, spaced on both sides) of each binary operator in a line of plain code."""
-    if any(mark in line for mark in "\"'#"):
-        return []  # strings and comments: nothing safe to learn or change
+def _starts_with_one_difference(finder: Finder, snippet: Lines, tier: Tier,
+                                context: frozenset[int]) -> list[tuple[int, int]]:
+    """(start, index of the differing line) of each place where every line but one context
+    line matches."""
+    keys, coarse = _keys(snippet, tier)
+    anchors = _anchors(finder, coarse, tier)
+    if not context or len(anchors) < MIN_LINES_FOR_FUZZ or len(snippet) > len(finder.file):
+        return []
+    size = len(snippet)
+    index = finder.positions(tier)
+    starts = {position - anchor for anchor in anchors[:2]
+              for position in index.get(coarse[anchor], ())}
     found = []
-    for hit in _OPERATOR.finditer(line):
-        before, after = line[: hit.start()], line[hit.end():]
-        if not before.strip() or not after.strip() or before.rstrip()[-1] in "([{,=:*/+-<>!":
-            continue  # a sign, a line-leading operator, or part of a longer one
-        if hit.group() == "=" and before.count("(") > before.count(")"):
-            continue  # keyword argument: no spaces by convention
-        found.append((hit.start(), hit.end(), before.endswith(" ") and after.startswith(" ")))
+    for start in sorted(starts):
+        if not 0 <= start <= len(finder.file) - size:
+            continue
+        different = finder.differences(tier, start, keys, coarse, 1)
+        if len(different) == 1 and different[0] in context and snippet[different[0]].strip():
+            found.append((start, different[0]))
     return found
-
-
-def _respace(line: str, spaced: bool) -> str:
-    if not spaced:
-        return line
-    out, last = [], 0
-    for start, end, _ in _binary_operators(line):
-        out.append(line[last:start].rstrip() + " " + line[start:end] + " ")
-        last = end
-        while last < len(line) and line[last] == " ":
-            last += 1
-    out.append(line[last:])
-    return "".join(out)

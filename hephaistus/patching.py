@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from hephaistus import matching
+from hephaistus.replacing import Unsafe, replace
 
 HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 FUZZ = ((1, 0), (0, 1), (1, 1), (2, 0), (0, 2), (2, 1), (1, 2), (2, 2))
@@ -31,6 +32,7 @@ class Hunk:
     lead: int  # context lines before the first change
     trail: int  # context lines after the last change
     size: int  # lines in the hunk's body: context, removed and added
+    context: frozenset[int] = frozenset()  # indices in `before` of the context lines
 
 
 @dataclass(frozen=True)
@@ -82,9 +84,11 @@ def _apply_one(lines: list[str], hunk: Hunk) -> list[str]:
         raise PatchError(f"hunk {hunk.number} ({hunk.header}) has no context or removed lines, "
                          "so there is no way to tell where it goes; include a few unchanged "
                          "lines around the change. Nothing changed.")
+    finder = matching.Finder(lines)  # the file's keys, shared by every try below
     try:
-        match = matching.locate(lines, hunk.before)
-        return _splice(lines, match, hunk.after)
+        return replace(finder, hunk.before, hunk.after, context=hunk.context)
+    except Unsafe as unsafe:
+        raise _unsafe(hunk, unsafe) from None
     except matching.NoMatch as miss:
         if miss.places:
             raise _ambiguous(hunk, miss) from None
@@ -95,13 +99,15 @@ def _apply_one(lines: list[str], hunk: Hunk) -> list[str]:
         before = hunk.before[lead: len(hunk.before) - trail]
         if not any(line.strip() for line in before):
             continue
+        context = frozenset(i - lead for i in hunk.context if lead <= i < lead + len(before))
         try:
-            match = matching.locate(lines, before)
+            return replace(finder, before, hunk.after[lead: len(hunk.after) - trail],
+                           context=context)
+        except Unsafe as unsafe:
+            raise _unsafe(hunk, unsafe) from None
         except matching.NoMatch as miss:
             if miss.places:
                 raise _ambiguous(hunk, miss) from None
-            continue
-        return _splice(lines, match, hunk.after[lead: len(hunk.after) - trail])
     first, near = matching.closest(lines, hunk.before)
     raise PatchError(
         f"hunk {hunk.number} ({hunk.header}) did not apply: its context and removed lines were "
@@ -112,8 +118,9 @@ def _apply_one(lines: list[str], hunk: Hunk) -> list[str]:
     )
 
 
-def _splice(lines: list[str], match: matching.Match, after: list[str]) -> list[str]:
-    return lines[: match.start] + matching.rewrite(lines, match, after) + lines[match.end:]
+def _unsafe(hunk: Hunk, unsafe: Unsafe) -> PatchError:
+    return PatchError(f"hunk {hunk.number} ({hunk.header}) was found, but {unsafe.reason}. "
+                      "Nothing changed.")
 
 
 def _ambiguous(hunk: Hunk, miss: matching.NoMatch) -> PatchError:
@@ -141,7 +148,8 @@ def _unwrap(text: str) -> list[str]:
     text = text.replace("\r\n", "\n").replace("<code>", "\n").replace("</code>", "\n")
     kept = []
     for line in text.split("\n"):
-        if line.strip().startswith("```") or line.startswith(SKIPPED_LINES):
+        # A fence wraps the diff only from the first column; " ```" is a line of context.
+        if line.startswith(("```", "~~~")) or line.startswith(SKIPPED_LINES):
             continue
         if line.startswith(("*** Update File: ", "*** Add File: ")):
             path = line.split(": ", 1)[1].strip()
@@ -239,4 +247,6 @@ def _hunk(number: int, header: str, parsed: object) -> Hunk:
     changes = [i for i, kind in enumerate(kinds) if kind != " "]
     lead = changes[0] if changes else len(kinds)
     trail = len(kinds) - 1 - changes[-1] if changes else 0
-    return Hunk(number, header, before, after, lead, trail, len(kinds))
+    in_before = [kind for kind in kinds if kind != "+"]
+    context = frozenset(i for i, kind in enumerate(in_before) if kind == " ")
+    return Hunk(number, header, before, after, lead, trail, len(kinds), context)

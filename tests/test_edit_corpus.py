@@ -12,6 +12,12 @@ BY_DESIGN = {
     "aider-unit-first-occurrence-only": "refused",
     # whole-file rewrites with "... same as before ..." placeholders are not an accepted format
     "continue-lazy-fastapi": "skipped",
+    # expected/ re-spaces the model's new line to the file's style; heph never rewrites a line
+    # the model sent, and its new line is built from a line it copied with other spacing
+    "harnesskit-002": "refused",
+    # expected/ (aider's commit) has the model's trailing spaces on lines the edit kept; heph
+    # keeps the file's own bytes there
+    "aider-history-086": "kept-whitespace",
 }
 
 

@@ -66,12 +66,22 @@ def test_crlf_file_with_lf_edit_stays_crlf(ctx):
     assert path.read_bytes() == b"one\r\n2\r\n3\r\n"
 
 
-def test_operator_spacing_drift_takes_the_files_spacing(ctx):
+def test_new_text_built_from_a_misspaced_copy_is_refused_not_respaced(ctx):
     (ctx.workspace.root / "calc.py").write_text("def total(p, t):\n    return p * (1 + t)\n")
     result = edit(ctx, "def total(p, t):\n    return p*(1+t)",
                   "def total(p, t, d=0.0):\n    return p*(1+t)*(1-d)", path="calc.py")
+    assert not result.ok and "spaced otherwise than the file's" in result.output
+    assert text(ctx, "calc.py") == "def total(p, t):\n    return p * (1 + t)\n"
+
+
+def test_spacing_drift_in_lines_the_edit_keeps_is_tolerated(ctx):
+    (ctx.workspace.root / "calc.py").write_text("def total(p, t):\n    s = p * (1 + t)\n"
+                                                "    return s\n")
+    result = edit(ctx, "    s = p*(1+t)\n    return s", "    s = p*(1+t)\n    return round(s, 2)",
+                  path="calc.py")
     assert result.ok, result.output
-    assert text(ctx, "calc.py") == "def total(p, t, d=0.0):\n    return p * (1 + t) * (1 - d)\n"
+    assert text(ctx, "calc.py") == ("def total(p, t):\n    s = p * (1 + t)\n"
+                                    "    return round(s, 2)\n")
 
 
 def test_a_loose_match_in_two_places_is_refused_with_both_lines(ctx):
@@ -91,8 +101,16 @@ def test_a_miss_quotes_the_closest_real_lines_with_numbers(ctx):
 
 
 def test_an_edit_already_applied_is_reported_not_repeated(ctx):
-    result = edit(ctx, "return 'bye'", 'return "hello " + self.name')
+    old = '    def greet(self):\n        return "hi " + self.name'
+    new = '    def greet(self):\n        return "hello " + self.name'
+    result = edit(ctx, old, new)
     assert result.ok and "already contains the new text" in result.output
+    assert text(ctx) == SOURCE
+
+
+def test_new_text_found_by_coincidence_is_not_claimed_as_done(ctx):
+    result = edit(ctx, "return 'bye'", 'return "hello " + self.name')
+    assert not result.ok and "was not found" in result.output
     assert text(ctx) == SOURCE
 
 

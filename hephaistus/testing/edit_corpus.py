@@ -32,14 +32,15 @@ class CaseResult:
     case_id: str
     format: str
     expected: str  # apply | reject | parse
-    verdict: str  # correct | refused | wrong | skipped | parsed | parse-failed
+    # correct | kept-whitespace | refused | wrong | skipped | parsed | parse-failed
+    verdict: str
     detail: str = ""
 
     @property
     def passed(self) -> bool:
         if self.expected == "reject":
             return self.verdict == "refused"
-        return self.verdict in ("correct", "parsed")
+        return self.verdict in ("correct", "kept-whitespace", "parsed")
 
 
 def case_folders(root: Path) -> Iterator[Path]:
@@ -82,6 +83,12 @@ def run_case(folder: Path, *, naive: bool = False) -> CaseResult:
                 if refusals else ""
             return CaseResult(case_id, fmt, expected, "correct", note)
         differing = sorted(p for p in set(after) | set(wanted) if after.get(p) != wanted.get(p))
+        original = _snapshot(folder / "original")
+        if all(_only_kept_whitespace(original.get(p, b""), after.get(p, b""), wanted.get(p, b""))
+               for p in differing):
+            return CaseResult(case_id, fmt, expected, "kept-whitespace",
+                              "as expected/, but lines the edit kept have the file's own "
+                              f"trailing whitespace, not the model's: {', '.join(differing)}")
         return CaseResult(case_id, fmt, expected, "wrong", f"differs: {', '.join(differing)}")
 
 
@@ -129,6 +136,18 @@ def _parse_only(folder: Path, meta: dict, case_id: str, fmt: str) -> CaseResult:
     ok = ok and first_lines == want.get("first_edit_hunk_lines", first_lines)
     return CaseResult(case_id, fmt, "parse", "parsed" if ok else "parse-failed",
                       f"files={files} first hunk lines={first_lines}")
+
+
+def _only_kept_whitespace(original: bytes, after: bytes, wanted: bytes) -> bool:
+    """Whether `after` differs from `wanted` only in trailing whitespace, each differing line
+    being one the original file already had (heph kept the file's bytes; the expected file,
+    written by another tool, took the model's copy)."""
+    after_lines, wanted_lines = after.splitlines(), wanted.splitlines()
+    if len(after_lines) != len(wanted_lines):
+        return False
+    kept = set(original.splitlines())
+    return all(a == w or (a.rstrip() == w.rstrip() and a in kept)
+               for a, w in zip(after_lines, wanted_lines, strict=True))
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
@@ -184,8 +203,9 @@ def summarise(results: list[CaseResult]) -> dict[str, dict[str, int]]:
     table: dict[str, dict[str, int]] = {}
     for result in results:
         for key in (result.format, "all"):
-            row = table.setdefault(key, {"cases": 0, "correct": 0, "refused": 0, "wrong": 0,
-                                         "skipped": 0, "parsed": 0, "passed": 0})
+            row = table.setdefault(key, {"cases": 0, "correct": 0, "kept-whitespace": 0,
+                                         "refused": 0, "wrong": 0, "skipped": 0, "parsed": 0,
+                                         "passed": 0})
             row["cases"] += 1
             row[result.verdict if result.verdict in row else "wrong"] += 1
             row["passed"] += result.passed

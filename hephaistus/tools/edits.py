@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from hephaistus import matching
 from hephaistus.patching import PatchError, apply_hunks, parse_patch
+from hephaistus.replacing import Unsafe, replace
 from hephaistus.tools.context import ToolContext, ToolResult
 from hephaistus.tools.files import open_for_write, write_change
 
@@ -35,7 +36,7 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
             return write_change(ctx, rel, real, current, new)
         return ToolResult(False, "'old' is empty; give the exact text to replace")
     count = text.count(old)
-    if count == 1:
+    if count == 1 and _in_place(text, old, new):
         return write_change(ctx, rel, real, current, text.replace(old, new, 1))
     if count > 1:
         lines = ", ".join(map(str, _occurrence_lines(text, old)))
@@ -45,24 +46,43 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
     try:
         updated = splice(text, _lines(old), _lines(new))
     except matching.NoMatch as miss:
-        if not miss.places and new.strip() and text.count(new) == 1:
+        if _applied_before(miss, text, old, new):
             return ToolResult(True, f"{rel} already contains the new text (the edit was applied "
                                     "before); nothing changed")
         return ToolResult(False, f"edit_file: 'old' {_explain(miss, text, _lines(old), rel)}")
     return write_change(ctx, rel, real, current, updated)
 
 
+def _in_place(text: str, old: str, new: str) -> bool:
+    """Whether `old`, found once as it is, can be swapped for `new` as plain text: not when it
+    starts after some of its line's indentation and `new` has several lines (they would miss
+    the rest of that indentation; the line-wise match re-indents them)."""
+    start = text.find(old)
+    before = text[text.rfind("\n", 0, start) + 1:start]
+    return "\n" not in new or not before or bool(before.strip())
+
+
 def splice(text: str, old: list[str], new: list[str]) -> str:
     """`text` with the lines `old` (located tolerantly, uniquely) replaced by `new`."""
     lines, final_newline = _split(text)
-    match = matching.locate(lines, old)
-    replacement = matching.rewrite(lines, match, new)
-    return _join(lines[: match.start] + replacement + lines[match.end:], final_newline)
+    return _join(replace(lines, old, new), final_newline)
+
+
+def _applied_before(miss: matching.NoMatch, text: str, old: str, new: str) -> bool:
+    """Whether the whole intended result is already there: `old` is gone and `new` stands
+    once, with lines of `old` it keeps (so the place is proven, not a coincidence)."""
+    if miss.places or isinstance(miss, Unsafe) or not new.strip() or text.count(new) != 1:
+        return False
+    kept = {line.strip() for line in old.splitlines()} & {line.strip() for line in
+                                                          new.splitlines()}
+    return any(kept)
 
 
 def _explain(miss: matching.NoMatch, text: str, snippet: list[str], rel: str) -> str:
     """Why a snippet did not apply, with the file's real lines the model should have copied."""
     lines, _ = _split(text)
+    if isinstance(miss, Unsafe):
+        return f"was found in {rel}, but {miss.reason}. Nothing changed."
     if miss.places:
         where = ", ".join(map(str, miss.places))
         return (f"{miss.reason} in {rel} (lines {where}), even allowing for whitespace; include "

@@ -1,0 +1,356 @@
+"""Replacing a located snippet with the model's new lines, writing nothing the model did not send.
+
+The rule, checked in code before anything is written: each line put in the matched place is
+either a line of the file the edit keeps, byte for byte, or a line the model sent with only its
+indentation changed (to the file's, where the model's copy was shifted or used another unit).
+Lines are never re-spaced. Where that cannot be done with confidence (an indentation that cannot
+be told, new text built from a line the model copied with other spacing), the edit is refused.
+
+A line of `...` (or `# ...`, `// ...`) in the old text stands for lines the edit leaves alone,
+when the new text has one at the same place and every piece is found once, in order.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable
+
+from hephaistus.matching import Finder, Lines, Match, NoMatch, locate
+
+ELISION = re.compile(r"^\s*(?:#|//|--|;|/\*|<!--)?\s*(?:\.\.\.|…)\s*(?:\*/|-->)?\s*$")
+SIMILAR = 0.6  # a new line this close to an old line the model mis-spaced is built from it
+
+
+class Unsafe(NoMatch):
+    """The snippet was found, but the edit cannot be written without guessing."""
+
+
+def replace(file: Lines | Finder, old: Lines, new: Lines, *,
+            context: frozenset[int] | None = None) -> Lines:
+    """`file` with `old` (found tolerantly, uniquely) replaced by `new`. A Finder may stand
+    for the file, to share its keys between several tries."""
+    finder = file if isinstance(file, Finder) else Finder(file)
+    context = _kept(old, new) if context is None else context
+    try:
+        match = locate(finder, old, context=context, consistent=_indentation_consistent)
+    except NoMatch as miss:
+        if miss.places or not any(ELISION.match(line) for line in old):
+            raise
+        return _replace_elided(finder, old, new)
+    return splice(finder.file, match, new)
+
+
+def splice(file: Lines, match: Match, new: Lines) -> Lines:
+    return file[:match.start] + rewrite(file, match, new) + file[match.end:]
+
+
+def rewrite(file: Lines, match: Match, new: Lines) -> Lines:
+    """The lines to put where `match` was found."""
+    new = _drop_edges(new, match)
+    window = file[match.start:match.end]
+    old = match.snippet
+    if match.tier.name == "exact" and match.differs is None:
+        return list(new)
+    kept = _alignment(old, new)
+    if match.tier.name == "spacing":
+        _refuse_respelled_sources(old, window, new, kept)
+    changed = [line for index, line in enumerate(new) if index not in kept]
+    reindent = indentation_mapper(old, window, file, changed, skip=match.differs) \
+        if not match.tier.same_indent else (lambda line: line)
+    result = []
+    for index, line in enumerate(new):
+        if index in kept:
+            result.append(window[kept[index]])  # unchanged: the file's own bytes
+        else:
+            result.append(reindent(line))
+    check_only_indentation_changed(new, result, {i: window[j] for i, j in kept.items()})
+    return result
+
+
+def check_only_indentation_changed(new: Lines, result: Lines, kept: dict[int, str]) -> None:
+    """The invariant: every line written is a file line the edit keeps, or a line the model
+    sent with only its indentation changed."""
+    if len(result) != len(new):
+        raise Unsafe("the rewritten text has a different number of lines than was sent")
+    for index, (sent, written) in enumerate(zip(new, result, strict=True)):
+        if index in kept:
+            if written != kept[index]:
+                raise Unsafe(f"line {index + 1} of the new text would not keep the file's line")
+        elif written.lstrip(" \t") != sent.lstrip(" \t"):
+            raise Unsafe(f"line {index + 1} of the new text would be written otherwise than sent")
+
+
+# -- which lines the edit keeps -------------------------------------------------------------
+
+def _kept(old: Lines, new: Lines) -> frozenset[int]:
+    """Indices of the old lines that the new text keeps (context)."""
+    matcher = difflib.SequenceMatcher(None, [line.rstrip() for line in old],
+                                      [line.rstrip() for line in new], autojunk=False)
+    return frozenset(i for block in matcher.get_matching_blocks()
+                     for i in range(block.a, block.a + block.size))
+
+
+def _alignment(old: Lines, new: Lines) -> dict[int, int]:
+    """new index -> old index for the lines the edit keeps unchanged."""
+    matcher = difflib.SequenceMatcher(None, [line.rstrip() for line in old],
+                                      [line.rstrip() for line in new], autojunk=False)
+    return {block.b + k: block.a + k for block in matcher.get_matching_blocks()
+            for k in range(block.size)}
+
+
+def _drop_edges(new: Lines, match: Match) -> Lines:
+    """When blank lines around the old text were not part of the match, as many blank lines
+    around the new text go too (they were the model's framing, not content)."""
+    lead, tail = match.offset, match.tail
+    while lead and new and not new[0].strip():
+        new, lead = new[1:], lead - 1
+    while tail and new and not new[-1].strip():
+        new, tail = new[:-1], tail - 1
+    return new
+
+
+def _refuse_respelled_sources(old: Lines, window: Lines, new: Lines,
+                              kept: dict[int, int]) -> None:
+    """In a match that ignored spacing, a new line built from an old line the model copied
+    with other spacing would carry that spacing into the file: refuse instead of guessing."""
+    respelled = [i for i, (mine, theirs) in enumerate(zip(old, window, strict=True))
+                 if mine.strip() != theirs.strip()]
+    kept_old = set(kept.values())
+    for i in respelled:
+        if i in kept_old:
+            continue
+        for j, line in enumerate(new):
+            if j in kept:
+                continue
+            ratio = difflib.SequenceMatcher(None, old[i].strip(), line.strip()).ratio()
+            if ratio >= SIMILAR:
+                raise Unsafe(
+                    f"the old text's line {i + 1} is spaced otherwise than the file's "
+                    f"({window[i].strip()!r}), and the new text changes it; copy the line "
+                    "exactly as the file has it, then change it")
+
+
+# -- indentation ------------------------------------------------------------------------------
+
+def indentation_mapper(old: Lines, window: Lines, file: Lines, new: Lines, *,
+                       skip: int | None = None) -> Callable[[str], str]:
+    """How to re-indent the model's new lines into the file's indentation.
+
+    Learned from the matched lines: the file's indentation is the model's with a prefix added
+    or removed, or the same nesting in another unit (2 spaces for 4, tabs for spaces), or else
+    each indentation seen maps to the file's for it (a depth never seen keeps its nesting below
+    the nearest known one). Of the readings the matched lines allow, the first that puts the
+    new lines on the file's grid of indentation wins, the model's own indentation last (a
+    context line that lost its diff marker must not shift the rest by one space). When no
+    reading gives every new line an indentation, the edit is refused.
+    """
+    pairs = [(_indent(m), _indent(f)) for i, (m, f) in enumerate(zip(old, window, strict=True))
+             if i != skip and m.strip() and f.strip()]
+    unit = file_unit(file)
+    indents = [_indent(line) for line in new if line.strip()]
+    readings = [h(pairs) for h in (_same, _added_prefix, _removed_prefix)]
+    readings += [_other_unit(pairs, unit), _each_known(pairs), lambda indent: indent]
+    usable: list[Mapping] = []
+    for reading in readings:
+        if reading is None:
+            continue
+        mapped = [reading(indent) for indent in indents]
+        if all(m is not None for m in mapped):
+            styled = [_in_file_style(m, unit) for m in mapped if m is not None]
+            if all(s is not None and _on_grid(s, unit) for s in styled):
+                usable.insert(0, reading)
+                break
+            usable.append(reading)
+    if not usable:
+        raise Unsafe("cannot tell how to indent the new lines in the file (the old text's "
+                     "indentation does not map to the file's); copy the old lines with their "
+                     "exact indentation")
+    chosen = usable[0]
+
+    def reindent(line: str) -> str:
+        if not line.strip():
+            return ""
+        indent = _in_file_style(chosen(_indent(line)) or "", unit)
+        if indent is None:
+            raise Unsafe(f"the new line {line.strip()!r} is indented with spaces, the file "
+                         "with tabs; send it indented with tabs, as the file is")
+        return indent + line.lstrip(" \t")
+
+    return reindent
+
+
+def _indentation_consistent(snippet: Lines, window: Lines) -> bool:
+    """Whether the window's indentation is the snippet's, shifted or in another unit."""
+    pairs = [(_indent(m), _indent(f)) for m, f in zip(snippet, window, strict=True)
+             if m.strip() and f.strip()]
+    readings = [h(pairs) for h in (_same, _added_prefix, _removed_prefix)]
+    return any(r is not None for r in readings) or \
+        _other_unit(pairs, file_unit(window)) is not None
+
+
+Mapping = Callable[[str], "str | None"]
+Pairs = list[tuple[str, str]]
+
+
+def _same(pairs: Pairs) -> Mapping | None:
+    return (lambda indent: indent) if all(m == f for m, f in pairs) else None
+
+
+def _added_prefix(pairs: Pairs) -> Mapping | None:
+    if not pairs or not all(f.endswith(m) for m, f in pairs):
+        return None
+    prefixes = {f[:len(f) - len(m)] for m, f in pairs}
+    if len(prefixes) != 1:
+        return None
+    prefix = prefixes.pop()
+    return lambda indent: prefix + indent
+
+
+def _removed_prefix(pairs: Pairs) -> Mapping | None:
+    if not pairs or not all(m.endswith(f) for m, f in pairs):
+        return None
+    prefixes = {m[:len(m) - len(f)] for m, f in pairs}
+    if len(prefixes) != 1:
+        return None
+    prefix = prefixes.pop()
+    return lambda indent: indent[len(prefix):] if indent.startswith(prefix) else None
+
+
+def _other_unit(pairs: Pairs, unit: str | None) -> Mapping | None:
+    """The same nesting in another unit: file level = model level + k."""
+    model_unit = _unit_of([m for m, _ in pairs])
+    if not pairs or model_unit is None or unit is None:
+        return None
+    shifts = set()
+    for model, file in pairs:
+        model_level, file_level = _levels(model, model_unit), _levels(file, unit)
+        if model_level is None or file_level is None:
+            return None
+        shifts.add(file_level - model_level)
+    if len(shifts) != 1:
+        return None
+    shift = shifts.pop()
+
+    def mapped(indent: str) -> str | None:
+        level = _levels(indent, model_unit)
+        if level is None or level + shift < 0:
+            return None
+        return unit * (level + shift)
+
+    return mapped
+
+
+def _each_known(pairs: Pairs) -> Mapping:
+    """Each indentation the matched lines show maps to the file's for it; a deeper one keeps
+    its extra nesting below the nearest known one."""
+    known: dict[str, str] = {}
+    for model, file in pairs:
+        if known.setdefault(model, file) != file:
+            known[model] = "\0"  # one model indent, two file indents: cannot tell
+    known = {m: f for m, f in known.items() if f != "\0"}
+
+    def mapped(indent: str) -> str | None:
+        if indent in known:
+            return known[indent]
+        bases = [m for m in known if indent.startswith(m)]
+        if not bases:
+            return None
+        base = max(bases, key=len)
+        return known[base] + indent[len(base):]
+
+    return mapped
+
+
+def file_unit(file: Lines) -> str | None:
+    """One level of the file's indentation: a tab, or its number of spaces."""
+    return _unit_of([_indent(line) for line in file if line.strip()])
+
+
+def _unit_of(indents: list[str]) -> str | None:
+    tabs = sum(1 for i in indents if i.startswith("\t"))
+    spaces = [len(i) for i in indents if i and set(i) == {" "}]
+    if tabs > len(spaces):
+        return "\t"
+    if not spaces:
+        return None
+    width = 0
+    for size in spaces:
+        width = math.gcd(width, size)
+    return " " * width if width > 1 else (" " if width == 1 else None)
+
+
+def _levels(indent: str, unit: str) -> int | None:
+    if not indent:
+        return 0
+    if unit == "\t":
+        return len(indent) if set(indent) == {"\t"} else None
+    if set(indent) != {" "} or len(indent) % len(unit):
+        return None
+    return len(indent) // len(unit)
+
+
+def _on_grid(indent: str, unit: str | None) -> bool:
+    if unit is None or not indent:
+        return True
+    if unit == "\t":
+        return set(indent) == {"\t"}
+    return set(indent) == {" "} and len(indent) % len(unit) == 0
+
+
+def _in_file_style(indent: str, unit: str | None) -> str | None:
+    """Tabs in a file indented with spaces become its unit of spaces; spaces in a file
+    indented with tabs cannot be told apart from alignment, so they are refused (None)."""
+    if unit is None or not indent:
+        return indent
+    if unit != "\t":
+        return indent.replace("\t", unit)
+    return None if " " in indent else indent
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+# -- elided lines -----------------------------------------------------------------------------
+
+def _replace_elided(finder: Finder, old: Lines, new: Lines) -> Lines:
+    """Each piece of old between `...` lines replaced by the same piece of new, each found
+    once and in order; the lines the `...` stand for stay as they are."""
+    old_pieces, new_pieces = _pieces(old), _pieces(new)
+    if len(old_pieces) != len(new_pieces):
+        raise NoMatch("it has '...' lines that the new text does not have at the same places; "
+                      "put '...' in both, or write the lines out")
+    file = finder.file
+    matches = []
+    for number, (piece, replacement) in enumerate(zip(old_pieces, new_pieces, strict=True), 1):
+        if not any(line.strip() for line in piece):
+            if any(line.strip() for line in replacement):
+                raise NoMatch(f"piece {number} of the old text is empty around a '...', so there "
+                              "is no telling where its new lines go")
+            continue
+        try:
+            match = locate(finder, piece, context=_kept(piece, replacement),
+                           consistent=_indentation_consistent)
+        except NoMatch as miss:
+            raise NoMatch(f"its piece {number} (between '...' lines) {miss.reason}",
+                          miss.places) from None
+        matches.append((match, replacement))
+    for (first, _), (second, _) in zip(matches, matches[1:], strict=False):
+        if second.start < first.end:
+            raise NoMatch("its pieces between '...' lines are not in the file in that order")
+    result = list(file)
+    for match, replacement in reversed(matches):
+        result[match.start:match.end] = rewrite(file, match, replacement)
+    return result
+
+
+def _pieces(lines: Lines) -> list[Lines]:
+    pieces: list[Lines] = [[]]
+    for line in lines:
+        if ELISION.match(line):
+            pieces.append([])
+        else:
+            pieces[-1].append(line)
+    return pieces
