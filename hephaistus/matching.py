@@ -24,7 +24,7 @@ SPACES = re.compile(r"\s+")
 AROUND_PUNCTUATION = re.compile(r" ?([^\w\s]) ?")
 WORD = re.compile(r"\w+")
 MAX_VOTING_WORDS = 80  # of a snippet's distinct words, for `closest`
-MAX_PLACES_PER_WORD = 500  # a word found more often says nothing about where the snippet is
+MAX_PLACES_PER_WORD = 50  # a word found more often says little about where the snippet is
 
 
 def spacing_key(line: str) -> str:
@@ -61,7 +61,7 @@ class Tier:
 
 
 TIERS = (
-    Tier("exact", lambda line: line, True),
+    Tier("exact", str, True),
     Tier("trailing whitespace", str.rstrip, True),
     Tier("indentation", str.strip, False),
     Tier("spacing", spacing_key, False, _without_whitespace),
@@ -94,23 +94,22 @@ class Finder:
 
     file: Lines
     _coarse: dict[str, Lines] = field(default_factory=dict)
-    _index: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    _where: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     _keys: dict[tuple[str, int], str] = field(default_factory=dict)
 
     def coarse(self, tier: Tier) -> Lines:
         """Each line's coarse key (its key, for tiers whose key is cheap)."""
         if tier.name not in self._coarse:
-            key = tier.coarse or tier.key
-            self._coarse[tier.name] = [key(line) for line in self.file]
+            self._coarse[tier.name] = list(map(tier.coarse or tier.key, self.file))
         return self._coarse[tier.name]
 
-    def positions(self, tier: Tier) -> dict[str, list[int]]:
-        if tier.name not in self._index:
-            index: dict[str, list[int]] = defaultdict(list)
-            for number, key in enumerate(self.coarse(tier)):
-                index[key].append(number)
-            self._index[tier.name] = index
-        return self._index[tier.name]
+    def where(self, tier: Tier, coarse_key: str) -> list[int]:
+        """The lines whose coarse key is `coarse_key`."""
+        found = self._where.get((tier.name, coarse_key))
+        if found is None:
+            found = self._where[tier.name, coarse_key] = [
+                number for number, key in enumerate(self.coarse(tier)) if key == coarse_key]
+        return found
 
     def key(self, tier: Tier, number: int) -> str:
         if tier.coarse is None:
@@ -178,16 +177,14 @@ def closest(file: Lines, snippet: Lines, *, context: int = 2) -> tuple[int, Line
     size = max(1, len(wanted))
     text = "\n".join(file)
     starts = list(accumulate((len(line) + 1 for line in file), initial=0))
-    votes: dict[int, float] = defaultdict(float)
     line_words = [set(WORD.findall(line)) for line in wanted]
+    where: dict[str, list[int]] = {}
     for word in sorted(set().union(*line_words))[:MAX_VOTING_WORDS]:
-        places = []
-        for hit in re.finditer(rf"\b{re.escape(word)}\b", text):
-            places.append(bisect_right(starts, hit.start()) - 1)
-            if len(places) > MAX_PLACES_PER_WORD:
-                break
-        if not places or len(places) > MAX_PLACES_PER_WORD:
-            continue
+        places = _places_of(word, text, starts)
+        if 0 < len(places) <= MAX_PLACES_PER_WORD:
+            where[word] = places
+    votes: dict[int, float] = defaultdict(float)
+    for word, places in where.items():
         for offset, words in enumerate(line_words):
             if word in words:
                 for place in places:
@@ -196,6 +193,25 @@ def closest(file: Lines, snippet: Lines, *, context: int = 2) -> tuple[int, Line
     best = min(max(best, 0), max(0, len(file) - size))
     first = max(0, best - context)
     return first + 1, file[first:best + size + context]
+
+
+def _places_of(word: str, text: str, starts: list[int]) -> list[int]:
+    """The lines where `word` stands as a whole word (stopping once it is too common)."""
+    places: list[int] = []
+    at = text.find(word)
+    seen = 0
+    while at != -1 and len(places) <= MAX_PLACES_PER_WORD and seen < 20 * MAX_PLACES_PER_WORD:
+        seen += 1
+        end = at + len(word)
+        if (at == 0 or not _is_word_char(text[at - 1])) and \
+                (end == len(text) or not _is_word_char(text[end])):
+            places.append(bisect_right(starts, at) - 1)
+        at = text.find(word, at + 1)
+    return places if seen < 20 * MAX_PLACES_PER_WORD else places + [-1] * MAX_PLACES_PER_WORD
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def numbered(first: int, lines: Lines) -> str:
@@ -223,11 +239,10 @@ def _trim_blank(lines: Lines) -> Lines:
     return variants[-1][0] if any(line.strip() for line in lines) else []
 
 
-def _anchors(finder: Finder, coarse: Lines, tier: Tier) -> list[int]:
-    """Indices of the snippet's non-blank lines, rarest in the file first."""
-    index = finder.positions(tier)
+def _anchors(coarse: Lines) -> list[int]:
+    """Indices of the snippet's non-blank lines, longest (so likely rarest) first."""
     present = [i for i, key in enumerate(coarse) if key.strip()]
-    return sorted(present, key=lambda i: len(index.get(coarse[i], ())))
+    return sorted(present, key=lambda i: -len(coarse[i]))
 
 
 def _keys(snippet: Lines, tier: Tier) -> tuple[Lines, Lines]:
@@ -237,12 +252,12 @@ def _keys(snippet: Lines, tier: Tier) -> tuple[Lines, Lines]:
 
 def _starts(finder: Finder, snippet: Lines, tier: Tier) -> list[int]:
     keys, coarse = _keys(snippet, tier)
-    anchors = _anchors(finder, coarse, tier)
+    anchors = _anchors(coarse)
     if not anchors or len(snippet) > len(finder.file):
         return []
     anchor, size = anchors[0], len(snippet)
     found = []
-    for position in finder.positions(tier).get(coarse[anchor], ()):
+    for position in finder.where(tier, coarse[anchor]):
         start = position - anchor
         if 0 <= start <= len(finder.file) - size and \
                 not finder.differences(tier, start, keys, coarse, 0):
@@ -258,13 +273,12 @@ def _starts_with_one_difference(finder: Finder, snippet: Lines, tier: Tier,
     """(start, index of the differing line) of each place where every line but one context
     line matches."""
     keys, coarse = _keys(snippet, tier)
-    anchors = _anchors(finder, coarse, tier)
+    anchors = _anchors(coarse)
     if not context or len(anchors) < MIN_LINES_FOR_FUZZ or len(snippet) > len(finder.file):
         return []
     size = len(snippet)
-    index = finder.positions(tier)
     starts = {position - anchor for anchor in anchors[:2]
-              for position in index.get(coarse[anchor], ())}
+              for position in finder.where(tier, coarse[anchor])}
     found = []
     for start in sorted(starts):
         if not 0 <= start <= len(finder.file) - size:

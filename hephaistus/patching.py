@@ -10,7 +10,7 @@ drift as edit_file; a hunk that matches nowhere, or in more than one place, fail
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hephaistus import matching
 from hephaistus.replacing import Unsafe, replace
@@ -32,7 +32,8 @@ class Hunk:
     lead: int  # context lines before the first change
     trail: int  # context lines after the last change
     size: int  # lines in the hunk's body: context, removed and added
-    context: frozenset[int] = frozenset()  # indices in `before` of the context lines
+    # index in `after` -> index in `before` of each context line (the lines the hunk keeps)
+    kept: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def _apply_one(lines: list[str], hunk: Hunk) -> list[str]:
                          "lines around the change. Nothing changed.")
     finder = matching.Finder(lines)  # the file's keys, shared by every try below
     try:
-        return replace(finder, hunk.before, hunk.after, context=hunk.context)
+        return replace(finder, hunk.before, hunk.after, alignment=hunk.kept)
     except Unsafe as unsafe:
         raise _unsafe(hunk, unsafe) from None
     except matching.NoMatch as miss:
@@ -99,10 +100,11 @@ def _apply_one(lines: list[str], hunk: Hunk) -> list[str]:
         before = hunk.before[lead: len(hunk.before) - trail]
         if not any(line.strip() for line in before):
             continue
-        context = frozenset(i - lead for i in hunk.context if lead <= i < lead + len(before))
+        kept = {j - lead: i - lead for j, i in hunk.kept.items()
+                if lead <= i < lead + len(before) and lead <= j < len(hunk.after) - trail}
         try:
             return replace(finder, before, hunk.after[lead: len(hunk.after) - trail],
-                           context=context)
+                           alignment=kept)
         except Unsafe as unsafe:
             raise _unsafe(hunk, unsafe) from None
         except matching.NoMatch as miss:
@@ -145,9 +147,18 @@ def _unwrap(text: str) -> list[str]:
     """The diff's lines without fences, <code> wrappers or git's extended headers; the
     `*** Update File:` / `*** Add File:` sections of the Codex patch format become ---/+++ headers.
     """
-    text = text.replace("\r\n", "\n").replace("<code>", "\n").replace("</code>", "\n")
+    lines = text.replace("\r\n", "\n").split("\n")
+    # A <code> wrapper around the whole diff goes; <code> inside a line is content.
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if lines and lines[0].strip().startswith("<code>"):
+        lines[0] = lines[0].strip()[len("<code>"):]
+    if lines and lines[-1].strip() == "</code>":
+        lines.pop()
     kept = []
-    for line in text.split("\n"):
+    for line in lines:
         # A fence wraps the diff only from the first column; " ```" is a line of context.
         if line.startswith(("```", "~~~")) or line.startswith(SKIPPED_LINES):
             continue
@@ -247,6 +258,10 @@ def _hunk(number: int, header: str, parsed: object) -> Hunk:
     changes = [i for i, kind in enumerate(kinds) if kind != " "]
     lead = changes[0] if changes else len(kinds)
     trail = len(kinds) - 1 - changes[-1] if changes else 0
-    in_before = [kind for kind in kinds if kind != "+"]
-    context = frozenset(i for i, kind in enumerate(in_before) if kind == " ")
-    return Hunk(number, header, before, after, lead, trail, len(kinds), context)
+    kept, in_before, in_after = {}, 0, 0
+    for kind in kinds:
+        if kind == " ":
+            kept[in_after] = in_before
+        in_before += kind != "+"
+        in_after += kind != "-"
+    return Hunk(number, header, before, after, lead, trail, len(kinds), kept)

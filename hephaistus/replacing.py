@@ -27,45 +27,47 @@ class Unsafe(NoMatch):
     """The snippet was found, but the edit cannot be written without guessing."""
 
 
+Alignment = dict[int, int]  # index in the new lines -> index in the old lines it keeps
+
+
 def replace(file: Lines | Finder, old: Lines, new: Lines, *,
-            context: frozenset[int] | None = None) -> Lines:
-    """`file` with `old` (found tolerantly, uniquely) replaced by `new`. A Finder may stand
-    for the file, to share its keys between several tries."""
+            alignment: Alignment | None = None) -> Lines:
+    """`file` with `old` (found tolerantly, uniquely) replaced by `new`. `alignment` says which
+    new lines are old ones kept (a diff's context lines); by default it is worked out. A Finder
+    may stand for the file, to share its keys between several tries."""
     finder = file if isinstance(file, Finder) else Finder(file)
-    context = _kept(old, new) if context is None else context
+    alignment = align(old, new) if alignment is None else alignment
     try:
-        match = locate(finder, old, context=context, consistent=_indentation_consistent)
+        match = locate(finder, old, context=frozenset(alignment.values()),
+                       consistent=_indentation_consistent)
     except NoMatch as miss:
         if miss.places or not any(ELISION.match(line) for line in old):
             raise
         return _replace_elided(finder, old, new)
-    return splice(finder.file, match, new)
+    return finder.file[:match.start] + rewrite(finder.file, match, new, alignment) + \
+        finder.file[match.end:]
 
 
-def splice(file: Lines, match: Match, new: Lines) -> Lines:
-    return file[:match.start] + rewrite(file, match, new) + file[match.end:]
-
-
-def rewrite(file: Lines, match: Match, new: Lines) -> Lines:
-    """The lines to put where `match` was found."""
-    new = _drop_edges(new, match)
+def rewrite(file: Lines, match: Match, new: Lines, alignment: Alignment) -> Lines:
+    """The lines to put where `match` was found, for the snippet's new lines `new`."""
     window = file[match.start:match.end]
     old = match.snippet
+    first, last = match.offset, match.offset + len(old)
+    # New lines kept from blank old lines the match left out are framing, not content.
+    framing = {j for j, i in alignment.items() if not first <= i < last}
+    new_lines = [line for j, line in enumerate(new) if j not in framing]
+    renumbered = {j: n for n, j in enumerate(j for j in range(len(new)) if j not in framing)}
+    kept = {renumbered[j]: i - first for j, i in alignment.items() if j not in framing}
     if match.tier.name == "exact" and match.differs is None:
-        return list(new)
-    kept = _alignment(old, new)
+        return new_lines
     if match.tier.name == "spacing":
-        _refuse_respelled_sources(old, window, new, kept)
-    changed = [line for index, line in enumerate(new) if index not in kept]
+        _refuse_respelled_sources(old, window, new_lines, kept)
+    changed = [line for index, line in enumerate(new_lines) if index not in kept]
     reindent = indentation_mapper(old, window, file, changed, skip=match.differs) \
         if not match.tier.same_indent else (lambda line: line)
-    result = []
-    for index, line in enumerate(new):
-        if index in kept:
-            result.append(window[kept[index]])  # unchanged: the file's own bytes
-        else:
-            result.append(reindent(line))
-    check_only_indentation_changed(new, result, {i: window[j] for i, j in kept.items()})
+    result = [window[kept[index]] if index in kept else reindent(line)  # kept: file's bytes
+              for index, line in enumerate(new_lines)]
+    check_only_indentation_changed(new_lines, result, {i: window[j] for i, j in kept.items()})
     return result
 
 
@@ -84,31 +86,23 @@ def check_only_indentation_changed(new: Lines, result: Lines, kept: dict[int, st
 
 # -- which lines the edit keeps -------------------------------------------------------------
 
-def _kept(old: Lines, new: Lines) -> frozenset[int]:
-    """Indices of the old lines that the new text keeps (context)."""
-    matcher = difflib.SequenceMatcher(None, [line.rstrip() for line in old],
-                                      [line.rstrip() for line in new], autojunk=False)
-    return frozenset(i for block in matcher.get_matching_blocks()
-                     for i in range(block.a, block.a + block.size))
-
-
-def _alignment(old: Lines, new: Lines) -> dict[int, int]:
-    """new index -> old index for the lines the edit keeps unchanged."""
-    matcher = difflib.SequenceMatcher(None, [line.rstrip() for line in old],
-                                      [line.rstrip() for line in new], autojunk=False)
-    return {block.b + k: block.a + k for block in matcher.get_matching_blocks()
-            for k in range(block.size)}
-
-
-def _drop_edges(new: Lines, match: Match) -> Lines:
-    """When blank lines around the old text were not part of the match, as many blank lines
-    around the new text go too (they were the model's framing, not content)."""
-    lead, tail = match.offset, match.tail
-    while lead and new and not new[0].strip():
-        new, lead = new[1:], lead - 1
-    while tail and new and not new[-1].strip():
-        new, tail = new[:-1], tail - 1
-    return new
+def align(old: Lines, new: Lines) -> Alignment:
+    """Which new lines keep old ones: the common first and last lines, then a diff of the
+    middle (so a kept line is paired with its own place, not a look-alike further on)."""
+    a, b = [line.rstrip() for line in old], [line.rstrip() for line in new]
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    pairs = {j: j for j in range(head)}
+    pairs.update({len(b) - 1 - k: len(a) - 1 - k for k in range(tail)})
+    middle = difflib.SequenceMatcher(None, a[head:len(a) - tail], b[head:len(b) - tail],
+                                     autojunk=False)
+    for block in middle.get_matching_blocks():
+        pairs.update({head + block.b + k: head + block.a + k for k in range(block.size)})
+    return pairs
 
 
 def _refuse_respelled_sources(old: Lines, window: Lines, new: Lines,
@@ -330,19 +324,20 @@ def _replace_elided(finder: Finder, old: Lines, new: Lines) -> Lines:
                 raise NoMatch(f"piece {number} of the old text is empty around a '...', so there "
                               "is no telling where its new lines go")
             continue
+        alignment = align(piece, replacement)
         try:
-            match = locate(finder, piece, context=_kept(piece, replacement),
+            match = locate(finder, piece, context=frozenset(alignment.values()),
                            consistent=_indentation_consistent)
         except NoMatch as miss:
             raise NoMatch(f"its piece {number} (between '...' lines) {miss.reason}",
                           miss.places) from None
-        matches.append((match, replacement))
-    for (first, _), (second, _) in zip(matches, matches[1:], strict=False):
+        matches.append((match, replacement, alignment))
+    for (first, _, _), (second, _, _) in zip(matches, matches[1:], strict=False):
         if second.start < first.end:
             raise NoMatch("its pieces between '...' lines are not in the file in that order")
     result = list(file)
-    for match, replacement in reversed(matches):
-        result[match.start:match.end] = rewrite(file, match, replacement)
+    for match, replacement, alignment in reversed(matches):
+        result[match.start:match.end] = rewrite(file, match, replacement, alignment)
     return result
 
 

@@ -227,3 +227,12 @@ def test_the_invariant_refuses_any_other_change():
         check_only_indentation_changed(["a + b"], ["a+b"], {})
     with pytest.raises(Unsafe):
         check_only_indentation_changed(["x", "y"], ["x", "file y "], {1: "file y"})
+
+
+def test_code_tags_inside_a_diff_are_content(ctx):
+    put(ctx, "page.html", "<body>\n<pre><code>{x}</code></pre>\n</body>\n")
+    diff = ("<code>\n@@ ... @@\n <body>\n-<pre><code>{x}</code></pre>\n"
+            "+<pre><code class=\"a\">{x}</code></pre>\n </body>\n</code>")
+    result = patch(ctx, "page.html", diff)
+    assert result.ok, result.output
+    assert read(ctx, "page.html") == '<body>\n<pre><code class="a">{x}</code></pre>\n</body>\n'
