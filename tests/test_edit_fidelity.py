@@ -236,3 +236,50 @@ def test_code_tags_inside_a_diff_are_content(ctx):
     result = patch(ctx, "page.html", diff)
     assert result.ok, result.output
     assert read(ctx, "page.html") == '<body>\n<pre><code class="a">{x}</code></pre>\n</body>\n'
+
+
+def test_dots_in_a_hunk_stand_for_unchanged_lines(ctx):
+    put(ctx, "m.py", LONG)
+    diff = "@@ ... @@\n def f():\n-    a = 1\n+    a = 10\n ...\n-    return a\n+    return a * 2\n"
+    result = patch(ctx, "m.py", diff)
+    assert result.ok, result.output
+    assert read(ctx, "m.py") == LONG.replace("a = 1", "a = 10").replace("return a", "return a * 2")
+
+
+def test_a_markdown_table_row_copied_with_other_spacing_is_kept(ctx):
+    table = "| name | size |\n|------|------|\n| a    | 1    |\n"
+    put(ctx, "t.md", table)
+    result = edit(ctx, "t.md", "|name|size|\n|------|------|", "|name|size|\n|------|------|\n| b | 2 |")
+    assert result.ok, result.output
+    assert read(ctx, "t.md") == "| name | size |\n|------|------|\n| b | 2 |\n| a    | 1    |\n"
+
+
+def test_a_nested_markdown_list_item_keeps_its_depth(ctx):
+    put(ctx, "l.md", "- one\n  - one.a\n- two\n")
+    result = edit(ctx, "l.md", "- one\n    - one.a", "- one\n    - one.a\n    - one.b")
+    assert result.ok, result.output
+    assert read(ctx, "l.md") == "- one\n  - one.a\n  - one.b\n- two\n"
+
+
+def test_python_continuation_lines_keep_their_alignment_when_shifted(ctx):
+    put(ctx, "c.py", "class C:\n    def f(self):\n        x = call(a,\n                 b)\n        return x\n")
+    old = "x = call(a,\n         b)\nreturn x"
+    new = "x = call(a,\n         b,\n         c)\nreturn x"
+    result = edit(ctx, "c.py", old, new)
+    assert result.ok, result.output
+    assert read(ctx, "c.py") == ("class C:\n    def f(self):\n        x = call(a,\n"
+                                 "                 b,\n                 c)\n        return x\n")
+
+
+def test_a_python_file_indented_with_tabs(ctx):
+    put(ctx, "t.py", "def f():\n\tif x:\n\t\treturn 1\n\treturn 0\n")
+    result = edit(ctx, "t.py", "    if x:\n        return 1", "    if x:\n        return 2")
+    assert result.ok, result.output
+    assert read(ctx, "t.py") == "def f():\n\tif x:\n\t\treturn 2\n\treturn 0\n"
+
+
+def test_lines_of_a_multiline_string_shift_with_the_rest(ctx):
+    put(ctx, "s.py", 'def f():\n    return """\n    a\n    b\n    """\n')
+    result = edit(ctx, "s.py", 'return """\na\nb\n"""', 'return """\na\nb\nc\n"""')
+    assert result.ok, result.output
+    assert read(ctx, "s.py") == 'def f():\n    return """\n    a\n    b\n    c\n    """\n'
