@@ -283,3 +283,16 @@ def test_lines_of_a_multiline_string_shift_with_the_rest(ctx):
     result = edit(ctx, "s.py", 'return """\na\nb\n"""', 'return """\na\nb\nc\n"""')
     assert result.ok, result.output
     assert read(ctx, "s.py") == 'def f():\n    return """\n    a\n    b\n    c\n    """\n'
+
+
+@pytest.mark.parametrize("old, new", [
+    ("    return s", "    return s * (1 - discount)"),
+    ("return s", "return s * (1 - discount)"),
+    ("s = 0", "total = 0\n        s = 0"),
+])
+def test_an_extension_made_before_is_not_made_twice(ctx, old, new):
+    done = "def f(s):\n    if s:\n        total = 0\n        s = 0\n        return s * (1 - discount)\n"
+    put(ctx, "d.py", done)
+    result = edit(ctx, "d.py", old, new)
+    assert result.ok and "already contains the new text" in result.output, result.output
+    assert read(ctx, "d.py") == done

@@ -36,6 +36,9 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
             return write_change(ctx, rel, real, current, new)
         return ToolResult(False, "'old' is empty; give the exact text to replace")
     count = text.count(old)
+    if count == 1 and _extension_already_there(text, old, new):
+        return ToolResult(True, f"{rel} already contains the new text (the edit was applied "
+                                "before); nothing changed")
     if count == 1 and _in_place(text, old, new):
         return write_change(ctx, rel, real, current, text.replace(old, new, 1))
     if count > 1:
@@ -51,6 +54,19 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
                                     "before); nothing changed")
         return ToolResult(False, f"edit_file: 'old' {_explain(miss, text, _lines(old), rel)}")
     return write_change(ctx, rel, real, current, updated)
+
+
+def _extension_already_there(text: str, old: str, new: str) -> bool:
+    """Whether `new` is `old` with text added before or after it, and that text already
+    stands there in the file: the edit was made before, and making it again would double it."""
+    start = text.find(old)
+    end = start + len(old)
+    if new.startswith(old) and len(new) > len(old):
+        return text.startswith(new[len(old):], end)
+    if new.endswith(old) and len(new) > len(old):
+        added = new[:len(new) - len(old)]
+        return text[:start].endswith(added)
+    return False
 
 
 def _in_place(text: str, old: str, new: str) -> bool:
