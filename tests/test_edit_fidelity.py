@@ -296,3 +296,19 @@ def test_an_extension_made_before_is_not_made_twice(ctx, old, new):
     result = edit(ctx, "d.py", old, new)
     assert result.ok and "already contains the new text" in result.output, result.output
     assert read(ctx, "d.py") == done
+
+
+@pytest.mark.parametrize("old", ["    return s", "return s"])
+def test_a_stale_line_matching_the_start_of_a_longer_one_is_refused(ctx, old):
+    line = "        return s*(1-discount)\n"
+    put(ctx, "d.py", "def f(s, discount):\n" + line)
+    result = edit(ctx, "d.py", old, old + " * (1 - discount)")
+    assert not result.ok and "matches only the beginning" in result.output or \
+        "not found" in result.output, result.output
+    assert read(ctx, "d.py") == "def f(s, discount):\n" + line
+
+
+def test_a_fragment_inside_a_line_is_replaced_in_place(ctx):
+    put(ctx, "d.py", "def f(a, b):\n    return a - b  # the difference\n")
+    assert edit(ctx, "d.py", "a - b", "a + b").ok
+    assert read(ctx, "d.py") == "def f(a, b):\n    return a + b  # the difference\n"

@@ -39,6 +39,12 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
     if count == 1 and _extension_already_there(text, old, new):
         return ToolResult(True, f"{rel} already contains the new text (the edit was applied "
                                 "before); nothing changed")
+    if count == 1 and _cut_line(text, old, new):
+        line = _cut_line(text, old, new)
+        return ToolResult(False, f"edit_file: 'old' matches only the beginning of this line of "
+                                 f"{rel}:\n{line}\nso adding to its end could double what "
+                                 "follows; give the whole line in 'old' and 'new'. Nothing "
+                                 "changed.")
     if count == 1 and _in_place(text, old, new):
         return write_change(ctx, rel, real, current, text.replace(old, new, 1))
     if count > 1:
@@ -69,13 +75,27 @@ def _extension_already_there(text: str, old: str, new: str) -> bool:
     return False
 
 
+def _cut_line(text: str, old: str, new: str) -> str | None:
+    """The file's line, when `old` ends inside it and `new` only adds to the end of `old`:
+    the model most likely meant the whole line and remembers it as it was."""
+    end = text.find(old) + len(old)
+    if old.endswith("\n") or not new.startswith(old):
+        return None
+    line_end = text.find("\n", end)
+    rest = text[end:line_end if line_end != -1 else len(text)]
+    if not rest.strip():
+        return None
+    start = text.rfind("\n", 0, end - 1) + 1
+    return text[start:end] + rest
+
+
 def _in_place(text: str, old: str, new: str) -> bool:
     """Whether `old`, found once as it is, can be swapped for `new` as plain text: not when it
-    starts after some of its line's indentation and `new` has several lines (they would miss
-    the rest of that indentation; the line-wise match re-indents them)."""
+    starts after some of its line's indentation (the model copied the line with less
+    indentation; the line-wise match re-indents what it sent)."""
     start = text.find(old)
     before = text[text.rfind("\n", 0, start) + 1:start]
-    return "\n" not in new or not before or bool(before.strip())
+    return not before or bool(before.strip())
 
 
 def splice(text: str, old: list[str], new: list[str]) -> str:
