@@ -9,25 +9,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from hephaistus import project_commands
+from hephaistus.approvals import approve_all
 from hephaistus.checkpoints import Checkpoints
 from hephaistus.config import Config
-from hephaistus.engine import Engine, Outcome, ReactEngine, Run
+from hephaistus.engine import Outcome, ReactEngine, Run
 from hephaistus.errors import HephError, ModelError
 from hephaistus.memory import Memory, context_window
 from hephaistus.prompting import system_prompt
 from hephaistus.repomap import Focus, RepoMap
-from hephaistus.seams import EventSink, Message, Model, NullSink
+from hephaistus.seams import Approver, Engine, EventSink, Message, Model, NullSink
 from hephaistus.session import Session, SessionStore
 from hephaistus.state import AgentState
 from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import Registry, ToolContext, default_registry
-from hephaistus.tools.context import (
-    Approver,
-    CommandApprover,
-    FileChange,
-    approve_all,
-    approve_any_command,
-)
+from hephaistus.tools.results import FileChange
 from hephaistus.workspace import Workspace
 
 
@@ -42,7 +37,6 @@ class Agent:
         registry: Registry | None = None,
         sink: EventSink | None = None,
         approve: Approver = approve_all,
-        approve_command: CommandApprover | None = None,
     ) -> None:
         if model is None:
             from hephaistus.llm import ChatModel
@@ -55,9 +49,6 @@ class Agent:
         self.registry = registry or default_registry()
         self.sink = sink or NullSink()
         self.approve = approve
-        # An Approval object decides on commands too; a plain function approves writes only.
-        self.approve_command: CommandApprover = (
-            approve_command or getattr(approve, "approve_command", None) or approve_any_command)
         self.sessions = SessionStore(workspace.heph_dir / "sessions")
         self.state = AgentState.load(self._state_file)
         self.commands = project_commands.resolve(workspace.root, dict(config.commands),
@@ -107,8 +98,7 @@ class Agent:
             self.workspace, self.approve, observation_limit=self.config.observation_limit,
             allow_secrets=self.config.allow_secrets, checkpoints=checkpoints,
             commands={name: c.command for name, c in self.commands.items()},
-            command_timeout=self.config.command_timeout, approve_command=self.approve_command,
-            pass_env=self.config.pass_env)
+            command_timeout=self.config.command_timeout, pass_env=self.config.pass_env)
         run = Run(self.model, self.registry, tools, session, self.state, self.sink,
                   self.messages, self.config.max_steps, self._save_state, self.memory,
                   summary, verify=[n for n in self.config.verify_after_edits if n in self.commands],

@@ -1,18 +1,24 @@
 """The seams between the parts, as Protocols in one place.
 
 Concrete classes need not inherit from these: the engine takes any Model, the agent any Engine,
-and everything that shows progress to a person is an EventSink plugged in from outside.
+everything that shows progress to a person is an EventSink and everything that answers an
+approval request an Approver, plugged in from outside; the engine records into any
+SessionRecorder.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from hephaistus.approvals import Decision, Request
+    from hephaistus.engine.base import Outcome, Run
     from hephaistus.protocol import Action
-    from hephaistus.tools import ToolResult
+    from hephaistus.session import Span
+    from hephaistus.tools.results import ToolResult
 
 Message = dict[str, str]  # {"role": ..., "content": ...}, the Chat Completions wire shape
 
@@ -57,8 +63,31 @@ class Model(Protocol):
     ) -> ModelReply: ...
 
 
+class Engine(Protocol):
+    """A reasoning architecture: runs one task with what `run` holds, returns how it ended."""
+
+    def run(self, task: str, run: Run) -> Outcome: ...
+
+
+class Approver(Protocol):
+    """Answers a request to write a file, run a project command or commit."""
+
+    def __call__(self, request: Request) -> Decision: ...
+
+
+class SessionRecorder(Protocol):
+    """Where the engine records a run as it goes (see session.Session)."""
+
+    id: str
+
+    def message(self, message: Message) -> None: ...
+    def span(self, kind: str, name: str, args: dict[str, Any] | None = None) \
+        -> AbstractContextManager[Span]: ...
+    def record(self, kind: str, name: str, output: Any, **args: Any) -> None: ...
+
+
 class EventSink(Protocol):
-    """What the engine reports as it runs; rendering lives behind this."""
+    """What the engine and the approver report as a run goes; rendering lives behind this."""
 
     def step_started(self, step: int) -> None: ...  # a model request is about to be made
     def reply_progress(self, text_so_far: str) -> None: ...  # the reply, while it streams
@@ -66,17 +95,45 @@ class EventSink(Protocol):
     def thought(self, text: str) -> None: ...
     def tool_called(self, action: Action) -> None: ...
     def tool_finished(self, action: Action, result: ToolResult) -> None: ...
+    def show_diff(self, diff: str) -> None: ...  # a change shown for approval or a dry run
     def format_error(self, problem: str) -> None: ...
     def notice(self, text: str) -> None: ...
     def final(self, message: str) -> None: ...
+    def failure(self, message: str) -> None: ...
 
 
 class NullSink:
     """An EventSink that shows nothing (used by --json and by tests)."""
 
-    def __getattr__(self, name: str) -> Callable[..., None]:
-        return _ignore
+    def step_started(self, step: int) -> None:
+        pass
 
+    def reply_progress(self, text_so_far: str) -> None:
+        pass
 
-def _ignore(*_args: Any, **_kwargs: Any) -> None:
-    return None
+    def model_replied(self, usage: Usage) -> None:
+        pass
+
+    def thought(self, text: str) -> None:
+        pass
+
+    def tool_called(self, action: Action) -> None:
+        pass
+
+    def tool_finished(self, action: Action, result: ToolResult) -> None:
+        pass
+
+    def show_diff(self, diff: str) -> None:
+        pass
+
+    def format_error(self, problem: str) -> None:
+        pass
+
+    def notice(self, text: str) -> None:
+        pass
+
+    def final(self, message: str) -> None:
+        pass
+
+    def failure(self, message: str) -> None:
+        pass

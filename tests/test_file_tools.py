@@ -25,7 +25,7 @@ def test_read_file_numbers_lines_and_records_the_read(ctx):
     result = call(ctx, "read_file", path="app.py")
     assert result.ok
     assert result.output == "1  def add(a, b):\n2      return a - b"
-    assert ctx.read == ["app.py"]
+    assert result.read == ("app.py",) and result.changed == ()
 
 
 def test_read_file_range_and_continuation_hint(ctx):
@@ -117,7 +117,7 @@ def test_write_file_creates_folders_and_reports_a_diff(ctx):
     result = call(ctx, "write_file", path="pkg/new.py", content="x = 1\n")
     assert result.ok and result.diff.startswith("--- /dev/null\n+++ b/pkg/new.py")
     assert (ctx.workspace.root / "pkg" / "new.py").read_text() == "x = 1\n"
-    assert [(c.path, c.created) for c in ctx.changed] == [("pkg/new.py", True)]
+    assert [(c.path, c.created) for c in result.changed] == [("pkg/new.py", True)]
 
 
 def test_writes_keep_crlf_bom_and_mode(ctx):
@@ -161,7 +161,7 @@ def test_edit_file_refuses_ambiguous_and_missing_snippets(ctx):
     assert not missing.ok and "not found" in missing.output
     assert not call(ctx, "edit_file", path="nope.py", old="a", new="b").ok
     assert (ctx.workspace.root / "dup.py").read_text() == "x = 1\ny = 2\nx = 1\n"
-    assert ctx.changed == []
+    assert twice.changed == missing.changed == () and missing.target == "dup.py"
 
 
 def test_unchanged_content_writes_nothing(ctx):

@@ -3,8 +3,9 @@
 import pytest
 
 from conftest import git
+from hephaistus.approvals import CommitRequest
 from hephaistus.tools import ToolContext, default_registry
-from hephaistus.tools.context import FileChange
+from hephaistus.tools.results import FileChange
 from hephaistus.workspace import Workspace
 
 TOOLS = default_registry()
@@ -136,9 +137,11 @@ def test_diff_and_log(repo):
 def test_commit_needs_approval(repo):
     (repo / "app.py").write_text("print(2)\n")
     ctx = context(repo, "app.py")
-    ctx.approve = lambda change: "refuse"
+    asked = []
+    ctx.approve = lambda request: asked.append(request) or "refuse"
     result = call(ctx, "git_commit", message="x")
     assert result.refused and git(repo, "log", "--oneline").count("\n") == 1
+    assert asked == [CommitRequest(("app.py",), "x")]
     ctx.approve = lambda change: "skip"
     assert "dry run" in call(ctx, "git_commit", message="x").output
     assert git(repo, "log", "--oneline").count("\n") == 1

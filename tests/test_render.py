@@ -84,7 +84,7 @@ def test_model_text_reaches_the_terminal_with_its_control_characters_visible():
 
 
 def test_the_approval_question_shows_a_hostile_path_visibly():
-    from hephaistus.tools.context import FileChange
+    from hephaistus.tools.results import FileChange
     from hephaistus.ui.approval import Approval
 
     shown, console = sink(terminal=True)

@@ -181,21 +181,35 @@ def test_no_standard_input(project):
 
 
 def test_approval_rules(project):
+    from hephaistus.approvals import CommandRequest
+
     asked = []
 
     def answer(question):
         asked.append(question)
         return "y"
 
+    test = CommandRequest("test", "pytest")
     approval = Approval(None, interactive=True, ask=answer)
-    assert approval.approve_command("test", "pytest") == "write"
-    assert approval.approve_command("test", "pytest") == "write"
+    assert approval(test) == "write"
+    assert approval(test) == "write"
     assert len(asked) == 1  # asked once per command in a session
-    assert Approval(None, interactive=False).approve_command("test", "pytest") == "refuse"
-    assert Approval(None, interactive=False, yes=True).approve_command("test", "x") == "write"
-    assert Approval(None, interactive=True, dry_run=True).approve_command("test", "x") == "skip"
-    assert Approval(None, interactive=True, ask=lambda q: "n").approve_command("t", "x") == \
-        "decline"
+    assert Approval(None, interactive=False)(test) == "refuse"
+    assert Approval(None, interactive=False, yes=True)(test) == "write"
+    assert Approval(None, interactive=True, dry_run=True)(test) == "skip"
+    assert Approval(None, interactive=True, ask=lambda q: "n")(test) == "decline"
+
+
+def test_the_tool_asks_with_a_typed_request_and_reports_what_ran(project):
+    from hephaistus.approvals import CommandRequest
+
+    requests = []
+    ctx = context(project, hello="echo hi")
+    ctx.approve = lambda request: requests.append(request) or "write"
+    result = run(ctx, "hello", "there")
+    assert requests == [CommandRequest("hello", "echo hi there")]
+    assert result.command is not None and result.command.name == "hello"
+    assert result.command.summary == "passed"
 
 
 def test_without_a_terminal_commands_are_refused_exit_3(heph, chat_server, project):

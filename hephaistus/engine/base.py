@@ -1,15 +1,13 @@
-"""What every engine takes (Run) and gives back (Outcome)."""
+"""What every engine takes (Run) and gives back (Outcome); the Engine protocol is in seams."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from hephaistus.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
 from hephaistus.memory import Memory
-from hephaistus.seams import EventSink, Message, Model
-from hephaistus.session import Session
+from hephaistus.seams import EventSink, Message, Model, SessionRecorder
 from hephaistus.state import AgentState
 from hephaistus.tools import Registry, ToolContext
 
@@ -38,7 +36,7 @@ class Run:
     model: Model
     registry: Registry
     tools: ToolContext
-    session: Session
+    session: SessionRecorder
     state: AgentState
     sink: EventSink
     messages: list[Message]  # the conversation so far; the engine appends to it
@@ -49,6 +47,3 @@ class Run:
     verify: list[str] = field(default_factory=list)  # commands to run before a final answer
     verify_retries: int = 2
 
-
-class Engine(Protocol):
-    def run(self, task: str, run: Run) -> Outcome: ...

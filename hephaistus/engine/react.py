@@ -13,8 +13,7 @@ from hephaistus.engine.base import Outcome, Run
 from hephaistus.memory import KEEP_RECENT_MESSAGES, count, record
 from hephaistus.protocol import Action, Final, FormatError, parse_reply
 from hephaistus.seams import Message
-from hephaistus.tools import ToolResult
-from hephaistus.tools.context import clip
+from hephaistus.tools.results import ToolResult, clip
 
 MALFORMED_LIMIT = 3
 REPEAT_LIMIT = 3
@@ -30,7 +29,7 @@ class ReactEngine:
         run.state.task_started(task)
         malformed = repeats = 0
         last_call = ""
-        verified = 0  # writes already checked by the verify commands
+        unchecked = False  # files were written since the verify commands last ran
         checks_left = run.verify_retries
         for step in range(1, run.max_steps + 1):
             run.sink.step_started(step)
@@ -51,13 +50,13 @@ class ReactEngine:
             if reply.thought:
                 run.sink.thought(reply.thought)
             if isinstance(reply, Final):
-                failed = self._verify(run, verified) if run.verify else None
+                failed = self._verify(run) if run.verify and unchecked else None
+                unchecked = False
                 if failed is None:
                     return self._answer(run, reply)
                 name, result = failed
                 if result.refused:
                     return Outcome("refused", result.output)
-                verified = len(run.tools.changed)
                 if checks_left == 0:
                     run.sink.notice(f"the checks still fail after {run.verify_retries} tries")
                     return self._answer(run, reply)
@@ -74,6 +73,7 @@ class ReactEngine:
                 return Outcome("failed", f"stopped a loop: the model asked for the same "
                                          f"{reply.tool} call {REPEAT_LIMIT} times in a row")
             result = self._act(run, reply)
+            unchecked = unchecked or bool(result.changed)
             run.save_state()
             if result.refused:
                 return Outcome("refused", result.output)
@@ -115,32 +115,30 @@ class ReactEngine:
         run.sink.tool_called(action)
         tool = run.registry.get(action.tool)
         assert tool is not None  # parse_reply checked it
-        seen_reads, seen_changes = len(run.tools.read), len(run.tools.changed)
         with run.session.span("TOOL", action.tool, action.args) as span:
             result = tool(action.args, run.tools)
             # What the model sees, the session records and the person is shown: never more.
             result = replace(result, output=clip(result.output, run.tools.observation_limit))
             span.ok = result.ok
-            span.output = {"output": result.output, "diff": result.diff}
+            span.output = {"output": result.output, "diff": result.diff,
+                           "decision": result.decision, "target": result.target,
+                           "changed": [c.path for c in result.changed]}
             span.error = None if result.ok else result.output
-        for path in run.tools.read[seen_reads:]:
+        for path in result.read:
             run.state.file_read(path)
-        for change in run.tools.changed[seen_changes:]:
+        for change in result.changed:
+            run.tools.changed.append(change)  # the session's writes, for git_commit
             run.state.file_written(change.path, created=change.created)
-        for name, summary in run.tools.command_results.items():
-            run.state.command_ran(name, summary)
-        run.tools.command_results.clear()
-        if tool.writes and not result.ok and not result.refused:
-            target = str(action.args.get("path") or action.args.get("paths") or "")
-            run.state.problem(target, f"{action.tool} failed: {result.output.splitlines()[0]}")
+        if result.command:
+            run.state.command_ran(result.command.name, result.command.summary)
+        if tool.writes and not result.ok and result.decision is None and result.target:
+            run.state.problem(result.target,
+                              f"{action.tool} failed: {result.output.splitlines()[0]}")
         run.sink.tool_finished(action, result)
         return result
 
-    def _verify(self, run: Run, verified: int) -> tuple[str, ToolResult] | None:
-        """Run the verify commands if files changed since the last check; the first that
-        fails, with its result, else None."""
-        if len(run.tools.changed) == verified:
-            return None
+    def _verify(self, run: Run) -> tuple[str, ToolResult] | None:
+        """Run the verify commands; the first that fails, with its result, else None."""
         for name in run.verify:
             action = Action("checking the changes before the final answer", "run_command",
                             {"name": name})

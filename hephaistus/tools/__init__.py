@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hephaistus.textfile import encodable
-from hephaistus.tools.context import ToolContext, ToolResult
+from hephaistus.tools.context import ToolContext
+from hephaistus.tools.results import ToolResult
 
 __all__ = ["Tool", "ToolArg", "Registry", "ToolContext", "ToolResult", "default_registry"]
 

@@ -19,8 +19,10 @@ import subprocess
 import time
 from collections.abc import Iterable
 
+from hephaistus.approvals import CommandRequest
 from hephaistus.redact import CREDENTIAL_TEXT, SECRET_NAME, scrub
-from hephaistus.tools.context import ToolContext, ToolResult, clip
+from hephaistus.tools.context import ToolContext
+from hephaistus.tools.results import CommandRun, ToolResult, clip
 from hephaistus.workspace import PathError
 
 PLAIN_ARG = re.compile(r"^[\w./:=@%+,\[\]-]+$")
@@ -64,20 +66,21 @@ def run_command(ctx: ToolContext, name: str, args: str | None = None) -> ToolRes
     except ValueError as error:
         return ToolResult(False, f"run_command: {error}")
     argv = command_argv(command, extra)
-    decision = ctx.approve_command(name, " ".join(shlex.quote(a) for a in argv))
+    decision = ctx.approve(CommandRequest(name, " ".join(shlex.quote(a) for a in argv)))
     if decision == "refuse":
-        return ToolResult(False, f"command not approved: `{name}` did not run", refused=True)
+        return ToolResult(False, f"command not approved: `{name}` did not run",
+                          decision=decision)
     if decision == "decline":
-        return ToolResult(False, f"the user declined to run `{name}`")
+        return ToolResult(False, f"the user declined to run `{name}`", decision=decision)
     if decision == "skip":
-        return ToolResult(True, f"dry run: would run `{name}`")
+        return ToolResult(True, f"dry run: would run `{name}`", decision=decision)
     exit_code, output, seconds = execute(argv, ctx)
     shown = " ".join(shlex.quote(a) for a in [*shlex.split(command), *extra])
     status = "timed out" if exit_code is None else f"exit code {exit_code}"
     header = f"$ {shown}\n{status} after {seconds:.1f} s\n"
     body = clip(output, max(1000, ctx.observation_limit - len(header) - 100), keep="tail")
-    ctx.command_results[name] = summarize(exit_code, output)
-    return ToolResult(exit_code == 0, scrub(header + body))
+    return ToolResult(exit_code == 0, scrub(header + body),
+                      command=CommandRun(name, summarize(exit_code, output)))
 
 
 def plain_arguments(ctx: ToolContext, text: str) -> list[str]:

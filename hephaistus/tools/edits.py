@@ -7,11 +7,17 @@ file's real lines, so the model can correct itself in one step.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 from hephaistus import matching
 from hephaistus.patching import PatchError, apply_hunks, parse_patch
-from hephaistus.replacing import Unsafe, replace
-from hephaistus.tools.context import ToolContext, ToolResult
+from hephaistus.replacing import Unsafe
+from hephaistus.replacing import replace as replace_lines
+from hephaistus.textfile import TextFile
+from hephaistus.tools.context import ToolContext
 from hephaistus.tools.files import open_for_write, write_change
+from hephaistus.tools.results import ToolResult
 
 
 def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
@@ -30,7 +36,12 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
     rel, real, current = found
     if current is None:
         return ToolResult(False, f"{rel} does not exist; use write_file to create it")
-    text, old, new = current.text, _lf(old), _lf(new)
+    return replace(_edit(ctx, rel, real, current, _lf(old), _lf(new)), target=rel)
+
+
+def _edit(ctx: ToolContext, rel: str, real: Path, current: TextFile, old: str, new: str) \
+        -> ToolResult:
+    text = current.text
     if not old.strip():
         if not text.strip():  # filling an empty file needs nothing to match
             return write_change(ctx, rel, real, current, new)
@@ -101,7 +112,7 @@ def _in_place(text: str, old: str, new: str) -> bool:
 def splice(text: str, old: list[str], new: list[str]) -> str:
     """`text` with the lines `old` (located tolerantly, uniquely) replaced by `new`."""
     lines, final_newline = _split(text)
-    return _join(replace(lines, old, new), final_newline)
+    return _join(replace_lines(lines, old, new), final_newline)
 
 
 def _applied_before(miss: matching.NoMatch, text: str, old: str, new: str) -> bool:
@@ -162,6 +173,11 @@ def patch_file(ctx: ToolContext, path: str, diff: str) -> ToolResult:
     if isinstance(found, ToolResult):
         return found
     rel, real, current = found
+    return replace(_patch(ctx, rel, real, current, diff), target=rel)
+
+
+def _patch(ctx: ToolContext, rel: str, real: Path, current: TextFile | None, diff: str) \
+        -> ToolResult:
     try:
         patches = parse_patch(diff)
         others = sorted({p for fp in patches for p in (fp.source, fp.target)

@@ -25,7 +25,8 @@ from hephaistus.textfile import (
     decode,
     read_text,
 )
-from hephaistus.tools.context import FileChange, ToolContext, ToolResult
+from hephaistus.tools.context import ToolContext
+from hephaistus.tools.results import FileChange, ToolResult
 from hephaistus.workspace import PathError
 
 LIST_CAP = 400
@@ -67,7 +68,6 @@ def read_file(
     if isinstance(found, ToolResult):
         return found
     rel, real, lines, total = found
-    ctx.read.append(rel)
     first = max(1, start_line or 1)
     last = end_line or sys.maxsize
     budget = ctx.observation_limit - 200
@@ -82,8 +82,9 @@ def read_file(
         shown.append((number, line))
     if not shown:
         if total == 0:
-            return ToolResult(True, f"{rel} is empty")
-        return ToolResult(False, f"{rel} has only {total} lines; start_line {first} is past it")
+            return ToolResult(True, f"{rel} is empty", read=(rel,), target=rel)
+        return ToolResult(False, f"{rel} has only {total} lines; start_line {first} is past it",
+                          target=rel)
     width = len(str(shown[-1][0]))
     body = "\n".join(f"{number:>{width}}  {line}" for number, line in shown)
     end_shown = shown[-1][0]
@@ -92,7 +93,7 @@ def read_file(
         more = "" if total is not None and end_shown >= total else \
             f"; read on with start_line={end_shown + 1}"
         body += f"\n[showing lines {first}-{end_shown} of {of}{more}]"
-    return ToolResult(True, body)
+    return ToolResult(True, body, read=(rel,), target=rel)
 
 
 def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
@@ -306,16 +307,18 @@ def write_change(
     before = old.text if old else ""
     after = content.replace("\r\n", "\n")
     if old is not None and after == before:
-        return ToolResult(True, f"{rel} already has that content; nothing written")
+        return ToolResult(True, f"{rel} already has that content; nothing written", target=rel)
     change = FileChange(rel, unified_diff(rel, before, after, created=old is None), old is None)
     decision = ctx.approve(change)
     if decision == "refuse":
-        return ToolResult(False, f"write not approved: {rel} was not changed", change.diff, True)
+        return ToolResult(False, f"write not approved: {rel} was not changed", change.diff,
+                          decision=decision, target=rel)
     if decision == "decline":
         declined = f"the user declined this change; {rel} was not changed"
-        return ToolResult(False, declined, change.diff)
+        return ToolResult(False, declined, change.diff, decision=decision, target=rel)
     if decision == "skip":
-        return ToolResult(True, f"dry run: the change to {rel} was shown, not written", change.diff)
+        return ToolResult(True, f"dry run: the change to {rel} was shown, not written",
+                          change.diff, decision=decision, target=rel)
     try:
         if not ctx.workspace.heph_dir.is_dir():
             ctx.workspace.ensure_heph_dir()  # for the lock, kept out of git
@@ -326,7 +329,7 @@ def write_change(
                 if rebase is None:
                     return ToolResult(False, f"{rel} changed on disk since heph read it (another "
                                              "program wrote it); nothing was written. Read it "
-                                             "again and redo the change.")
+                                             "again and redo the change.", target=rel)
                 old, after = now, rebase(now).replace("\r\n", "\n")
                 change = FileChange(rel, unified_diff(rel, old.text if old else "", after,
                                                       created=old is None), old is None)
@@ -335,14 +338,14 @@ def write_change(
                 ctx.checkpoints.record(rel, data)
             atomic_write(real, data, temp_dir=ctx.workspace.temp_dir)
     except NotTextError as exc:
-        return ToolResult(False, f"{exc}; nothing was written")
+        return ToolResult(False, f"{exc}; nothing was written", target=rel)
     except OSError as exc:
-        return ToolResult(False, f"cannot write {rel}: {exc.strerror or exc}")
-    ctx.changed.append(change)
+        return ToolResult(False, f"cannot write {rel}: {exc.strerror or exc}", target=rel)
     verb = "created" if change.created else "updated"
     added = after.count("\n") + (0 if after.endswith("\n") or not after else 1)
     plural = "" if added == 1 else "s"
-    return ToolResult(True, f"{verb} {rel} ({added} line{plural})\n{change.diff}", change.diff)
+    return ToolResult(True, f"{verb} {rel} ({added} line{plural})\n{change.diff}", change.diff,
+                      decision=decision, changed=(change,), target=rel)
 
 
 def _current(real: Path, rel: str) -> TextFile | None:

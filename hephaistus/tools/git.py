@@ -11,7 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hephaistus.tools.context import FileChange, ToolContext, ToolResult, clip
+from hephaistus.approvals import CommitRequest
+from hephaistus.tools.context import ToolContext
+from hephaistus.tools.results import ToolResult, clip
 from hephaistus.workspace import PathError, is_secret_name
 
 LOG_LIMIT = 50
@@ -110,15 +112,18 @@ def git_commit(ctx: ToolContext, message: str, paths: str | None = None) -> Tool
         targets = _commit_targets(ctx, repo, paths)
     except (PathError, ValueError) as exc:
         return ToolResult(False, str(exc))
-    names = ", ".join(_rel(repo, t) for t in targets)
-    decision = ctx.approve(FileChange(f"git commit of {names}", f"message: {message}\n", False))
+    relative = tuple(_rel(repo, t) for t in targets)
+    names = ", ".join(relative)
+    decision = ctx.approve(CommitRequest(relative, message))
     if decision == "refuse":
         return ToolResult(False, f"commit not approved: nothing was committed ({names})",
-                          refused=True)
+                          decision=decision)
     if decision == "decline":
-        return ToolResult(False, "the user declined this commit; nothing was committed")
+        return ToolResult(False, "the user declined this commit; nothing was committed",
+                          decision=decision)
     if decision == "skip":
-        return ToolResult(True, f"dry run: would commit {names} with message {message!r}")
+        return ToolResult(True, f"dry run: would commit {names} with message {message!r}",
+                          decision=decision)
     tracked = set(repo.git.ls_files("-z", "--", *targets).split("\0")) - {""}
     new_files = [t for t in targets if _rel(repo, t) not in tracked]
     if new_files:

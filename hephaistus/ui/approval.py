@@ -1,7 +1,8 @@
-"""Asking the user before each write: `[y]es / [n]o / [a]ll / [d]iff`.
+"""Asking the person before each write (`[y]es / [n]o / [a]ll / [d]iff`), project command and
+commit.
 
-Without a terminal and without --yes nothing can be asked, so writes are refused; --dry-run shows
-each change and writes nothing.
+Without a terminal and without --yes nothing can be asked, so all three are refused; --dry-run
+shows each change and does nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hephaistus.tools.context import Decision, FileChange
+from hephaistus.approvals import CommandRequest, CommitRequest, Decision, Request
+from hephaistus.tools.results import FileChange
 from hephaistus.ui.escape import visible
 
 PREVIEW_LINES = 40
@@ -70,15 +72,37 @@ class Approval:
         # Saved approvals count only where someone could have been asked.
         self.approve_all = yes or bool(self.interactive and saved and saved.writes)
 
-    def __call__(self, change: FileChange) -> Decision:
+    def __call__(self, request: Request) -> Decision:
+        if isinstance(request, CommandRequest):
+            return self.approve_command(request.name, request.command_line)
+        if isinstance(request, CommitRequest):
+            return self._approve_commit(request)
         if self.dry_run:
-            self.sink.show_diff(change.diff)
+            self.sink.show_diff(request.diff)
             return "skip"
         if self.approve_all:
             return "write"
         if not self.interactive:
             return "refuse"
-        return self._prompt(change)
+        return self._prompt(request)
+
+    def _approve_commit(self, request: CommitRequest) -> Decision:
+        if self.dry_run:
+            return "skip"
+        if self.approve_all:
+            return "write"
+        if not self.interactive:
+            return "refuse"
+        names = visible(", ".join(request.paths))
+        while True:
+            try:
+                answer = self.ask(f"Commit {names} with message {visible(request.message)!r}? "
+                                  "[y]es / [n]o: ")
+            except EOFError:
+                return "refuse"
+            choice = answer.strip().lower()[:1]
+            if choice in ("y", "n"):
+                return "write" if choice == "y" else "decline"
 
     def _prompt(self, change: FileChange) -> Decision:
         lines = change.diff.splitlines()
@@ -87,11 +111,9 @@ class Approval:
             preview += f"\n… {len(lines) - PREVIEW_LINES} more lines ([d] shows all)"
         self.sink.show_diff(preview + "\n")
         verb = "Create" if change.created else "Change"
-        subject = visible(change.path if change.path.startswith("git ") else
-                          f"{verb} {change.path}")
         while True:
             try:
-                answer = self.ask(f"{subject[0].upper()}{subject[1:]}? [y]es / [n]o / [a]ll / "
+                answer = self.ask(f"{verb} {visible(change.path)}? [y]es / [n]o / [a]ll / "
                                   "[d]iff: ")
             except EOFError:
                 return "refuse"
