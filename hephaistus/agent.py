@@ -18,7 +18,7 @@ from hephaistus.memory import Memory, context_window
 from hephaistus.prompting import system_prompt
 from hephaistus.repomap import Focus, RepoMap
 from hephaistus.seams import Approver, Engine, EventSink, Message, Model, NullSink
-from hephaistus.session import Session, SessionStore
+from hephaistus.session import TASK_SESSION, Session, SessionStore
 from hephaistus.state import AgentState
 from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import Registry, ToolContext, default_registry
@@ -86,7 +86,7 @@ class Agent:
                               "content": system_prompt(self.registry, self.workspace.root,
                                                        project_commands.describe(self.commands))}]
         session = self.sessions.create(
-            task=task, model=self.model.name, base_url=self.config.base_url,
+            kind=TASK_SESSION, task=task, model=self.model.name, base_url=self.config.base_url,
             workspace=str(self.workspace.root),
         )
         self.session = session

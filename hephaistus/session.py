@@ -20,8 +20,20 @@ from typing import Any
 from hephaistus.redact import hide_values, secret_values
 from hephaistus.seams import Message, Usage
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the header says the session's kind; TOOL spans say the approval decision
 SPAN_KINDS = ("INPUT", "LLM", "TOOL", "MEMO", "ANSWER")
+# Session kinds, in the header: an agent task, or a `heph docs --fix` run (not the agent protocol).
+TASK_SESSION, DOCS_SESSION = "task", "docs"
+
+
+class Memo:
+    """The names of MEMO spans: what happened, as a field a reader can switch on."""
+
+    MALFORMED_REPLY = "malformed_reply"
+    COMPACTION = "compaction"
+    ERROR = "error"
+    DOCS_WRITTEN = "docstrings_written"
+    DOCS_LEFT_UNCHANGED = "docs_left_unchanged"
 
 
 @dataclass
@@ -149,6 +161,15 @@ class RecordedSession:
     @property
     def outcome(self) -> str:
         return self.end["outcome"] if self.end else "unfinished"
+
+    @property
+    def kind(self) -> str:
+        """task or docs (files from before format 2 say it only in their task text)."""
+        kind = self.header.get("kind")
+        if kind:
+            return str(kind)
+        return DOCS_SESSION if str(self.header.get("task", "")).startswith("heph docs --fix") \
+            else TASK_SESSION
 
 
 def load_session(path: Path) -> RecordedSession:

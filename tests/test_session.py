@@ -19,7 +19,7 @@ def test_spans_are_on_disk_as_soon_as_they_end(store):
     lines = session.path.read_text().splitlines()  # not closed yet, already readable
     records = [json.loads(line) for line in lines]
     assert [r["type"] for r in records] == ["session", "span", "span"]
-    assert records[0]["version"] == 1 and records[0]["task"] == "t"
+    assert records[0]["version"] == 2 and records[0]["task"] == "t"
     llm = records[2]
     assert llm["kind"] == "LLM" and llm["usage"]["prompt_tokens"] == 10
     assert llm["end"] >= llm["start"]

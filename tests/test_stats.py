@@ -28,3 +28,28 @@ def test_stats_per_model(heph, chat_server, workspace):
 def test_stats_without_sessions(heph):
     result = heph("stats")
     assert result.code == 0 and "no sessions recorded yet" in result.stderr
+
+
+def test_previewed_writes_are_not_counted_as_edits(heph_main, chat_server, workspace):
+    (workspace / "a.py").write_text("x = 1\n")
+    chat_server.reply(act("edit_file", path="a.py", old="x = 1", new="x = 2"))
+    chat_server.reply(final("done"))
+    assert heph_main("--dry-run", "-m", "model-c", "edit").code == 0
+    data = {m["model"]: m for m in heph_main("stats", "--json").json["models"]}
+    assert data["model-c"]["edits"] == 0 and data["model-c"]["steps"] == 2
+
+
+def test_replay_tells_memos_apart(heph_main, workspace):
+    from hephaistus.session import Memo, SessionStore
+
+    session = SessionStore(workspace / ".heph" / "sessions").create(task="t", model="m")
+    session.record("MEMO", Memo.COMPACTION, "9000 -> 4000")
+    session.record("MEMO", Memo.MALFORMED_REPLY, "no JSON object")
+    session.record("MEMO", Memo.DOCS_WRITTEN, "a.py: f, g")
+    session.end("answered", 0, "ok")
+    shown = heph_main("replay", "last")
+    text = shown.stdout + shown.stderr
+    assert "compacted the conversation (9000 -> 4000 tokens)" in text
+    assert "malformed reply: no JSON object" in text
+    assert "docstrings written: a.py: f, g" in text
+    assert text.count("malformed") == 1

@@ -18,7 +18,7 @@ from hephaistus.docs.fix import detect_style, fix_source
 from hephaistus.errors import ConfigError
 from hephaistus.locks import file_lock
 from hephaistus.seams import Model, ModelReply
-from hephaistus.session import Session, SessionStore
+from hephaistus.session import DOCS_SESSION, Memo, Session, SessionStore
 from hephaistus.textfile import (
     NotTextError,
     atomic_write,
@@ -83,7 +83,7 @@ def run_fix(workspace: Workspace, files: list[str], config: Config, model: Model
     workspace.ensure_heph_dir()
     remove_stale_temp_files(workspace.temp_dir)
     session = SessionStore(workspace.heph_dir / "sessions").create(
-        task=f"heph docs --fix ({len(by_file)} files)", model=model.name,
+        kind=DOCS_SESSION, task=f"heph docs --fix ({len(by_file)} files)", model=model.name,
         base_url=config.base_url, workspace=str(workspace.root))
     checkpoints = Checkpoints(workspace.root, workspace.heph_dir, session.id)
     remaining = 0
@@ -97,7 +97,7 @@ def run_fix(workspace: Workspace, files: list[str], config: Config, model: Model
         raise
     except Exception as error:
         outcome = "failed"
-        session.record("MEMO", "error", str(error))
+        session.record("MEMO", Memo.ERROR, str(error))
         raise
     finally:
         session.end(outcome, 1, f"{len(by_file)} files; {remaining} problems remain")
@@ -127,7 +127,7 @@ def _fix_file(workspace: Workspace, rel: str, config: Config, style: str, model:
     result = fix_source(rel, source, config.docs, style, ask)
     if result.error or result.new_source is None:
         report.error(rel, result.error or "nothing was written")
-        session.record("MEMO", "left unchanged", f"{rel}: {result.error}")
+        session.record("MEMO", Memo.DOCS_LEFT_UNCHANGED, f"{rel}: {result.error}")
         return len(result.asked) or 1
     data = original.encode(result.new_source)
     with file_lock(workspace.heph_dir, rel):  # the file must still be what the model saw
@@ -137,7 +137,7 @@ def _fix_file(workspace: Workspace, rel: str, config: Config, style: str, model:
         checkpoints.record(rel, data)
         atomic_write(path, data, temp_dir=workspace.temp_dir)
     missed = [name for name in result.asked if name not in result.written]
-    session.record("MEMO", "docstrings written", f"{rel}: {', '.join(result.written)}")
+    session.record("MEMO", Memo.DOCS_WRITTEN, f"{rel}: {', '.join(result.written)}")
     report.fixed(rel, result.written, missed)
     return len(missed)
 

@@ -13,6 +13,7 @@ from hephaistus.engine.base import Outcome, Run
 from hephaistus.memory import KEEP_RECENT_MESSAGES, count, record
 from hephaistus.protocol import Action, Final, FormatError, parse_reply
 from hephaistus.seams import Message
+from hephaistus.session import Memo
 from hephaistus.tools.results import ToolResult, clip
 
 MALFORMED_LIMIT = 3
@@ -40,7 +41,7 @@ class ReactEngine:
             except FormatError as error:
                 malformed += 1
                 run.sink.format_error(error.problem)
-                run.session.record("MEMO", "malformed_reply", error.problem)
+                run.session.record("MEMO", Memo.MALFORMED_REPLY, error.problem)
                 if malformed >= MALFORMED_LIMIT:
                     return Outcome("failed", f"the model sent {MALFORMED_LIMIT} malformed replies "
                                              f"in a row (last: {error.problem})")
@@ -88,7 +89,7 @@ class ReactEngine:
         protected = max(task_index + 1, len(run.messages) - KEEP_RECENT_MESSAGES)
         if run.memory.fit(run.messages, protected, task_index):
             after = run.memory.size(run.messages)
-            run.session.record("MEMO", "compaction", f"{before} -> {after} tokens",
+            run.session.record("MEMO", Memo.COMPACTION, f"{before} -> {after} tokens",
                                budget=run.memory.budget)
             run.sink.notice(f"compacted the conversation from about {before} to {after} tokens "
                             f"to fit the context window ({run.memory.window})")

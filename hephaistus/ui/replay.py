@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from hephaistus.protocol import Action, FormatError, find_json_object
-from hephaistus.session import RecordedSession
+from hephaistus.session import Memo, RecordedSession, Span
 from hephaistus.tools import ToolResult
 from hephaistus.ui.render import ConsoleSink
 
@@ -30,10 +30,11 @@ def replay(recorded: RecordedSession, sink: ConsoleSink) -> None:
             action = Action("", span.name, span.args)
             output = span.output if isinstance(span.output, dict) else {"output": span.output}
             sink.tool_called(action)
-            sink.tool_finished(action, ToolResult(span.ok, str(output.get("output") or span.error
-                                                               or ""), output.get("diff")))
+            sink.tool_finished(action, ToolResult(
+                span.ok, str(output.get("output") or span.error or ""), output.get("diff"),
+                decision=output.get("decision")))
         elif span.kind == "MEMO":
-            sink.format_error(str(span.output))
+            _memo(span, sink)
         elif span.kind == "ANSWER":
             sink.final(str(span.output))
     end = recorded.end
@@ -41,6 +42,17 @@ def replay(recorded: RecordedSession, sink: ConsoleSink) -> None:
         sink.notice("the session has no end record (it was cut short)")
     elif end.get("outcome") != "answered":
         sink.notice(f"{end.get('outcome')}: {end.get('message')}")
+
+
+def _memo(span: Span, sink: ConsoleSink) -> None:
+    if span.name == Memo.MALFORMED_REPLY:
+        sink.format_error(str(span.output))
+    elif span.name == Memo.COMPACTION:
+        sink.notice(f"compacted the conversation ({span.output} tokens)")
+    elif span.name == Memo.ERROR:
+        sink.notice(f"error: {span.output}")
+    else:  # what `heph docs --fix` did with a file, and names this version does not know
+        sink.notice(f"{span.name.replace('_', ' ')}: {span.output}")
 
 
 def _thought(reply_text: object) -> str | None:

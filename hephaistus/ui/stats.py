@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from hephaistus.session import SessionStore, load_session
+from hephaistus.session import DOCS_SESSION, Memo, SessionStore, load_session
 
 EDIT_TOOLS = {"edit_file", "patch_file", "write_file", "append_file"}
 
@@ -43,7 +43,7 @@ def collect(store: SessionStore) -> list[ModelStats]:
     by_model: dict[str, ModelStats] = {}
     for session_id in store.ids():
         recorded = load_session(store.path_of(session_id))
-        if str(recorded.header.get("task", "")).startswith("heph docs --fix"):
+        if recorded.kind == DOCS_SESSION:
             continue  # docs requests do not use the agent protocol
         model = str(recorded.header.get("model") or "?")
         stats = by_model.setdefault(model, ModelStats(model))
@@ -54,13 +54,13 @@ def collect(store: SessionStore) -> list[ModelStats]:
                 stats.steps += 1
                 stats.prompt_tokens += (span.usage or {}).get("prompt_tokens", 0)
                 stats.completion_tokens += (span.usage or {}).get("completion_tokens", 0)
-            elif span.kind == "MEMO" and span.name == "malformed_reply":
+            elif span.kind == "MEMO" and span.name == Memo.MALFORMED_REPLY:
                 stats.malformed += 1
             elif span.kind == "TOOL" and span.name in EDIT_TOOLS:
                 output = span.output if isinstance(span.output, dict) else {}
-                refused = "not approved" in str(output.get("output", "")) or \
-                    "declined" in str(output.get("output", ""))
-                if not refused:
+                # A write the person declined, refused or only previewed says nothing of the
+                # model's edits.
+                if output.get("decision") in (None, "write"):
                     stats.edits += 1
                     stats.edits_applied += bool(span.ok)
     return sorted(by_model.values(), key=lambda s: -s.sessions)
