@@ -38,8 +38,9 @@ class _Transient(Exception):
 class ChatModel:
     """An OpenAI-compatible chat model, asked for JSON mode where the endpoint accepts it."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, pause: Callable[[float], None] | None = None) -> None:
         self.config = config
+        self.pause = pause  # how to wait between retries (tests pass one that does not wait)
         self.name = config.model
         self.url = (config.base_url or OPENAI_URL).rstrip("/")
         self.json_mode = config.json_mode
@@ -64,7 +65,7 @@ class ChatModel:
                     raise ModelError(self._gave_up(fault, attempt)) from None
                 if on_retry:
                     on_retry(fault.reason, delay)
-                time.sleep(delay)
+                (self.pause or pause)(delay)
         raise AssertionError("unreachable")
 
     def _gave_up(self, fault: _Transient, attempts: int) -> str:
@@ -183,6 +184,11 @@ class ChatModel:
                 timeout=openai.Timeout(self.config.timeout, connect=self.config.connect_timeout),
             )
         return self._client
+
+
+def pause(seconds: float) -> None:
+    """Wait between retries (the default; a test may put one here that does not wait)."""
+    time.sleep(seconds)
 
 
 def warm_up() -> None:

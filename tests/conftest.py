@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -54,25 +55,31 @@ def workspace(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def heph(chat_server: ChatServer, home: Path, workspace: Path):
-    """Run the real `heph` in `workspace` against the loopback server, with a clean environment."""
+def _environment(home: Path, url: str, extra: dict[str, str | None] | None) -> dict[str, str]:
+    environ: dict[str, str | None] = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_STATE_HOME": str(home / ".state"),
+        "OPENAI_BASE_URL": url,
+        "HEPH_TIMEOUT": "5",
+        "PYTHONIOENCODING": "utf-8",
+        "NO_COLOR": "1",
+    }
+    environ.update(extra or {})
+    return {k: v for k, v in environ.items() if v is not None}
 
-    def run(*args: str, env: dict[str, str] | None = None, stdin: str | None = None,
+
+@pytest.fixture
+def heph_process(chat_server: ChatServer, home: Path, workspace: Path):
+    """Run the installed `heph` as a process in `workspace` against the loopback server, with a
+    clean environment: for what only a real process shows (entry point, signals, exit codes)."""
+
+    def run(*args: str, env: dict[str, str | None] | None = None, stdin: str | None = None,
             cwd: Path | None = None, timeout: float = 60) -> Result:
-        environ = {
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "OPENAI_BASE_URL": chat_server.url,
-            "HEPH_TIMEOUT": "5",
-            "PYTHONIOENCODING": "utf-8",
-            "NO_COLOR": "1",
-        }
-        environ.update(env or {})
-        environ = {k: v for k, v in environ.items() if v is not None}
         done = subprocess.run(
-            [*heph_command(), *args], cwd=cwd or workspace, env=environ, input=stdin or "",
+            [*heph_command(), *args], cwd=cwd or workspace,
+            env=_environment(home, chat_server.url, env), input=stdin or "",
             capture_output=True, text=True, timeout=timeout,
         )
         return Result(done.returncode, done.stdout, done.stderr)
@@ -81,24 +88,38 @@ def heph(chat_server: ChatServer, home: Path, workspace: Path):
 
 
 @pytest.fixture
-def heph_main(chat_server: ChatServer, home: Path, workspace: Path, monkeypatch, capsys):
-    """Run `heph` in-process (cli.main) in `workspace` against the loopback server."""
-    from hephaistus import cli
+def heph(chat_server: ChatServer, home: Path, workspace: Path, monkeypatch, capsys):
+    """Run `heph` in-process (cli.main) in `workspace` against the loopback server, with the
+    environment a process would get, and no real waits between retries."""
+    from hephaistus import cli, llm
 
-    def run(*args: str, env: dict[str, str] | None = None) -> Result:
-        for name in ("OPENAI_API_KEY", "HEPH_MODEL", "HEPH_MAX_STEPS", "OPENAI_BASE_URL"):
-            monkeypatch.delenv(name, raising=False)
-        environ = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
-                   "OPENAI_BASE_URL": chat_server.url, "HEPH_TIMEOUT": "5", "NO_COLOR": "1"}
-        for name, value in {**environ, **(env or {})}.items():
+    monkeypatch.setattr(llm, "pause", lambda seconds: None)
+
+    def run(*args: str, env: dict[str, str | None] | None = None, stdin: str | None = None,
+            cwd: Path | None = None, timeout: float = 60) -> Result:
+        wanted = _environment(home, chat_server.url, env)
+        for name in list(os.environ):
+            if name not in wanted:
+                monkeypatch.delenv(name)
+        for name, value in wanted.items():
             monkeypatch.setenv(name, value)
-        monkeypatch.chdir(workspace)
+        monkeypatch.chdir(cwd or workspace)
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin or ""))
         capsys.readouterr()
-        code = cli.main(list(args))
+        try:
+            code = cli.main(list(args))
+        except SystemExit as exit_:  # --help and --version end through argparse
+            code = exit_.code if isinstance(exit_.code, int) else 0
         out, err = capsys.readouterr()
         return Result(code, out, err)
 
     return run
+
+
+@pytest.fixture
+def heph_main(heph):
+    """The name the first in-process tests used."""
+    return heph
 
 
 def git(cwd: Path, *args: str) -> str:

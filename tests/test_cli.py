@@ -1,16 +1,17 @@
-"""End-to-end: the installed `heph` command against the loopback Chat Completions server."""
+"""End-to-end: `heph` against the loopback Chat Completions server, in-process, with a few runs
+of the installed command as a real process (entry point, exit codes)."""
 
 import json
 
 from conftest import act, final, git
 
 
-def test_read_write_final(heph, chat_server, workspace):
+def test_read_write_final(heph_process, chat_server, workspace):
     (workspace / "app.py").write_text("def add(a, b):\n    return a - b\n")
     chat_server.reply(act("read_file", "Let me look at app.py", path="app.py"))
     chat_server.reply(act("edit_file", path="app.py", old="a - b", new="a + b"))
     chat_server.reply(final("Fixed the sign in `add`."))
-    result = heph("--yes", "fix", "add")
+    result = heph_process("--yes", "fix", "add")
     assert result.code == 0, result.stderr
     assert result.stdout.strip() == "Fixed the sign in `add`."
     assert "Let me look at app.py" in result.stderr
@@ -97,9 +98,9 @@ def test_dead_endpoint_exit_1_names_the_url(heph):
     assert "Traceback" not in result.stderr
 
 
-def test_no_terminal_without_yes_refuses_writes_exit_3(heph, chat_server, workspace):
+def test_no_terminal_without_yes_refuses_writes_exit_3(heph_process, chat_server, workspace):
     chat_server.reply(act("write_file", path="new.py", content="x = 1\n"))
-    result = heph("write new.py")
+    result = heph_process("write new.py")
     assert result.code == 3
     assert "--yes" in result.stderr and "--dry-run" in result.stderr
     assert not (workspace / "new.py").exists()
@@ -191,11 +192,11 @@ def test_bad_config_exit_2_names_file_and_key(heph, workspace):
     assert result.code == 2 and ".heph.toml" in result.stderr and "'temperature'" in result.stderr
 
 
-def test_usage_errors_exit_2(heph, workspace):
-    assert heph("--max-steps", "zero", "go").code == 2
-    assert heph("-w", str(workspace / "missing"), "go").code == 2
-    assert heph("sessions", "--limit", "-1").code == 2
-    result = heph("replay", "nosuchid")
+def test_usage_errors_exit_2(heph_process, workspace):
+    assert heph_process("--max-steps", "zero", "go").code == 2
+    assert heph_process("-w", str(workspace / "missing"), "go").code == 2
+    assert heph_process("sessions", "--limit", "-1").code == 2
+    result = heph_process("replay", "nosuchid")
     assert result.code == 2 and "no sessions recorded yet" in result.stderr
 
 

@@ -1,7 +1,6 @@
 """The real `openai` client against the loopback server: retries, faults and clear errors."""
 
 import json
-import time
 
 import pytest
 
@@ -13,8 +12,10 @@ from hephaistus.testing import ChatServer
 HELLO = [{"role": "user", "content": "hello"}]
 
 
-def model_for(server, **settings):
-    return ChatModel(Config(base_url=server.url, timeout=1.0, **settings))
+def model_for(server, pauses=None, **settings):
+    """The client for `server`, recording the waits between retries instead of waiting."""
+    record = pauses if pauses is not None else []
+    return ChatModel(Config(base_url=server.url, timeout=1.0, **settings), pause=record.append)
 
 
 def test_reply_usage_and_json_mode_request(chat_server):
@@ -41,9 +42,18 @@ def test_three_transient_faults_in_a_row_then_success(chat_server):
 
 def test_retry_after_is_honoured(chat_server):
     chat_server.fault("status", status=429, headers={"Retry-After": "1"}).reply("ok")
-    started = time.monotonic()
-    model_for(chat_server).complete(HELLO)
-    assert time.monotonic() - started >= 1.0
+    pauses = []
+    model_for(chat_server, pauses).complete(HELLO)
+    assert pauses == [1.0]
+
+
+def test_backoff_grows_between_attempts(chat_server):
+    for _ in range(3):
+        chat_server.fault("status", status=503)
+    chat_server.reply("ok")
+    pauses = []
+    model_for(chat_server, pauses).complete(HELLO)
+    assert len(pauses) == 3 and pauses[0] < pauses[1] < pauses[2]
 
 
 def test_a_read_timeout_is_retried(chat_server):
@@ -91,7 +101,8 @@ def test_a_200_that_is_not_json(chat_server):
 
 
 def test_nothing_listening_names_the_url():
-    model = ChatModel(Config(base_url="http://127.0.0.1:9/v1", max_retries=1))
+    model = ChatModel(Config(base_url="http://127.0.0.1:9/v1", max_retries=1),
+                      pause=lambda seconds: None)
     with pytest.raises(ModelError) as caught:
         model.complete(HELLO)
     assert "nothing is listening at http://127.0.0.1:9/v1" in caught.value.message

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import git
 
+pytestmark = pytest.mark.index  # pre-commit installs this project: it needs the package index
 REPO = Path(__file__).resolve().parents[1]
 UNDOCUMENTED = '"""Reports."""\n\n\ndef low(items, minimum=5):\n    return [i for i in items if i < minimum]\n'
 

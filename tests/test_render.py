@@ -8,7 +8,7 @@ from rich.console import Console
 from hephaistus.protocol import Action
 from hephaistus.seams import Usage
 from hephaistus.tools import ToolResult
-from hephaistus.ui.render import ConsoleSink, _Waiting, describe_call
+from hephaistus.ui.render import ConsoleSink, describe_call
 
 
 def sink(terminal=False):
@@ -19,21 +19,21 @@ def sink(terminal=False):
 def test_the_thought_is_read_from_a_reply_while_it_streams():
     shown, _ = sink()
     shown.reply_progress('{"thought": "I should read the \\"config\\" first')
-    assert shown._partial == 'I should read the "config" first'
-    shown.tokens = 1234
-    text = _Waiting(shown).__rich__().plain
-    assert "thinking…" in text and "1,234 tokens" in text and "config" in text
+    shown.model_replied(Usage(1000, 234))
+    text = shown.waiting_line()
+    assert "thinking…" in text and "1,234 tokens" in text
+    assert 'I should read the "config" first' in text
 
 
 def test_the_spinner_runs_only_in_a_terminal_and_stops_before_output():
     shown, console = sink(terminal=True)
     shown.step_started(1)
-    assert shown._status is not None
+    assert shown.spinning
     shown.model_replied(Usage(10, 5))
-    assert shown._status is None and shown.tokens == 15
+    assert not shown.spinning and "15 tokens" in shown.waiting_line()
     plain, _ = sink(terminal=False)
     plain.step_started(1)
-    assert plain._status is None
+    assert not plain.spinning
 
 
 def test_call_lines_hide_bulky_arguments():
@@ -65,9 +65,8 @@ def assert_no_raw_sequences(output):
 def test_model_text_reaches_the_terminal_with_its_control_characters_visible():
     shown, console = sink(terminal=True)
     shown.thought(f"plan{OSC_TITLE}")
-    shown.reply_progress('{"thought": "\\u001b]0;t\\u0007')
-    shown._partial = "\x1b]0;t\x07"
-    assert "\x1b]0;" not in _Waiting(shown).__rich__().plain
+    shown.reply_progress('{"thought": "\x1b]0;t\x07')
+    assert "\x1b]0;" not in shown.waiting_line() and "\\x1b]0;t" in shown.waiting_line()
     action = Action("", "write_file", {"path": f"a{HIDE_LINE}.py", "content": "x"})
     shown.tool_called(action)
     diff = ("--- a/setup.py\n+++ b/setup.py\n@@ -1 +1,3 @@\n+import os\n"

@@ -33,8 +33,9 @@ def ws(tmp_path):
 
 
 def chat(ws, keys, *replies, yes=False, history=None):
-    """Run the REPL on typed `keys` (a string, or chunks typed 0.3 s apart); returns
-    (exit code, what it printed, model, repl)."""
+    """Run the REPL on typed `keys`: a string, or a list of chunks where a chunk may be
+    (text, condition): the text is typed once condition(repl) holds (the prompt has caught up),
+    never after a fixed wait. Returns (exit code, what it printed, model, repl)."""
     model = ScriptedModel(list(replies))
     console = Console(file=io.StringIO(), force_terminal=False, width=200)
     sink = ConsoleSink(console=console)
@@ -43,17 +44,28 @@ def chat(ws, keys, *replies, yes=False, history=None):
     with create_pipe_input() as pipe:
         chunks = [keys] if isinstance(keys, str) else list(keys)
         pipe.send_text(chunks[0])
-        typist = threading.Thread(target=_type_slowly, args=(pipe, chunks[1:]), daemon=True)
-        typist.start()
+        holder = {}
+        typist = threading.Thread(target=_type_when_ready, args=(pipe, chunks[1:], holder),
+                                  daemon=True)
         repl = Repl(agent, sink, approval, input=pipe, output=DummyOutput(), history=history)
+        holder["repl"] = repl
+        typist.start()
         code = repl.run()
     return code, console.file.getvalue(), model, repl
 
 
-def _type_slowly(pipe, chunks):
+def buffer_is(text):
+    """A condition: the prompt's input line reads `text`."""
+    return lambda repl: repl.prompt.default_buffer.text == text
+
+
+def _type_when_ready(pipe, chunks, holder, limit=10.0):
     for chunk in chunks:
-        time.sleep(0.3)
-        pipe.send_text(chunk)
+        text, ready = chunk if isinstance(chunk, tuple) else (chunk, None)
+        deadline = time.monotonic() + limit
+        while ready is not None and not ready(holder["repl"]) and time.monotonic() < deadline:
+            time.sleep(0.01)  # polling the prompt's state, not waiting for it to be likely
+        pipe.send_text(text)
 
 
 def test_help_lists_every_command_with_its_docstring(ws):
@@ -195,7 +207,7 @@ def test_completion_of_commands_and_paths(ws):
 
 
 def test_tab_completes_in_the_prompt(ws):
-    _, out, _, _ = chat(ws, ["/sta\t", ENTER + CTRL_D])
+    _, out, _, _ = chat(ws, ["/sta\t", (ENTER + CTRL_D, buffer_is("/state"))])
     assert "<agent_state>" in out
 
 
@@ -203,7 +215,9 @@ def test_ctrl_r_searches_the_history(ws, tmp_path):
     history = tmp_path / "history"
     history.write_text("\n# 2026-01-01 00:00:00.000000\n+/state\n\n# 2026-01-01 00:00:01.000000\n"
                        "+/tokens\n")
-    _, out, _, _ = chat(ws, ["\x12sta", ENTER, ENTER + CTRL_D], history=history)
+    searched = lambda repl: repl.prompt.search_buffer.text == "sta"  # noqa: E731
+    _, out, _, _ = chat(ws, ["\x12sta", (ENTER, searched), (ENTER + CTRL_D, buffer_is("/state"))],
+                        history=history)
     assert "<agent_state>" in out and "tokens used" not in out
 
 

@@ -61,6 +61,15 @@ class ConsoleSink:
         self._partial = ""
         self._secrets = secret_values()
 
+    @property
+    def spinning(self) -> bool:
+        """Whether the spinner shows, while the model works."""
+        return self._status is not None
+
+    def waiting_line(self) -> str:
+        """What the spinner line says now: elapsed time, tokens, the thought so far."""
+        return _Waiting(self).__rich__().plain
+
     def safe(self, text: str) -> str:
         """`text` as it may reach the terminal: secrets hidden, control characters visible."""
         return visible(hide_values(text, self._secrets))
