@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import shutil
 import statistics
-import sys
 import sysconfig
 from pathlib import Path
 
+from hephaistus.testing import heph_command
 
-def heph_command() -> list[str]:
-    """The installed `heph` beside this interpreter, else `python -m hephaistus`."""
-    script = Path(sys.executable).with_name("heph")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "hephaistus"]
+__all__ = ["heph_command", "report", "stdlib_copy"]
 
 
 def report(name: str, seconds: list[float], extra: str = "") -> None:

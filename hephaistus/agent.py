@@ -57,11 +57,6 @@ class Agent:
         self.memory = Memory(context_window(model.name, config.context_window))
         self.session: Session | None = None
         self.changes: list[FileChange] = []
-        self._running = False
-
-    @property
-    def running(self) -> bool:
-        return self._running
 
     @property
     def _state_file(self) -> Path:
@@ -103,7 +98,6 @@ class Agent:
                   self.messages, self.config.max_steps, self._save_state, self.memory,
                   summary, verify=[n for n in self.config.verify_after_edits if n in self.commands],
                   verify_retries=self.config.verify_retries)
-        self._running = True
         outcome = Outcome("failed", "the run did not finish")
         try:
             outcome = self.engine.run(task, run)
@@ -112,7 +106,6 @@ class Agent:
         except KeyboardInterrupt:
             outcome = Outcome("interrupted", "interrupted by Ctrl-C; the session was saved")
         finally:
-            self._running = False
             self.changes.extend(tools.changed)
             self._save_state()
             session.end(outcome.status, outcome.exit_code, outcome.message)

@@ -1,7 +1,7 @@
 """Checkpoints: the content of every file before heph wrote it, so any run can be undone.
 
 Layout under `.heph/checkpoints/<session id>/`: `blobs/<sha256>` holds file contents, and
-`turn-<n>.json` lists, in order, each file the turn changed with its state before the first write
+`files.json` lists, in order, each file the session changed with its state before the first write
 and after the last one (existence, mode, content hash). Each write is recorded before it happens,
 under the file's lock, from the very bytes about to be written, so a crash between the record and
 the write leaves the file in a state the record knows. Undo restores the before-states, byte for
@@ -52,14 +52,17 @@ class UndoConflict(Exception):
         self.paths = paths
 
 
-class Checkpoints:
-    """The checkpoints of one session; `turn` groups the writes of one user request."""
+MANIFEST = "files.json"
+LEGACY_MANIFEST = "turn-1.json"  # what heph wrote before (a turn was always 1)
 
-    def __init__(self, root: Path, heph_dir: Path, session_id: str, turn: int = 1) -> None:
+
+class Checkpoints:
+    """The checkpoints of one session (each chat turn is a session of its own)."""
+
+    def __init__(self, root: Path, heph_dir: Path, session_id: str) -> None:
         self.root = root
         self.folder = heph_dir / "checkpoints" / session_id
         self.temp_dir = heph_dir / "tmp"
-        self.turn = turn
         self._entries: dict[str, Entry] = {}
 
     # -- recording (called before every write, under the file's lock) -----------------------
@@ -86,8 +89,8 @@ class Checkpoints:
 
     def _save(self) -> None:
         manifest = [asdict(entry) for entry in self._entries.values()]
-        data = json.dumps({"turn": self.turn, "files": manifest}, indent=1).encode()
-        atomic_write(self.folder / f"turn-{self.turn}.json", data, temp_dir=self.temp_dir)
+        data = json.dumps({"files": manifest}, indent=1).encode()
+        atomic_write(self.folder / MANIFEST, data, temp_dir=self.temp_dir)
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,7 @@ class CheckpointStore:
     def sessions_with_changes(self) -> list[str]:
         if not self.folder.is_dir():
             return []
-        return sorted(p.name for p in self.folder.iterdir() if any(p.glob("turn-*.json")))
+        return sorted(p.name for p in self.folder.iterdir() if self._manifest(p))
 
     def is_undone(self, session_id: str) -> bool:
         return (self.folder / session_id / "undone.json").exists()
@@ -163,21 +166,24 @@ class CheckpointStore:
         return states
 
     def _entries(self, session_id: str) -> list[Entry]:
-        """One entry per file: the state before its first turn, after its last."""
-        merged: dict[str, Entry] = {}
-        turns = sorted((self.folder / session_id).glob("turn-*.json"),
-                       key=lambda p: int(p.stem.split("-")[1]))
-        for manifest in turns:
-            for raw in json.loads(manifest.read_text())["files"]:
-                previous = raw.get("previous")
-                entry = Entry(raw["path"], FileState(**raw["before"]), FileState(**raw["after"]),
-                              FileState(**previous) if previous else None)
-                if entry.path in merged:
-                    merged[entry.path].after = entry.after
-                    merged[entry.path].previous = entry.previous
-                else:
-                    merged[entry.path] = entry
-        return list(merged.values())
+        """One entry per file the session changed."""
+        manifest = self._manifest(self.folder / session_id)
+        if manifest is None:
+            return []
+        entries = []
+        for raw in json.loads(manifest.read_text())["files"]:
+            previous = raw.get("previous")
+            entries.append(Entry(raw["path"], FileState(**raw["before"]),
+                                 FileState(**raw["after"]),
+                                 FileState(**previous) if previous else None))
+        return entries
+
+    @staticmethod
+    def _manifest(folder: Path) -> Path | None:
+        for name in (MANIFEST, LEGACY_MANIFEST):
+            if (folder / name).is_file():
+                return folder / name
+        return None
 
     def _check(self, entries: list[Entry], force: bool) -> None:
         """Every file must be in a state heph knows: as heph left it, as its previous write

@@ -16,7 +16,6 @@ from hephaistus import __version__
 from hephaistus.errors import EXIT_INTERRUPTED, EXIT_USAGE, ConfigError, HephError
 
 SUBCOMMANDS = ("docs", "sessions", "replay", "undo", "stats")
-VALUE_OPTIONS = {"-w", "--workspace", "-m", "--model", "--base-url", "--max-steps"}
 
 EPILOG = """\
 commands:
@@ -60,14 +59,24 @@ def say(text: str, stream: Any = None) -> None:
     print(visible(hide_values(text, secret_values())), file=stream or sys.stdout)
 
 
+def print_table(table: Any) -> None:
+    from hephaistus.ui.render import make_console
+
+    console = make_console(stderr=False)
+    if not console.is_terminal:
+        console.width = 10_000  # into a pipe or a file: whole rows, never wrapped
+    console.print(table)
+
+
 def split_command(argv: list[str]) -> tuple[str | None, list[str]]:
     """A first positional word naming a subcommand selects it; `--` makes the rest a task."""
+    takes_value = _options_with_values()
     index = 0
     while index < len(argv):
         word = argv[index]
         if word == "--":
             break
-        if word in VALUE_OPTIONS:
+        if word in takes_value:
             index += 2
         elif word.startswith("-"):
             index += 1
@@ -76,6 +85,12 @@ def split_command(argv: list[str]) -> tuple[str | None, list[str]]:
         else:
             break
     return None, argv
+
+
+def _options_with_values() -> set[str]:
+    """The options that take a value (-m NAME), read from the parser itself."""
+    return {option for action in _common_options()._actions if action.nargs != 0
+            for option in action.option_strings}
 
 
 def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
@@ -219,8 +234,8 @@ def run_chat(args: argparse.Namespace) -> int:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
+    from hephaistus.analytics import as_dicts, session_rows
     from hephaistus.session import SessionStore
-    from hephaistus.ui.listing import as_dicts, format_rows, session_rows
 
     workspace = _workspace(args)
     store = SessionStore(workspace.heph_dir / "sessions")
@@ -233,7 +248,9 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no sessions recorded yet in {store.folder}", file=sys.stderr)
         return 0
-    say("\n".join(format_rows(rows)))
+    from hephaistus.ui.tables import sessions_table
+
+    print_table(sessions_table(rows))
     return 0
 
 
@@ -314,8 +331,8 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """Per model, from the recorded sessions."""
+    from hephaistus.analytics import collect
     from hephaistus.session import SessionStore
-    from hephaistus.ui.stats import collect, format_stats
 
     workspace = _workspace(args)
     rows = collect(SessionStore(workspace.heph_dir / "sessions"))
@@ -324,7 +341,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
         print_json({"models": [row.to_dict() for row in rows]})
     elif rows:
-        say("\n".join(format_stats(rows)))
+        from hephaistus.ui.tables import stats_table
+
+        print_table(stats_table(rows))
     else:
         print(f"no sessions recorded yet in {workspace.heph_dir / 'sessions'}", file=sys.stderr)
     return 0

@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 
 from hephaistus.matching import Finder, Lines, Match, NoMatch, locate
+from hephaistus.textfile import indentation
 
 ELISION = re.compile(r"^\s*(?:#|//|--|;|/\*|<!--)?\s*(?:\.\.\.|…)\s*(?:\*/|-->)?\s*$")
 SIMILAR = 0.6  # a new line this close to an old line the model mis-spaced is built from it
@@ -140,10 +141,11 @@ def indentation_mapper(old: Lines, window: Lines, file: Lines, new: Lines, *,
     context line that lost its diff marker must not shift the rest by one space). When no
     reading gives every new line an indentation, the edit is refused.
     """
-    pairs = [(_indent(m), _indent(f)) for i, (m, f) in enumerate(zip(old, window, strict=True))
+    pairs = [(indentation(m), indentation(f))
+             for i, (m, f) in enumerate(zip(old, window, strict=True))
              if i != skip and m.strip() and f.strip()]
     unit = file_unit(file)
-    indents = [_indent(line) for line in new if line.strip()]
+    indents = [indentation(line) for line in new if line.strip()]
     readings = [h(pairs) for h in (_same, _added_prefix, _removed_prefix)]
     readings += [_other_unit(pairs, unit), _each_known(pairs), lambda indent: indent]
     usable: list[Mapping] = []
@@ -166,7 +168,7 @@ def indentation_mapper(old: Lines, window: Lines, file: Lines, new: Lines, *,
     def reindent(line: str) -> str:
         if not line.strip():
             return ""
-        indent = _in_file_style(chosen(_indent(line)) or "", unit)
+        indent = _in_file_style(chosen(indentation(line)) or "", unit)
         if indent is None:
             raise Unsafe(f"the new line {line.strip()!r} is indented with spaces, the file "
                          "with tabs; send it indented with tabs, as the file is")
@@ -177,7 +179,7 @@ def indentation_mapper(old: Lines, window: Lines, file: Lines, new: Lines, *,
 
 def _indentation_consistent(snippet: Lines, window: Lines) -> bool:
     """Whether the window's indentation is the snippet's, shifted or in another unit."""
-    pairs = [(_indent(m), _indent(f)) for m, f in zip(snippet, window, strict=True)
+    pairs = [(indentation(m), indentation(f)) for m, f in zip(snippet, window, strict=True)
              if m.strip() and f.strip()]
     readings = [h(pairs) for h in (_same, _added_prefix, _removed_prefix)]
     return any(r is not None for r in readings) or \
@@ -259,7 +261,7 @@ def _each_known(pairs: Pairs) -> Mapping:
 
 def file_unit(file: Lines) -> str | None:
     """One level of the file's indentation: a tab, or its number of spaces."""
-    return _unit_of([_indent(line) for line in file if line.strip()])
+    return _unit_of([indentation(line) for line in file if line.strip()])
 
 
 def _unit_of(indents: list[str]) -> str | None:
@@ -301,10 +303,6 @@ def _in_file_style(indent: str, unit: str | None) -> str | None:
     if unit != "\t":
         return indent.replace("\t", unit)
     return None if " " in indent else indent
-
-
-def _indent(line: str) -> str:
-    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 # -- elided lines -----------------------------------------------------------------------------

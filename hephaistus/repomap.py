@@ -33,7 +33,6 @@ class Focus:
 
     task: str = ""
     active: list[str] = field(default_factory=list)  # most recent first
-    recent_in_git: bool = True
 
 
 @dataclass
@@ -121,10 +120,9 @@ class RepoMap:
             boost([rel], points)
         for position, rel in enumerate(focus.active):
             boost([rel], 80 - min(position, 10))
-        if focus.recent_in_git:
-            uncommitted, committed = self._recent_in_git()
-            boost(committed, 30)
-            boost(uncommitted, 45)
+        uncommitted, committed = self._recent_in_git()
+        boost(committed, 30)
+        boost(uncommitted, 45)
         # What the files in focus import matters next.
         modules = _module_index(infos)
         in_focus = [rel for rel, points in score.items() if points >= 60 and rel in infos]

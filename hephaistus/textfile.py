@@ -67,6 +67,11 @@ def decode(data: bytes, name: str) -> TextFile:
     return TextFile(text=raw.replace("\r\n", "\n"), newline=newline, bom=bom)
 
 
+def indentation(line: str) -> str:
+    """The spaces and tabs a line starts with."""
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
 def encodable(text: str) -> str:
     """`text` with any lone surrogate (an undecodable file name, a bad escape) spelled as its
     escape, so it can be encoded as UTF-8 for the server, a session file or a terminal."""

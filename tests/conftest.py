@@ -15,19 +15,13 @@ from typing import Any
 
 import pytest
 
-from hephaistus.testing import ChatServer
+from hephaistus.testing import ChatServer, heph_command
 
 
 @pytest.fixture
 def chat_server() -> Iterator[ChatServer]:
     with ChatServer() as server:
         yield server
-
-
-def heph_command() -> list[str]:
-    """The installed `heph` beside this interpreter, else `python -m hephaistus`."""
-    script = Path(sys.executable).with_name("heph")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "hephaistus"]
 
 
 @dataclass

@@ -258,3 +258,11 @@ def test_corrupt_state_file_is_ignored(heph, chat_server, workspace):
     (workspace / ".heph" / "state.json").write_text('{"active_files": 5, "last_task": [1]')
     chat_server.reply(final("fine"))
     assert heph("go").code == 0
+
+
+def test_every_option_with_a_value_is_skipped_when_finding_the_subcommand(heph, chat_server):
+    for option in (["--test-cmd", "pytest"], ["-m", "x"], ["--base-url", chat_server.url],
+                   ["--max-steps", "3"], ["-w", "."]):
+        result = heph(*option, "sessions")
+        assert result.code == 0 and "no sessions recorded yet" in result.stderr, option
+    assert not chat_server.requests

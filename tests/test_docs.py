@@ -9,7 +9,7 @@ from conftest import git
 from hephaistus.config import DocsConfig
 from hephaistus.docs.check import check_files
 from hephaistus.docs.fix import fix_source
-from hephaistus.docs.styles import documented_params, style_of
+from hephaistus.docstrings import documented_params, style_of
 from hephaistus.seams import ModelReply, Usage
 
 SOURCE = textwrap.dedent('''\

@@ -22,18 +22,14 @@ def greet(ctx: ToolContext, name: str, times: int | None = None, loud: bool = Fa
     return ToolResult(True, text.upper() if loud else text)
 
 
-def test_schema_comes_from_signature_and_docstring():
+def test_arguments_come_from_signature_and_docstring():
     tool = Tool.from_function(greet)
     assert tool.description == "Say hello to someone."
-    assert tool.schema() == {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "who to greet"},
-            "times": {"type": "integer", "description": "how many times (at least one)"},
-            "loud": {"type": "boolean", "description": "shout it"},
-        },
-        "required": ["name"],
-    }
+    assert [(a.name, a.json_type, a.required, a.description) for a in tool.args] == [
+        ("name", "string", True, "who to greet"),
+        ("times", "integer", False, "how many times (at least one)"),
+        ("loud", "boolean", False, "shout it"),
+    ]
     assert "- times (integer, optional): how many times (at least one)" in tool.describe()
 
 

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
 from hephaistus.config import DocsConfig
-from hephaistus.docs.styles import documented_params
+from hephaistus.docstrings import documented_params
 
 PARALLEL_FROM = 200  # files; fewer are faster in one process
 MODULE = "<module>"  # the name a module's own docstring goes by

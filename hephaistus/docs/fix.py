@@ -19,6 +19,7 @@ from hephaistus.config import DocsConfig
 from hephaistus.docs.check import Problem, Target, check_tree, targets
 from hephaistus.protocol import FormatError, find_json_object
 from hephaistus.seams import ModelReply
+from hephaistus.textfile import indentation
 
 CODE_LINES = 60  # of each target shown to the model
 FILE_LINES = 400  # of the whole file shown for context
@@ -169,7 +170,7 @@ def _place(lines: list[str], target: Target, text: str) -> list[str]:
         return lines[:at] + [_quoted(text, "") + "\n", *gap] + lines[at:]
     if first is None or first.lineno == node.lineno:  # type: ignore[attr-defined]
         raise DocsError("its body is on the same line as its definition")
-    indent = _indent_of(lines[first.lineno - 1])
+    indent = indentation(lines[first.lineno - 1])
     if has_doc:
         return _replace(lines, first, text, indent)  # type: ignore[arg-type]
     # Before the first statement, or before its decorators when it is a decorated definition.
@@ -191,10 +192,6 @@ def _quoted(text: str, indent: str) -> str:
         return f'{indent}{prefix}"""{lines[0]}"""'
     body = "\n".join(f"{indent}{line}" if line else "" for line in lines[1:])
     return f'{indent}{prefix}"""{lines[0]}\n{body}\n{indent}"""'
-
-
-def _indent_of(line: str) -> str:
-    return line[: len(line) - len(line.lstrip())]
 
 
 _HEADER_COMMENT = re.compile(r"^#(!|.*coding[:=])")

@@ -4,7 +4,17 @@ They are real parts, not mocks: the server speaks the OpenAI wire format over HT
 so the real `openai` client and the real `heph` command can be driven against it.
 """
 
+import sys
+from pathlib import Path
+
 from hephaistus.testing.chat_server import ChatServer
 from hephaistus.testing.scripted_model import ScriptedModel
 
-__all__ = ["ChatServer", "ScriptedModel"]
+__all__ = ["ChatServer", "ScriptedModel", "heph_command"]
+
+
+def heph_command() -> list[str]:
+    """How to run the installed `heph`: the script beside this interpreter, else
+    `python -m hephaistus`."""
+    script = Path(sys.executable).with_name("heph")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hephaistus"]

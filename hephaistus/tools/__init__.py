@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hephaistus.docstrings import google_entries, summary
 from hephaistus.textfile import encodable
 from hephaistus.tools.context import ToolContext
 from hephaistus.tools.results import ToolResult
@@ -52,7 +53,8 @@ class Tool:
 
     @classmethod
     def from_function(cls, fn: Callable[..., ToolResult], *, writes: bool = False) -> Tool:
-        description, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
+        doc = inspect.getdoc(fn) or ""
+        description, arg_docs = summary(doc), google_entries(doc)
         hints = typing.get_type_hints(fn)
         params = list(inspect.signature(fn).parameters.values())[1:]  # first one is ctx
         args = tuple(
@@ -102,15 +104,6 @@ class Tool:
             result = ToolResult(False, f"{self.name} failed: {type(exc).__name__}: {exc}")
         # An undecodable file name must not break the observation, the session or the screen.
         return replace(result, output=encodable(result.output))
-
-    def schema(self) -> dict[str, Any]:
-        return {
-            "type": "object",
-            "properties": {
-                a.name: {"type": a.json_type, "description": a.description} for a in self.args
-            },
-            "required": [a.name for a in self.args if a.required],
-        }
 
     def describe(self) -> str:
         """The tool as listed in the system prompt: name, description, one line per argument."""
@@ -162,21 +155,3 @@ def _plain_type(hint: Any) -> type:
     if kind not in _JSON_TYPES:
         raise TypeError(f"tool arguments must be str, int, float or bool, not {hint}")
     return kind
-
-
-def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into its description and its `Args:` entries."""
-    head, _, tail = doc.partition("\nArgs:\n")
-    args: dict[str, str] = {}
-    current = None
-    for line in tail.splitlines():
-        stripped = line.strip()
-        if not stripped:
-            continue
-        name, sep, text = stripped.partition(":")
-        if sep and line.startswith("    ") and not line.startswith("        ") and " " not in name:
-            current = name.strip()
-            args[current] = text.strip()
-        elif current:
-            args[current] += " " + stripped
-    return head.strip(), args

@@ -257,11 +257,11 @@ class Repl:
 
     def cmd_sessions(self, argument: str) -> None:
         """List the recorded sessions of this workspace."""
-        from hephaistus.ui.listing import format_rows, session_rows
+        from hephaistus.analytics import session_rows
+        from hephaistus.ui.tables import sessions_table
 
         rows = session_rows(self.agent.sessions, 20)
-        self.console.print(self.sink.safe("\n".join(format_rows(rows))) if rows else
-                           "no sessions yet", markup=False)
+        self.console.print(sessions_table(rows) if rows else "no sessions yet")
 
     def cmd_replay(self, argument: str) -> None:
         """Replay a recorded session: /replay [id] (default: the last)."""

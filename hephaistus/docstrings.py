@@ -1,8 +1,14 @@
-"""The parameters a docstring documents, in the Google, NumPy and Sphinx styles."""
+"""Reading docstrings: the parameters they document, in the Google, NumPy and Sphinx styles.
+
+Used by `heph docs` (which parameters a docstring documents) and by the tool registry (a tool's
+description and its `Args:` entries become what the system prompt lists).
+"""
 
 from __future__ import annotations
 
 import re
+
+from hephaistus.textfile import indentation
 
 GOOGLE_HEADERS = ("Args:", "Arguments:", "Parameters:", "Params:", "Keyword Args:",
                   "Keyword Arguments:")
@@ -37,7 +43,13 @@ def documented_params(docstring: str) -> list[str] | None:
 
 
 def _google(docstring: str) -> list[str]:
-    names: list[str] = []
+    return list(google_entries(docstring))
+
+
+def google_entries(docstring: str) -> dict[str, str]:
+    """The entries of a Google-style docstring's parameter sections: name -> description
+    (continuation lines joined)."""
+    entries: dict[str, str] = {}
     lines = docstring.splitlines()
     index = 0
     while index < len(lines):
@@ -45,6 +57,7 @@ def _google(docstring: str) -> list[str]:
         if line.strip() in GOOGLE_HEADERS:
             header_indent = _indent(line)
             entry_indent = None
+            current = None
             index += 1
             while index < len(lines):
                 entry = lines[index]
@@ -53,14 +66,26 @@ def _google(docstring: str) -> list[str]:
                 if entry.strip():
                     if entry_indent is None:
                         entry_indent = _indent(entry)
-                    if _indent(entry) == entry_indent:
-                        match = _GOOGLE_ENTRY.match(entry.strip())
-                        if match:
-                            names.append(match.group(1))
+                    match = _GOOGLE_ENTRY.match(entry.strip()) \
+                        if _indent(entry) == entry_indent else None
+                    if match:
+                        current = match.group(1)
+                        entries[current] = entry.strip()[match.end():].strip()
+                    elif current is not None:
+                        entries[current] = f"{entries[current]} {entry.strip()}".strip()
                 index += 1
             continue
         index += 1
-    return names
+    return entries
+
+
+def summary(docstring: str) -> str:
+    """The docstring's text before its first Google section header."""
+    lines = docstring.splitlines()
+    for number, line in enumerate(lines):
+        if line.strip() in GOOGLE_HEADERS:
+            return "\n".join(lines[:number]).strip()
+    return docstring.strip()
 
 
 def _numpy(docstring: str) -> list[str]:
@@ -90,4 +115,4 @@ def _numpy(docstring: str) -> list[str]:
 
 
 def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
+    return len(indentation(line))

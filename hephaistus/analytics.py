@@ -1,15 +1,43 @@
-"""`heph stats`: how each model has done in this workspace, from the recorded sessions alone.
-
-Per model: sessions and their outcomes, steps (model requests), the share of replies that were
-well-formed protocol objects, the share of edits (edit_file, patch_file, write_file, append_file)
-that applied, and tokens.
-"""
+"""What the recorded sessions say, read from their files alone: the session list (`heph
+sessions`) and per model how it did (`heph stats`): sessions and outcomes, steps, the share of
+well-formed replies, the share of edits that applied, and tokens."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
 from hephaistus.session import DOCS_SESSION, Memo, SessionStore, load_session
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: str
+    started: str
+    steps: int
+    tokens: int
+    outcome: str
+    task: str
+
+
+def session_rows(store: SessionStore, limit: int) -> list[SessionRow]:
+    rows = []
+    for session_id in store.ids()[-limit:]:
+        recorded = load_session(store.folder / f"{session_id}.jsonl")
+        end = recorded.end or {}
+        usage = end.get("usage") if end else None
+        tokens = sum(usage.values()) if usage else sum(
+            sum((s.usage or {}).values()) for s in recorded.spans)
+        steps = end.get("steps", sum(1 for s in recorded.spans if s.kind == "LLM"))
+        task = " ".join(str(recorded.header.get("task", "")).split())
+        started = str(recorded.header.get("started", ""))[:19].replace("T", " ")
+        rows.append(SessionRow(session_id, started, int(steps), int(tokens), recorded.outcome,
+                               task))
+    return rows
+
+
+def as_dicts(rows: list[SessionRow]) -> list[dict]:
+    return [asdict(row) for row in rows]
+
 
 EDIT_TOOLS = {"edit_file", "patch_file", "write_file", "append_file"}
 
@@ -42,7 +70,7 @@ class ModelStats:
 def collect(store: SessionStore) -> list[ModelStats]:
     by_model: dict[str, ModelStats] = {}
     for session_id in store.ids():
-        recorded = load_session(store.path_of(session_id))
+        recorded = load_session(store.folder / f"{session_id}.jsonl")
         if recorded.kind == DOCS_SESSION:
             continue  # docs requests do not use the agent protocol
         model = str(recorded.header.get("model") or "?")
@@ -64,19 +92,3 @@ def collect(store: SessionStore) -> list[ModelStats]:
                     stats.edits += 1
                     stats.edits_applied += bool(span.ok)
     return sorted(by_model.values(), key=lambda s: -s.sessions)
-
-
-def format_stats(rows: list[ModelStats]) -> list[str]:
-    header = ("MODEL", "SESSIONS", "ANSWERED", "STEPS", "WELL-FORMED", "EDITS OK", "TOKENS")
-    cells = [header] + [(
-        s.model, str(s.sessions), str(s.answered), str(s.steps), _percent(s.well_formed_rate),
-        f"{_percent(s.edit_success_rate)} of {s.edits}",
-        f"{s.prompt_tokens + s.completion_tokens:,}",
-    ) for s in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip()
-            for row in cells]
-
-
-def _percent(rate: float | None) -> str:
-    return "-" if rate is None else f"{rate:.0%}"
