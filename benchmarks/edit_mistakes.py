@@ -344,7 +344,7 @@ def apply_exact(root: Path, path: str, case: Case) -> tuple[int, int]:
     text = file.read_bytes().decode("utf-8")
     pairs = list(case.edits)
     if case.diff is not None:
-        from hephaistus.patching import PatchError, parse_patch
+        from hephaistus.tools.editing.patching import PatchError, parse_patch
 
         try:
             pairs = [("\n".join(h.before), "\n".join(h.after))

@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hephaistus.testing.edit_corpus import CaseResult, case_folders, run_case, summarise
+from edit_corpus import CaseResult, case_folders, run_case, summarise
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "edits"
 COLUMNS = ("cases", "correct", "kept-whitespace", "refused", "wrong", "skipped", "parsed",
@@ -85,9 +85,9 @@ def timing() -> None:
     import sysconfig
     import time
 
-    from hephaistus.matching import NoMatch
-    from hephaistus.patching import PatchError, apply_hunks, parse_patch
-    from hephaistus.replacing import replace
+    from hephaistus.tools.editing.matching import NoMatch
+    from hephaistus.tools.editing.patching import PatchError, apply_hunks, parse_patch
+    from hephaistus.tools.editing.replacing import replace
 
     source = Path(sysconfig.get_paths()["stdlib"])
     lines: list[str] = []

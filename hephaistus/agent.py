@@ -11,10 +11,10 @@ from pathlib import Path
 from hephaistus import project_commands
 from hephaistus.approvals import approve_all
 from hephaistus.checkpoints import Checkpoints
+from hephaistus.compaction import Compactor, context_window
 from hephaistus.config import Config
 from hephaistus.engine import Outcome, ReactEngine, Run
 from hephaistus.errors import HephError, ModelError
-from hephaistus.memory import Memory, context_window
 from hephaistus.prompting import system_prompt
 from hephaistus.repomap import Focus, RepoMap
 from hephaistus.seams import Approver, Engine, EventSink, Message, Model, NullSink
@@ -54,7 +54,7 @@ class Agent:
         self.commands = project_commands.resolve(workspace.root, dict(config.commands),
                                                  config.test_cmd)
         self.messages: list[Message] = []
-        self.memory = Memory(context_window(model.name, config.context_window))
+        self.compactor = Compactor(context_window(model.name, config.context_window))
         self.session: Session | None = None
         self.changes: list[FileChange] = []
 
@@ -95,7 +95,7 @@ class Agent:
             commands={name: c.command for name, c in self.commands.items()},
             command_timeout=self.config.command_timeout, pass_env=self.config.pass_env)
         run = Run(self.model, self.registry, tools, session, self.state, self.sink,
-                  self.messages, self.config.max_steps, self._save_state, self.memory,
+                  self.messages, self.config.max_steps, self._save_state, self.compactor,
                   summary, verify=[n for n in self.config.verify_after_edits if n in self.commands],
                   verify_retries=self.config.verify_retries)
         outcome = Outcome("failed", "the run did not finish")

@@ -304,7 +304,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 def cmd_docs(args: argparse.Namespace) -> int:
     """Check (offline) or fix docstrings; exit codes as pre-commit expects."""
-    from hephaistus.docs.command import Reporter, collect_files, run_check, run_fix
+    from hephaistus.docs.runner import Reporter, collect_files, run_check, run_fix
 
     if args.check and args.fix:
         raise ConfigError("heph docs: give --check or --fix, not both")

@@ -2,7 +2,7 @@
 
 Code and English run at about four characters a token in the BPE vocabularies of today's models;
 the estimate is that ratio, rounded up, so a text of at most 4*N characters is at most N tokens.
-The model client corrects budgets with the server's own count as a run goes (see memory.py).
+The model client corrects budgets with the server's own count as a run goes (see compaction.py).
 """
 
 from __future__ import annotations

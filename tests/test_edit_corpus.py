@@ -1,10 +1,13 @@
 """The 21 core cases of the edit corpus, run through the real edit_file and patch_file tools."""
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from hephaistus.testing.edit_corpus import case_folders, run_case
+# The corpus runner is a benchmark's (benchmarks/edits.py); the suite runs it on the core cases.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from edit_corpus import case_folders, run_case  # noqa: E402
 
 CASES = Path(__file__).parent / "corpus" / "edits" / "cases"
 BY_DESIGN = {

@@ -4,8 +4,8 @@ Cases in Python, JavaScript/TypeScript, Rust, Go, YAML and Markdown."""
 
 import pytest
 
-from hephaistus.replacing import Unsafe, check_only_indentation_changed
 from hephaistus.tools import ToolContext, default_registry
+from hephaistus.tools.editing.replacing import Unsafe, check_only_indentation_changed
 from hephaistus.workspace import Workspace
 
 TOOLS = default_registry()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from hephaistus.compaction import Compactor
 from hephaistus.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
-from hephaistus.memory import Memory
 from hephaistus.seams import EventSink, Message, Model, SessionRecorder
 from hephaistus.state import AgentState
 from hephaistus.tools import Registry, ToolContext
@@ -42,7 +42,7 @@ class Run:
     messages: list[Message]  # the conversation so far; the engine appends to it
     max_steps: int
     save_state: Callable[[], None]
-    memory: Memory
+    compactor: Compactor
     workspace_summary: str = ""
     verify: list[str] = field(default_factory=list)  # commands to run before a final answer
     verify_retries: int = 2

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from hephaistus.compaction import KEEP_RECENT_MESSAGES, count, record
 from hephaistus.engine.base import Outcome, Run
-from hephaistus.memory import KEEP_RECENT_MESSAGES, count, record
 from hephaistus.protocol import Action, Final, FormatError, parse_reply
 from hephaistus.seams import Message
 from hephaistus.session import Memo
@@ -79,20 +79,20 @@ class ReactEngine:
             if result.refused:
                 return Outcome("refused", result.output)
             self._say(run, "Observation: " + result.output)
-            run.memory.records[run.messages[-1]["content"]] = record(
+            run.compactor.records[run.messages[-1]["content"]] = record(
                 reply.tool, reply.args, result.ok, result.output)
         return Outcome("failed", f"reached the step limit ({run.max_steps}) without a final "
                                  "answer; raise it with --max-steps or HEPH_MAX_STEPS")
 
     def _fit(self, run: Run, task_index: int) -> None:
-        before = run.memory.size(run.messages)
+        before = run.compactor.size(run.messages)
         protected = max(task_index + 1, len(run.messages) - KEEP_RECENT_MESSAGES)
-        if run.memory.fit(run.messages, protected, task_index):
-            after = run.memory.size(run.messages)
+        if run.compactor.fit(run.messages, protected, task_index):
+            after = run.compactor.size(run.messages)
             run.session.record("MEMO", Memo.COMPACTION, f"{before} -> {after} tokens",
-                               budget=run.memory.budget)
+                               budget=run.compactor.budget)
             run.sink.notice(f"compacted the conversation from about {before} to {after} tokens "
-                            f"to fit the context window ({run.memory.window})")
+                            f"to fit the context window ({run.compactor.window})")
 
     def _ask(self, run: Run, step: int) -> str:
         sent = count(run.messages)
@@ -106,7 +106,7 @@ class ReactEngine:
             span.usage = reply.usage.to_dict()
             span.args.update(attempts=reply.attempts, estimated_prompt_tokens=sent)
         run.sink.model_replied(reply.usage)
-        warning = run.memory.observe_usage(sent, reply.usage.prompt_tokens)
+        warning = run.compactor.observe_usage(sent, reply.usage.prompt_tokens)
         if warning:
             run.sink.notice(warning)
         self._append(run, {"role": "assistant", "content": reply.text})

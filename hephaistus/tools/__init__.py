@@ -142,9 +142,9 @@ class Registry:
 
 
 def default_registry() -> Registry:
-    from hephaistus.tools import commands, edits, files, git
+    from hephaistus.tools import edits, files, git, run_command
 
-    families = (*files.TOOLS, *edits.TOOLS, *git.TOOLS, *commands.TOOLS)
+    families = (*files.TOOLS, *edits.TOOLS, *git.TOOLS, *run_command.TOOLS)
     return Registry(Tool.from_function(fn, writes=writes) for fn, writes in families)
 
 

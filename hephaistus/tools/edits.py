@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from hephaistus import matching
-from hephaistus.patching import PatchError, apply_hunks, parse_patch
-from hephaistus.replacing import Unsafe
-from hephaistus.replacing import replace as replace_lines
 from hephaistus.textfile import TextFile
 from hephaistus.tools.context import ToolContext
-from hephaistus.tools.files import open_for_write, write_change
+from hephaistus.tools.editing import matching
+from hephaistus.tools.editing.patching import PatchError, apply_hunks, parse_patch
+from hephaistus.tools.editing.replacing import Unsafe
+from hephaistus.tools.editing.replacing import replace as replace_lines
 from hephaistus.tools.results import ToolResult
+from hephaistus.tools.writing import open_for_write, write_change
 
 
 def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:

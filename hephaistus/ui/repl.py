@@ -197,7 +197,7 @@ class Repl:
 
     def cmd_diff(self, argument: str) -> None:
         """Show every change heph made in this chat, as one diff."""
-        from hephaistus.tools.files import unified_diff
+        from hephaistus.tools.writing import unified_diff
 
         states = self._checkpoints().before_states(self.turns)
         if not states:
@@ -236,23 +236,23 @@ class Repl:
 
     def cmd_tokens(self, argument: str) -> None:
         """Show the tokens used and how full the context window is."""
-        memory = self.agent.memory
-        used = memory.size(self.agent.messages) if self.agent.messages else 0
-        share = 100 * used / memory.window if memory.window else 0
+        compactor = self.agent.compactor
+        used = compactor.size(self.agent.messages) if self.agent.messages else 0
+        share = 100 * used / compactor.window if compactor.window else 0
         self.console.print(f"this chat: {self.sink.tokens:,} tokens used; context: about "
-                           f"{used:,} of {memory.window:,} tokens ({share:.0f}%)")
+                           f"{used:,} of {compactor.window:,} tokens ({share:.0f}%)")
 
     def cmd_model(self, argument: str) -> None:
         """Show the model, or switch to another: /model [name]."""
         if not argument:
             self.console.print(f"model: {self.agent.model.name}")
             return
+        from hephaistus.compaction import Compactor, context_window
         from hephaistus.llm import ChatModel
-        from hephaistus.memory import Memory, context_window
 
         self.agent.config = replace(self.agent.config, model=argument)
         self.agent.model = ChatModel(self.agent.config)
-        self.agent.memory = Memory(context_window(argument, self.agent.config.context_window))
+        self.agent.compactor = Compactor(context_window(argument, self.agent.config.context_window))
         self.console.print(f"model: {argument}")
 
     def cmd_sessions(self, argument: str) -> None:

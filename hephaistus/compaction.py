@@ -1,4 +1,4 @@
-"""Conversation memory within a context budget: compaction instead of overflow.
+"""The context window and the compaction that keeps a conversation inside it.
 
 The budget is the model's context window (configured, or from a table of known models) minus
 room for the reply. Token counts are estimated locally and scaled by what the server reports as
@@ -51,7 +51,7 @@ def count(messages: list[Message]) -> int:
 
 
 @dataclass
-class Memory:
+class Compactor:
     window: int
     ratio: float = 1.0  # server's count / our estimate, learned from usage reports
     dropped_steps: int = 0

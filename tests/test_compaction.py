@@ -1,11 +1,11 @@
-"""Conversation memory: long sessions stay inside the context window and keep the state."""
+"""Compaction: long sessions stay inside the context window and keep the state."""
 
 import pytest
 
 from conftest import act, final
 from hephaistus.agent import Agent
+from hephaistus.compaction import Compactor, context_window, count
 from hephaistus.config import Config
-from hephaistus.memory import Memory, context_window, count
 from hephaistus.session import load_session
 from hephaistus.testing import ScriptedModel
 from hephaistus.workspace import Workspace
@@ -30,7 +30,7 @@ def test_a_60_step_session_stays_under_a_small_window_and_keeps_the_state(ws):
     outcome = agent.execute("read every module")
     assert outcome.status == "answered", outcome.message
     assert len(model.calls) == 61
-    budget = agent.memory.budget
+    budget = agent.compactor.budget
     for request in model.calls:
         assert count(request) <= budget
         assert request[0]["role"] == "system"
@@ -57,18 +57,18 @@ def test_the_newest_steps_stay_whole(ws):
 
 
 def test_the_server_count_corrects_the_estimate():
-    memory = Memory(10_000)
-    assert memory.observe_usage(sent=1000, prompt_tokens=1500) is None
-    assert memory.ratio == 1.5
+    compactor = Compactor(10_000)
+    assert compactor.observe_usage(sent=1000, prompt_tokens=1500) is None
+    assert compactor.ratio == 1.5
     messages = [{"role": "user", "content": "x" * 4000}]
-    assert memory.size(messages) == int(count(messages) * 1.5)
+    assert compactor.size(messages) == int(count(messages) * 1.5)
 
 
 def test_a_server_that_truncates_is_named_once():
-    memory = Memory(32_000)
-    warning = memory.observe_usage(sent=8000, prompt_tokens=2048)
+    compactor = Compactor(32_000)
+    warning = compactor.observe_usage(sent=8000, prompt_tokens=2048)
     assert warning and "num_ctx" in warning and "context_window" in warning
-    assert memory.observe_usage(sent=8000, prompt_tokens=2048) is None
+    assert compactor.observe_usage(sent=8000, prompt_tokens=2048) is None
 
 
 @pytest.mark.parametrize("model, configured, window", [
@@ -107,7 +107,7 @@ def test_open_problems_are_kept_until_the_file_is_fixed(ws):
 @pytest.mark.parametrize("reply", ['{"a":' * 100_000 + "1" + "}" * 100_000,
                                    '{"n": ' + "9" * 5000 + "}", "[" + "1," * 5000 + "1]"])
 def test_compaction_survives_hostile_old_replies(reply):
-    from hephaistus.memory import _elide_reply
+    from hephaistus.compaction import _elide_reply
 
     elided = _elide_reply(reply)
     assert len(elided) < 1000 and elided.endswith("[...]")

@@ -3,7 +3,7 @@
 Layout per case: case.json (id, format, expected_outcome, target_files, ...), original/,
 expected/, the edit itself (edit.md, edit.txt, edit.json, edit.diff, edit.patch) and, for aider's
 chat-history cases, blocks.json. Search/replace edits go to edit_file, unified diffs and Codex
-patches to patch_file; other formats are skipped. Used by benchmarks/edits.py and the test suite.
+patches to patch_file; other formats are skipped. Used by edits.py and by the test suite.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def _calls(folder: Path, meta: dict) -> list[Call]:
 
 
 def _parse_only(folder: Path, meta: dict, case_id: str, fmt: str) -> CaseResult:
-    from hephaistus.patching import PatchError, parse_patch
+    from hephaistus.tools.editing.patching import PatchError, parse_patch
 
     edit = (folder / meta["edit_file"]).read_text(encoding="utf-8")
     want = meta.get("expected_parse") or {}
@@ -179,7 +179,7 @@ def _naive_apply(ctx: ToolContext, call: Call) -> str | None:
     if len(call) == 3:
         old, new = call[1], call[2]
     else:
-        from hephaistus.patching import PatchError, parse_patch
+        from hephaistus.tools.editing.patching import PatchError, parse_patch
 
         try:
             hunks = [h for p in parse_patch(call[1]) for h in p.hunks]

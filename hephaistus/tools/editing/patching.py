@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hephaistus import matching
-from hephaistus.replacing import Unsafe, replace
+from hephaistus.tools.editing import matching
+from hephaistus.tools.editing.replacing import Unsafe, replace
 
 HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 FUZZ = ((1, 0), (0, 1), (1, 1), (2, 0), (0, 2), (2, 1), (1, 2), (2, 2))

@@ -17,8 +17,8 @@ import math
 import re
 from collections.abc import Callable
 
-from hephaistus.matching import Finder, Lines, Match, NoMatch, locate
 from hephaistus.textfile import indentation
+from hephaistus.tools.editing.matching import Finder, Lines, Match, NoMatch, locate
 
 ELISION = re.compile(r"^\s*(?:#|//|--|;|/\*|<!--)?\s*(?:\.\.\.|…)\s*(?:\*/|-->)?\s*$")
 SIMILAR = 0.6  # a new line this close to an old line the model mis-spaced is built from it

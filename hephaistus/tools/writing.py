@@ -1,0 +1,110 @@
+"""The write path every writing tool shares: check the path, read the file, show the change,
+ask for approval, and write it under the file's lock, checkpointed and atomic.
+
+A change is written only if the file still holds what was read; the REPL's /diff shows changes
+with the same unified diff.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from pathlib import Path
+
+from hephaistus.locks import file_lock
+from hephaistus.textfile import (
+    MAX_WHOLE_FILE_BYTES,
+    NEW_FILE,
+    NotTextError,
+    TextFile,
+    atomic_write,
+    read_text,
+)
+from hephaistus.tools.context import ToolContext
+from hephaistus.tools.results import FileChange, ToolResult
+from hephaistus.workspace import PathError
+
+
+def open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | None] | ToolResult:
+    try:
+        rel, real = ctx.workspace.check(path, allow_secrets=ctx.allow_secrets, for_write=True)
+    except PathError as exc:
+        return ToolResult(False, str(exc))
+    if not real.exists():
+        return rel, real, None
+    if real.stat().st_size > MAX_WHOLE_FILE_BYTES:
+        return ToolResult(False, f"{rel} is over 1 MB; heph does not rewrite files that large")
+    try:
+        return rel, real, read_text(real, rel)
+    except NotTextError as exc:
+        return ToolResult(False, str(exc))
+
+
+def unified_diff(rel: str, before: str, after: str, *, created: bool) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile="/dev/null" if created else f"a/{rel}",
+        tofile=f"b/{rel}",
+    )
+    no_newline = "\n\\ No newline at end of file\n"
+    return "".join(ln if ln.endswith("\n") else ln + no_newline for ln in lines)
+
+
+def write_change(
+    ctx: ToolContext, rel: str, real: Path, old: TextFile | None, content: str,
+    rebase: Callable[[TextFile | None], str] | None = None,
+) -> ToolResult:
+    """Show the change, ask for approval, and write it, unless the file changed since `old`
+    was read: then `rebase` (when the change can be made again on the new text, as an append
+    can) works out the content anew, or nothing is written."""
+    before = old.text if old else ""
+    after = content.replace("\r\n", "\n")
+    if old is not None and after == before:
+        return ToolResult(True, f"{rel} already has that content; nothing written", target=rel)
+    change = FileChange(rel, unified_diff(rel, before, after, created=old is None), old is None)
+    decision = ctx.approve(change)
+    if decision == "refuse":
+        return ToolResult(False, f"write not approved: {rel} was not changed", change.diff,
+                          decision=decision, target=rel)
+    if decision == "decline":
+        declined = f"the user declined this change; {rel} was not changed"
+        return ToolResult(False, declined, change.diff, decision=decision, target=rel)
+    if decision == "skip":
+        return ToolResult(True, f"dry run: the change to {rel} was shown, not written",
+                          change.diff, decision=decision, target=rel)
+    try:
+        if not ctx.workspace.heph_dir.is_dir():
+            ctx.workspace.ensure_heph_dir()  # for the lock, kept out of git
+        # Under the file's lock, so no other heph run writes between the check and the write.
+        with file_lock(ctx.workspace.heph_dir, rel):
+            now = _current(real, rel)
+            if now != old:
+                if rebase is None:
+                    return ToolResult(False, f"{rel} changed on disk since heph read it (another "
+                                             "program wrote it); nothing was written. Read it "
+                                             "again and redo the change.", target=rel)
+                old, after = now, rebase(now).replace("\r\n", "\n")
+                change = FileChange(rel, unified_diff(rel, old.text if old else "", after,
+                                                      created=old is None), old is None)
+            data = (old or NEW_FILE).encode(after)
+            if ctx.checkpoints:
+                ctx.checkpoints.record(rel, data)
+            atomic_write(real, data, temp_dir=ctx.workspace.temp_dir)
+    except NotTextError as exc:
+        return ToolResult(False, f"{exc}; nothing was written", target=rel)
+    except OSError as exc:
+        return ToolResult(False, f"cannot write {rel}: {exc.strerror or exc}", target=rel)
+    verb = "created" if change.created else "updated"
+    added = after.count("\n") + (0 if after.endswith("\n") or not after else 1)
+    plural = "" if added == 1 else "s"
+    return ToolResult(True, f"{verb} {rel} ({added} line{plural})\n{change.diff}", change.diff,
+                      decision=decision, changed=(change,), target=rel)
+
+
+def _current(real: Path, rel: str) -> TextFile | None:
+    """The file as it is now (None: it does not exist)."""
+    try:
+        return read_text(real, rel)
+    except FileNotFoundError:
+        return None
