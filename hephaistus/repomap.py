@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -138,17 +137,13 @@ class RepoMap:
         to the workspace, which may be a subfolder of the repository)."""
         if self.workspace.git_dir() is None:
             return [], []
-        uncommitted = self._git_names(["git", "diff", "--name-only", "--relative", "HEAD"])
-        committed = self._git_names(["git", "log", "-5", "--name-only", "--relative",
-                                     "--format=", "--no-renames"])
-        return uncommitted, committed
+        from hephaistus.repository import names
 
-    def _git_names(self, argv: list[str]) -> list[str]:
-        try:
-            done = subprocess.run(argv, cwd=self.workspace.root, capture_output=True, timeout=10)
-        except (OSError, subprocess.SubprocessError):
-            return []
-        return [line for line in done.stdout.decode("utf-8", "replace").splitlines() if line]
+        root = self.workspace.root
+        uncommitted = names(root, "diff", "--name-only", "--relative", "HEAD")
+        committed = names(root, "log", "-5", "--name-only", "--relative", "--format=",
+                          "--no-renames")
+        return uncommitted, committed
 
 
 def _mentioned(files: Iterable[str], task: str) -> dict[str, float]:

@@ -6,7 +6,6 @@ import fnmatch
 import os
 import re
 import stat
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -144,15 +143,12 @@ class Workspace:
     def _git_files(self, base: Path) -> list[str] | None:
         if self.git_dir() is None:
             return None
+        from hephaistus.repository import GitError, listed_files
+
         try:
-            done = subprocess.run(
-                ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                cwd=base, capture_output=True, timeout=30, check=True,
-            )
-        except (OSError, subprocess.SubprocessError):
+            return [name for name in listed_files(base) if not _in_heph_dir(name)]
+        except GitError:
             return None
-        names = [n for n in done.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
-        return [n for n in names if not _in_heph_dir(n)]
 
     def _walk_files(self, base: Path) -> list[str]:
         ignore = _GitIgnore.load(self.root)

@@ -6,7 +6,6 @@ found (check) or files were changed or problems remain (fix).
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -56,13 +55,14 @@ def collect_files(workspace: Workspace, paths: list[str], staged: bool,
 
 
 def _staged(workspace: Workspace) -> list[str]:
+    from hephaistus.repository import GitError, run
+
     try:
-        done = subprocess.run(
-            ["git", "diff", "--cached", "--name-only", "-z", "--diff-filter=ACM", "--relative"],
-            cwd=workspace.root, capture_output=True, check=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
+        raw = run(workspace.root, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACM",
+                  "--relative", text=False)
+    except GitError:
         raise ConfigError("heph docs --staged: the workspace is not a git repository") from None
-    names = [n for n in done.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
+    names = [n for n in raw.split("\0") if n]
     return [n for n in names if n.endswith(".py") and (workspace.root / n).is_file()]
 
 

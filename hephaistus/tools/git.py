@@ -1,17 +1,17 @@
-"""Git tools (GitPython): status, diff, log, and a commit of exactly the files heph changed.
+"""Git tools: status, diff, log, and a commit of exactly the files heph changed.
 
 `git_commit` uses `git commit --only -- PATHS`: git commits those paths' working-tree content,
 runs the repository's hooks, and leaves everything else in the index (the user's staged work) as
 it was. Files new to git are announced with `git add --intent-to-add` first, and withdrawn again
-when the commit fails.
+when the commit fails. Git itself runs through hephaistus.repository.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from hephaistus.approvals import CommitRequest
+from hephaistus.repository import GitError, Repository
 from hephaistus.tools.context import ToolContext
 from hephaistus.tools.results import ToolResult, clip
 from hephaistus.workspace import PathError, is_secret_name
@@ -27,10 +27,10 @@ def git_status(ctx: ToolContext) -> ToolResult:
     if isinstance(repo, ToolResult):
         return repo
     mine = _session_paths(ctx, repo)
-    lines = [f"branch: {_branch(repo)}"]
+    lines = [f"branch: {repo.branch()}"]
     ours: list[str] = []
     theirs: list[str] = []
-    for code, path in _porcelain(repo):
+    for code, path in repo.changes():
         (ours if path in mine else theirs).append(f"  {code} {path}")
     lines.append("changed by heph in this session:" if ours else
                  "changed by heph in this session: nothing")
@@ -70,7 +70,7 @@ def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) ->
     output = _git(repo, "diff", *args, "--", scope, *hidden)
     if isinstance(output, ToolResult):
         return output
-    untracked = [p for code, p in _porcelain(repo) if code == "??"]
+    untracked = [p for code, p in repo.changes() if code == "??"]
     note = f"\n(untracked files, not in any diff: {', '.join(untracked)})" if untracked else ""
     if secret:
         note += (f"\n(left out as secret files: {', '.join(secret)}; allow_secrets = true "
@@ -89,7 +89,7 @@ def git_log(ctx: ToolContext, n: int = 10) -> ToolResult:
     repo = _repo(ctx)
     if isinstance(repo, ToolResult):
         return repo
-    if not repo.head.is_valid():
+    if not repo.has_commits():
         return ToolResult(True, "no commits yet")
     output = _git(repo, "log", f"-{max(1, min(n, LOG_LIMIT))}", "--oneline", "--decorate")
     return output if isinstance(output, ToolResult) else ToolResult(True, output)
@@ -112,7 +112,7 @@ def git_commit(ctx: ToolContext, message: str, paths: str | None = None) -> Tool
         targets = _commit_targets(ctx, repo, paths)
     except (PathError, ValueError) as exc:
         return ToolResult(False, str(exc))
-    relative = tuple(_rel(repo, t) for t in targets)
+    relative = tuple(repo.relative(t) for t in targets)
     names = ", ".join(relative)
     decision = ctx.approve(CommitRequest(relative, message))
     if decision == "refuse":
@@ -124,17 +124,18 @@ def git_commit(ctx: ToolContext, message: str, paths: str | None = None) -> Tool
     if decision == "skip":
         return ToolResult(True, f"dry run: would commit {names} with message {message!r}",
                           decision=decision)
-    tracked = set(repo.git.ls_files("-z", "--", *targets).split("\0")) - {""}
-    new_files = [t for t in targets if _rel(repo, t) not in tracked]
+    tracked = repo.tracked([str(t) for t in targets])
+    new_files = [str(t) for t in targets if repo.relative(t) not in tracked]
     if new_files:
         _git(repo, "add", "--intent-to-add", "--", *new_files)
-    result = _git(repo, "commit", "--only", "--no-edit", "-m", message, "--", *targets)
+    result = _git(repo, "commit", "--only", "--no-edit", "-m", message, "--",
+                  *[str(t) for t in targets])
     if isinstance(result, ToolResult):
         if new_files:
             _git(repo, "rm", "--cached", "--quiet", "--", *new_files)
         return ToolResult(False, f"git commit failed, nothing was committed:\n{result.output}")
-    sha = repo.head.commit.hexsha[:10]
-    return ToolResult(True, f"committed {sha} on {_branch(repo)}: {names}\n{result}".rstrip())
+    sha = repo.git("rev-parse", "--short=10", "HEAD").strip()
+    return ToolResult(True, f"committed {sha} on {repo.branch()}: {names}\n{result}".rstrip())
 
 
 TOOLS = ((git_status, False), (git_diff, False), (git_log, False), (git_commit, True))
@@ -142,58 +143,25 @@ TOOLS = ((git_status, False), (git_diff, False), (git_log, False), (git_commit, 
 
 # -- helpers -------------------------------------------------------------------------------
 
-def _repo(ctx: ToolContext) -> Any:
-    import git
-
-    try:
-        return git.Repo(ctx.workspace.root, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+def _repo(ctx: ToolContext) -> Repository | ToolResult:
+    repo = Repository.find(ctx.workspace.root)
+    if repo is None:
         return ToolResult(False, f"{ctx.workspace.root} is not inside a git repository")
+    return repo
 
 
-def _git(repo: Any, command: str, *args: str) -> str | ToolResult:
-    import git
-
+def _git(repo: Repository, *args: str) -> str | ToolResult:
     try:
-        return str(getattr(repo.git, command.replace("-", "_"))(*args))
-    except git.GitCommandError as exc:
-        output = "\n".join(part.strip() for part in (exc.stdout, exc.stderr) if part and
-                           part.strip())
-        return ToolResult(False, output.replace("stdout: ", "").replace("stderr: ", "").strip()
-                          or str(exc))
+        return repo.git(*args)
+    except GitError as error:
+        return ToolResult(False, str(error))
 
 
-def _branch(repo: Any) -> str:
-    if repo.head.is_detached:
-        return f"detached HEAD at {repo.head.commit.hexsha[:10]}"
-    name = repo.head.reference.name
-    return name if repo.head.is_valid() else f"{name} (no commits yet)"
+def _session_paths(ctx: ToolContext, repo: Repository) -> set[str]:
+    return {repo.relative(ctx.workspace.root / change.path) for change in ctx.changed}
 
 
-def _porcelain(repo: Any) -> list[tuple[str, str]]:
-    """(two-letter status, repository-relative path) of every changed file."""
-    raw = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all")
-    entries, parts = [], raw.split("\0")
-    index = 0
-    while index < len(parts):
-        item = parts[index]
-        if len(item) > 3:
-            entries.append((item[:2], item[3:]))
-            if item[0] in "RC":
-                index += 1  # a rename is followed by its old name
-        index += 1
-    return entries
-
-
-def _rel(repo: Any, path: str) -> str:
-    return Path(path).resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
-
-
-def _session_paths(ctx: ToolContext, repo: Any) -> set[str]:
-    return {_rel(repo, str(ctx.workspace.root / change.path)) for change in ctx.changed}
-
-
-def _commit_targets(ctx: ToolContext, repo: Any, paths: str | None) -> list[str]:
+def _commit_targets(ctx: ToolContext, repo: Repository, paths: str | None) -> list[Path]:
     if paths and paths.strip():
         names = paths.split()
     else:
@@ -203,7 +171,7 @@ def _commit_targets(ctx: ToolContext, repo: Any, paths: str | None) -> list[str]
     targets = []
     for name in names:
         real = ctx.workspace.resolve(name)
-        if not real.exists() and not repo.git.ls_files("--", str(real)):
+        if not real.exists() and not repo.tracked([str(real)]):
             raise ValueError(f"{name} does not exist and is not tracked by git")
-        targets.append(str(real))
+        targets.append(real)
     return targets
