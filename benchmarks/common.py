@@ -14,9 +14,11 @@ __all__ = ["heph_command", "report", "stdlib_copy"]
 
 def report(name: str, seconds: list[float], extra: str = "") -> None:
     """One line: median, min and max in milliseconds, and the number of runs."""
-    print(f"{name:<28} median {statistics.median(seconds) * 1000:7.0f} ms  "
-          f"(min {min(seconds) * 1000:.0f}, max {max(seconds) * 1000:.0f}, n={len(seconds)})"
-          f"{extra}")
+    print(
+        f"{name:<28} median {statistics.median(seconds) * 1000:7.0f} ms  "
+        f"(min {min(seconds) * 1000:.0f}, max {max(seconds) * 1000:.0f}, n={len(seconds)})"
+        f"{extra}"
+    )
 
 
 def stdlib_copy(into: Path) -> Path:

@@ -29,8 +29,22 @@ from hephaistus.workspace import Workspace
 
 
 def sympy_copy(into: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                    "--no-binary", ":all:", "sympy", "-d", str(into)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "sympy",
+            "-d",
+            str(into),
+        ],
+        check=True,
+    )
     archive = next(into.glob("sympy-*.tar.gz"))
     with tarfile.open(archive) as tar:
         tar.extractall(into, filter="data") if sys.version_info >= (3, 12) else tar.extractall(into)
@@ -54,10 +68,14 @@ def measure(root: Path, runs: int, budget: int) -> None:
         warm.append(time.perf_counter() - started)
     print(f"{root.name}: {files} .py files, {size:.1f} MiB")
     for name, samples in (("cold", cold), ("warm", warm)):
-        print(f"  {name}  median {statistics.median(samples):6.3f} s  "
-              f"(min {min(samples):.3f}, max {max(samples):.3f}, n={runs})")
-    print(f"  map: {tokens.estimate(text)} tokens (budget {budget}), "
-          f"{len(text.splitlines())} lines; last line: {text.splitlines()[-1]}")
+        print(
+            f"  {name}  median {statistics.median(samples):6.3f} s  "
+            f"(min {min(samples):.3f}, max {max(samples):.3f}, n={runs})"
+        )
+    print(
+        f"  map: {tokens.estimate(text)} tokens (budget {budget}), "
+        f"{len(text.splitlines())} lines; last line: {text.splitlines()[-1]}"
+    )
 
 
 def main() -> int:

@@ -32,13 +32,19 @@ def main() -> int:
         times, lines = [], 0
         for _ in range(runs):
             started = time.perf_counter()
-            done = subprocess.run([*command, "-w", str(root), "docs", "--check"], env=env,
-                                  capture_output=True, text=True)
+            done = subprocess.run(
+                [*command, "-w", str(root), "docs", "--check"],
+                env=env,
+                capture_output=True,
+                text=True,
+            )
             times.append(time.perf_counter() - started)
             lines = len(done.stdout.splitlines())
-        print(f"heph docs --check on the standard library ({count} files): median "
-              f"{statistics.median(times):.2f} s (min {min(times):.2f}, max {max(times):.2f}, "
-              f"n={runs}); {lines} problems reported")
+        print(
+            f"heph docs --check on the standard library ({count} files): median "
+            f"{statistics.median(times):.2f} s (min {min(times):.2f}, max {max(times):.2f}, "
+            f"n={runs}); {lines} problems reported"
+        )
     return 0
 
 

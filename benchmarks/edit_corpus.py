@@ -79,28 +79,42 @@ def run_case(folder: Path, *, naive: bool = False) -> CaseResult:
             return CaseResult(case_id, fmt, expected, verdict, "; ".join(refusals))
         if after == wanted:
             # Each block is its own tool call: one the expected file shows unapplied may fail.
-            note = f"{len(refusals)} of {len(calls)} edits refused, as expected shows" \
-                if refusals else ""
+            note = (
+                f"{len(refusals)} of {len(calls)} edits refused, as expected shows"
+                if refusals
+                else ""
+            )
             return CaseResult(case_id, fmt, expected, "correct", note)
         differing = sorted(p for p in set(after) | set(wanted) if after.get(p) != wanted.get(p))
         original = _snapshot(folder / "original")
-        if all(_only_kept_whitespace(original.get(p, b""), after.get(p, b""), wanted.get(p, b""))
-               for p in differing):
-            return CaseResult(case_id, fmt, expected, "kept-whitespace",
-                              "as expected/, but lines the edit kept have the file's own "
-                              f"trailing whitespace, not the model's: {', '.join(differing)}")
+        if all(
+            _only_kept_whitespace(original.get(p, b""), after.get(p, b""), wanted.get(p, b""))
+            for p in differing
+        ):
+            return CaseResult(
+                case_id,
+                fmt,
+                expected,
+                "kept-whitespace",
+                "as expected/, but lines the edit kept have the file's own "
+                f"trailing whitespace, not the model's: {', '.join(differing)}",
+            )
         return CaseResult(case_id, fmt, expected, "wrong", f"differs: {', '.join(differing)}")
 
 
 # -- reading a case ------------------------------------------------------------------------
+
 
 def _meta(folder: Path) -> dict:
     meta = {}
     if (folder / "case.json").is_file():
         meta = json.loads((folder / "case.json").read_text(encoding="utf-8"))
     # extended/aider_history cases are all aider SEARCH/REPLACE edits that apply
-    defaults = {"id": f"aider-history-{folder.name}", "format": "search_replace",
-                "expected_outcome": "apply"}
+    defaults = {
+        "id": f"aider-history-{folder.name}",
+        "format": "search_replace",
+        "expected_outcome": "apply",
+    }
     return {**defaults, **meta}
 
 
@@ -110,8 +124,7 @@ def _calls(folder: Path, meta: dict) -> list[Call]:
     if (folder / "blocks.json").is_file():
         blocks = json.loads((folder / "blocks.json").read_text(encoding="utf-8"))
         return [(b["file"], b["search"], b["replace"]) for b in blocks]
-    edit = (folder / meta["edit_file"]).read_text(encoding="utf-8") if meta.get("edit_file") \
-        else ""
+    edit = (folder / meta["edit_file"]).read_text(encoding="utf-8") if meta.get("edit_file") else ""
     if fmt == "search_replace_json":
         data = json.loads(edit)
         return [(targets[0], data["old_text"], data["new_text"])]
@@ -134,8 +147,13 @@ def _parse_only(folder: Path, meta: dict, case_id: str, fmt: str) -> CaseResult:
     first_lines = first.size if first else 0
     ok = files == want.get("files") and len(patches) == want.get("n_file_edits")
     ok = ok and first_lines == want.get("first_edit_hunk_lines", first_lines)
-    return CaseResult(case_id, fmt, "parse", "parsed" if ok else "parse-failed",
-                      f"files={files} first hunk lines={first_lines}")
+    return CaseResult(
+        case_id,
+        fmt,
+        "parse",
+        "parsed" if ok else "parse-failed",
+        f"files={files} first hunk lines={first_lines}",
+    )
 
 
 def _only_kept_whitespace(original: bytes, after: bytes, wanted: bytes) -> bool:
@@ -146,13 +164,18 @@ def _only_kept_whitespace(original: bytes, after: bytes, wanted: bytes) -> bool:
     if len(after_lines) != len(wanted_lines):
         return False
     kept = set(original.splitlines())
-    return all(a == w or (a.rstrip() == w.rstrip() and a in kept)
-               for a, w in zip(after_lines, wanted_lines, strict=True))
+    return all(
+        a == w or (a.rstrip() == w.rstrip() and a in kept)
+        for a, w in zip(after_lines, wanted_lines, strict=True)
+    )
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file() and ".heph" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".heph" not in p.parts
+    }
 
 
 # -- applying ------------------------------------------------------------------------------
@@ -164,8 +187,9 @@ def _tool_apply(ctx: ToolContext, call: Call) -> str | None:
     """None when the tool applied the call, else its failure message."""
     tool = _TOOLS.get("edit_file" if len(call) == 3 else "patch_file")
     assert tool is not None
-    args = dict(zip(("path", "old", "new") if len(call) == 3 else ("path", "diff"), call,
-                    strict=True))
+    args = dict(
+        zip(("path", "old", "new") if len(call) == 3 else ("path", "diff"), call, strict=True)
+    )
     result = tool(args, ctx)
     return None if result.ok else result.output
 
@@ -203,11 +227,20 @@ def summarise(results: list[CaseResult]) -> dict[str, dict[str, int]]:
     table: dict[str, dict[str, int]] = {}
     for result in results:
         for key in (result.format, "all"):
-            row = table.setdefault(key, {"cases": 0, "correct": 0, "kept-whitespace": 0,
-                                         "refused": 0, "wrong": 0, "skipped": 0, "parsed": 0,
-                                         "passed": 0})
+            row = table.setdefault(
+                key,
+                {
+                    "cases": 0,
+                    "correct": 0,
+                    "kept-whitespace": 0,
+                    "refused": 0,
+                    "wrong": 0,
+                    "skipped": 0,
+                    "parsed": 0,
+                    "passed": 0,
+                },
+            )
             row["cases"] += 1
             row[result.verdict if result.verdict in row else "wrong"] += 1
             row["passed"] += result.passed
     return table
-

@@ -30,34 +30,82 @@ from pathlib import Path
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hephaistus-bench"
 FILES = "https://files.pythonhosted.org/packages"
 RELEASES = [  # (project, old, new, old sdist, new sdist): path under FILES and sha256
-    ("requests", "2.31.0", "2.32.0",
-     ("9d/be/10918a2eac4ae9f02f6cfe6414b7a155ccd8f7f9d4380d62fd5b955065c3",
-      "942c5a758f98d790eaed1a29cb6eefc7ffb0d1cf7af05c3d2791656dbd6ad1e1"),
-     ("28/a2/423f4d16d6934ef502f10ad56673719dd4345e656aedbd6687ccc359ffc5",
-      "fa5490319474c82ef1d2c9bc459d3652e3ae4ef4c4ebdd18a21145a47ca4b6b8")),
-    ("attrs", "23.1.0", "23.2.0",
-     ("97/90/81f95d5f705be17872843536b1868f351805acf6971251ff07c1b8334dbb",
-      "6279836d581513a26f1bf235f9acd333bc9115683f14f7e8fae46c98fc50e015"),
-     ("e3/fc/f800d51204003fa8ae392c4e8278f256206e7a919b708eef054f5f4b650d",
-      "935dc3b529c262f6cf76e50877d35a4bd3c1de194fd41f47a2b7ae8f19971f30")),
-    ("click", "8.1.3", "8.1.4",
-     ("59/87/84326af34517fca8c58418d148f2403df25303e02736832403587318e9e8",
-      "7682dc8afb30297001674575ea00d1814d808d6a36af415a82bd481d37ba7b8e"),
-     ("77/88/b0cc5fe95c31c301e9823ea9b028f669c0dcfa205ff71111037a5ed4892c",
-      "b97d0c74955da062a7d4ef92fadb583806a585b2ea81958a81bd72726cbb8e37")),
-    ("rich", "13.6.0", "13.7.0",
-     ("b1/0e/e5aa3ab6857a16dadac7a970b2e1af21ddf23f03c99248db2c01082090a3",
-      "5c14d22737e6d5084ef4771b62d5d4363165b403455a30a1c8ca39dc7b644bef"),
-     ("a7/ec/4a7d80728bd429f7c0d4d51245287158a1516315cadbb146012439403a9d",
-      "5cb5123b5cf9ee70584244246816e9114227e0b98ad9176eede6ad54bf5403fa")),
+    (
+        "requests",
+        "2.31.0",
+        "2.32.0",
+        (
+            "9d/be/10918a2eac4ae9f02f6cfe6414b7a155ccd8f7f9d4380d62fd5b955065c3",
+            "942c5a758f98d790eaed1a29cb6eefc7ffb0d1cf7af05c3d2791656dbd6ad1e1",
+        ),
+        (
+            "28/a2/423f4d16d6934ef502f10ad56673719dd4345e656aedbd6687ccc359ffc5",
+            "fa5490319474c82ef1d2c9bc459d3652e3ae4ef4c4ebdd18a21145a47ca4b6b8",
+        ),
+    ),
+    (
+        "attrs",
+        "23.1.0",
+        "23.2.0",
+        (
+            "97/90/81f95d5f705be17872843536b1868f351805acf6971251ff07c1b8334dbb",
+            "6279836d581513a26f1bf235f9acd333bc9115683f14f7e8fae46c98fc50e015",
+        ),
+        (
+            "e3/fc/f800d51204003fa8ae392c4e8278f256206e7a919b708eef054f5f4b650d",
+            "935dc3b529c262f6cf76e50877d35a4bd3c1de194fd41f47a2b7ae8f19971f30",
+        ),
+    ),
+    (
+        "click",
+        "8.1.3",
+        "8.1.4",
+        (
+            "59/87/84326af34517fca8c58418d148f2403df25303e02736832403587318e9e8",
+            "7682dc8afb30297001674575ea00d1814d808d6a36af415a82bd481d37ba7b8e",
+        ),
+        (
+            "77/88/b0cc5fe95c31c301e9823ea9b028f669c0dcfa205ff71111037a5ed4892c",
+            "b97d0c74955da062a7d4ef92fadb583806a585b2ea81958a81bd72726cbb8e37",
+        ),
+    ),
+    (
+        "rich",
+        "13.6.0",
+        "13.7.0",
+        (
+            "b1/0e/e5aa3ab6857a16dadac7a970b2e1af21ddf23f03c99248db2c01082090a3",
+            "5c14d22737e6d5084ef4771b62d5d4363165b403455a30a1c8ca39dc7b644bef",
+        ),
+        (
+            "a7/ec/4a7d80728bd429f7c0d4d51245287158a1516315cadbb146012439403a9d",
+            "5cb5123b5cf9ee70584244246816e9114227e0b98ad9176eede6ad54bf5403fa",
+        ),
+    ),
 ]
-TEXT_SUFFIXES = {".py", ".pyi", ".md", ".rst", ".txt", ".toml", ".cfg", ".ini", ".yml", ".yaml",
-                 ".js", ".ts", ".css", ".html", ".json"}
+TEXT_SUFFIXES = {
+    ".py",
+    ".pyi",
+    ".md",
+    ".rst",
+    ".txt",
+    ".toml",
+    ".cfg",
+    ".ini",
+    ".yml",
+    ".yaml",
+    ".js",
+    ".ts",
+    ".css",
+    ".html",
+    ".json",
+}
 MAX_HUNKS = 4
 MAX_FILE_LINES = 4000
 
 
 # -- the changes ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Change:
@@ -114,6 +162,7 @@ def _opcodes(a: str, b: str) -> list[list[tuple[str, int, int, int, int]]]:
 
 # -- the cases -------------------------------------------------------------------------------
 
+
 @dataclass
 class Case:
     kind: str
@@ -167,27 +216,46 @@ def _edit_cases(change: Change, a: list[str], hunks: list[Hunk]) -> Iterator[Cas
     pairs = [(h.before, h.after) for h in hunks]
     as_text = [(_text(o), _text(n)) for o, n in pairs]
     yield Case("edit: exact", change, original, expected, as_text)
-    for kind, shift in (("edit: indent +4", lambda s: "    " + s if s else s),
-                        ("edit: indent +tab", lambda s: "\t" + s if s else s),
-                        ("edit: indent -4", _dedent4)):
+    for kind, shift in (
+        ("edit: indent +4", lambda s: "    " + s if s else s),
+        ("edit: indent +tab", lambda s: "\t" + s if s else s),
+        ("edit: indent -4", _dedent4),
+    ):
         shifted = [(_text([shift(x) for x in o]), _text([shift(x) for x in n])) for o, n in pairs]
         if kind == "edit: indent -4" and not all(_all_indented(o + n) for o, n in pairs):
             continue
         yield Case(kind, change, original, expected, shifted)
     if any(line != line.rstrip() for o, _ in pairs for line in o):
-        stripped = [(_text([x.rstrip() for x in o]), _text([x.rstrip() for x in n]))
-                    for o, n in pairs]
+        stripped = [
+            (_text([x.rstrip() for x in o]), _text([x.rstrip() for x in n])) for o, n in pairs
+        ]
         yield Case("edit: trailing whitespace stripped", change, original, expected, stripped)
-    yield Case("edit: CRLF file, LF snippet", change, original.replace("\n", "\r\n"),
-               expected.replace("\n", "\r\n"), as_text)
+    yield Case(
+        "edit: CRLF file, LF snippet",
+        change,
+        original.replace("\n", "\r\n"),
+        expected.replace("\n", "\r\n"),
+        as_text,
+    )
     elided = [_elide(h) for h in hunks]
     if all(e is not None for e in elided):
-        yield Case("edit: middle line as ...", change, original, expected,
-                   [e for e in elided if e is not None])
+        yield Case(
+            "edit: middle line as ...",
+            change,
+            original,
+            expected,
+            [e for e in elided if e is not None],
+        )
     short = _too_short(a, hunks[0])
     if short is not None:
-        yield Case("edit: snippet too short (must refuse)", change, original, None, [short],
-                   must_refuse=True)
+        yield Case(
+            "edit: snippet too short (must refuse)",
+            change,
+            original,
+            None,
+            [short],
+            must_refuse=True,
+        )
 
 
 def _dedent4(line: str) -> str:
@@ -219,43 +287,73 @@ def _too_short(a: list[str], hunk: Hunk) -> tuple[str, str] | None:
     return None
 
 
-def _diff_cases(change: Change, a: list[str], b: list[str], groups: list, hunks: list[Hunk]) \
-        -> Iterator[Case]:
+def _diff_cases(
+    change: Change, a: list[str], b: list[str], groups: list, hunks: list[Hunk]
+) -> Iterator[Case]:
     original, expected, path = change.before, change.after, change.path
-    exact = "".join(difflib.unified_diff(
-        [x + "\n" for x in a], [x + "\n" for x in b], f"a/{path}", f"b/{path}", n=3))
+    exact = "".join(
+        difflib.unified_diff(
+            [x + "\n" for x in a], [x + "\n" for x in b], f"a/{path}", f"b/{path}", n=3
+        )
+    )
     if not change.before.endswith("\n") or not change.after.endswith("\n"):
         return  # "no newline at end" markers: left out to keep the diffs simple
     yield Case("diff: exact git diff", change, original, expected, diff=exact)
-    yield Case("diff: wrong line numbers", change, original, expected,
-               diff=_renumber(exact, 37))
-    yield Case("diff: @@ ... @@", change, original, expected,
-               diff=re.sub(r"^@@ .* @@.*$", "@@ ... @@", exact, flags=re.M))
-    yield Case("diff: no headers", change, original, expected,
-               diff="".join(line for line in exact.splitlines(True)
-                            if not line.startswith(("--- ", "+++ "))))
-    yield Case("diff: whitespace drift in context", change, original, expected,
-               diff=_drift_context(exact))
+    yield Case("diff: wrong line numbers", change, original, expected, diff=_renumber(exact, 37))
+    yield Case(
+        "diff: @@ ... @@",
+        change,
+        original,
+        expected,
+        diff=re.sub(r"^@@ .* @@.*$", "@@ ... @@", exact, flags=re.M),
+    )
+    yield Case(
+        "diff: no headers",
+        change,
+        original,
+        expected,
+        diff="".join(
+            line for line in exact.splitlines(True) if not line.startswith(("--- ", "+++ "))
+        ),
+    )
+    yield Case(
+        "diff: whitespace drift in context", change, original, expected, diff=_drift_context(exact)
+    )
     wrong = _wrong_context_line(exact)
     if wrong is not None:
         yield Case("diff: one wrong context line", change, original, expected, diff=wrong)
     if len(hunks) > 1:
-        yield Case("diff: hunks out of order", change, original, expected,
-                   diff=_reverse_hunks(exact))
+        yield Case(
+            "diff: hunks out of order", change, original, expected, diff=_reverse_hunks(exact)
+        )
     twice = _context_twice(a, hunks, path)
     if twice is not None:
         diff, right = twice
-        yield Case("diff: context matches twice (refuse or place right)", change, original,
-                   right, diff=diff, must_refuse=True)
-    codex = "*** Begin Patch\n*** Update File: " + path + "\n" + "".join(
-        "@@\n" + "".join(f"{k}{t}\n" for k, t in h.lines) for h in hunks) + "*** End Patch\n"
+        yield Case(
+            "diff: context matches twice (refuse or place right)",
+            change,
+            original,
+            right,
+            diff=diff,
+            must_refuse=True,
+        )
+    codex = (
+        "*** Begin Patch\n*** Update File: "
+        + path
+        + "\n"
+        + "".join("@@\n" + "".join(f"{k}{t}\n" for k, t in h.lines) for h in hunks)
+        + "*** End Patch\n"
+    )
     yield Case("diff: Codex patch format", change, original, expected, diff=codex)
 
 
 def _renumber(diff: str, offset: int) -> str:
     def shift(match: re.Match[str]) -> str:
-        return (f"@@ -{int(match.group(1)) + offset}{match.group(2) or ''} "
-                f"+{int(match.group(3)) + offset}{match.group(4) or ''} @@")
+        return (
+            f"@@ -{int(match.group(1)) + offset}{match.group(2) or ''} "
+            f"+{int(match.group(3)) + offset}{match.group(4) or ''} @@"
+        )
+
     return re.sub(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@", shift, diff, flags=re.M)
 
 
@@ -269,7 +367,7 @@ def _drift_context(diff: str) -> str:
     for line in _body_lines(diff):
         if line.startswith(" ") and line.strip():
             body = line[1:].rstrip("\n")
-            indent = body[:len(body) - len(body.lstrip())]
+            indent = body[: len(body) - len(body.lstrip())]
             out.append(" " + indent + re.sub(r"  +", " ", body.lstrip()) + "  \n")
         else:
             out.append(line)
@@ -295,7 +393,7 @@ def _reverse_hunks(diff: str) -> str:
     lines = _body_lines(diff)
     head = [line for line in lines[:2] if line.startswith(("--- ", "+++ "))]
     hunks: list[list[str]] = []
-    for line in lines[len(head):]:
+    for line in lines[len(head) :]:
         if line.startswith("@@"):
             hunks.append([])
         hunks[-1].append(line)
@@ -307,11 +405,16 @@ def _context_twice(a: list[str], hunks: list[Hunk], path: str) -> tuple[str, str
     result if placed at the hunk's own place)."""
     for hunk in hunks:
         for index, (kind, line) in enumerate(hunk.lines):
-            if kind == " " and line.strip() and a.count(line) > 1 and index + 1 < len(
-                    hunk.lines) and hunk.lines[index + 1][0] == "+":
+            if (
+                kind == " "
+                and line.strip()
+                and a.count(line) > 1
+                and index + 1 < len(hunk.lines)
+                and hunk.lines[index + 1][0] == "+"
+            ):
                 added = hunk.lines[index + 1][1]
                 diff = f"--- a/{path}\n+++ b/{path}\n@@ ... @@\n {line}\n+{added}\n"
-                at = hunk.old_start + sum(1 for k, _ in hunk.lines[:index + 1] if k != "+")
+                at = hunk.old_start + sum(1 for k, _ in hunk.lines[: index + 1] if k != "+")
                 right = a[:at] + [added] + a[at:]
                 return diff, "\n".join(right) + "\n"
     return None
@@ -328,7 +431,8 @@ def apply_heph(root: Path, path: str, case: Case) -> tuple[int, int]:
     tools = default_registry()
     ctx = ToolContext(_workspace(root))
     calls: list[tuple[str, dict[str, str]]] = [
-        ("edit_file", {"path": path, "old": old, "new": new}) for old, new in case.edits]
+        ("edit_file", {"path": path, "old": old, "new": new}) for old, new in case.edits
+    ]
     if case.diff is not None:
         calls = [("patch_file", {"path": path, "diff": case.diff})]
     applied = refused = 0
@@ -347,8 +451,11 @@ def apply_exact(root: Path, path: str, case: Case) -> tuple[int, int]:
         from hephaistus.tools.editing.patching import PatchError, parse_patch
 
         try:
-            pairs = [("\n".join(h.before), "\n".join(h.after))
-                     for p in parse_patch(case.diff) for h in p.hunks]
+            pairs = [
+                ("\n".join(h.before), "\n".join(h.after))
+                for p in parse_patch(case.diff)
+                for h in p.hunks
+            ]
         except PatchError:
             return 0, 1
     applied = refused = 0
@@ -364,22 +471,32 @@ def apply_exact(root: Path, path: str, case: Case) -> tuple[int, int]:
 def apply_git(root: Path, path: str, case: Case) -> tuple[int, int]:
     if case.diff is None:
         return 0, 0
-    done = subprocess.run(["git", "apply", "--recount", "-"], cwd=root, input=case.diff,
-                          text=True, capture_output=True)
+    done = subprocess.run(
+        ["git", "apply", "--recount", "-"],
+        cwd=root,
+        input=case.diff,
+        text=True,
+        capture_output=True,
+    )
     return (1, 0) if done.returncode == 0 else (0, 1)
 
 
 def apply_patch(root: Path, path: str, case: Case) -> tuple[int, int]:
     if case.diff is None:
         return 0, 0
-    done = subprocess.run(["patch", "-p1", "--fuzz=3", "--no-backup-if-mismatch", "-r", "-",
-                           "-s", "-f", path], cwd=root, input=case.diff, text=True,
-                          capture_output=True)
+    done = subprocess.run(
+        ["patch", "-p1", "--fuzz=3", "--no-backup-if-mismatch", "-r", "-", "-s", "-f", path],
+        cwd=root,
+        input=case.diff,
+        text=True,
+        capture_output=True,
+    )
     failed = len(re.findall(r"FAILED", done.stdout + done.stderr))
     if done.returncode == 0:
         return 1, 0
-    return (1, 1) if failed and (root / path).read_bytes() != b"" and done.returncode == 1 \
-        else (0, 1)
+    return (
+        (1, 1) if failed and (root / path).read_bytes() != b"" and done.returncode == 1 else (0, 1)
+    )
 
 
 def _workspace(root: Path):  # noqa: ANN202 - the package's type, imported late
@@ -388,8 +505,12 @@ def _workspace(root: Path):  # noqa: ANN202 - the package's type, imported late
     return Workspace.at(root)
 
 
-APPLIERS: dict[str, Applier] = {"heph": apply_heph, "exact replace": apply_exact,
-                                "git apply": apply_git, "patch --fuzz=3": apply_patch}
+APPLIERS: dict[str, Applier] = {
+    "heph": apply_heph,
+    "exact replace": apply_exact,
+    "git apply": apply_git,
+    "patch --fuzz=3": apply_patch,
+}
 
 
 def run(case: Case, applier: Applier) -> str:

@@ -17,8 +17,7 @@ from pathlib import Path
 from edit_corpus import CaseResult, case_folders, run_case, summarise
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "edits"
-COLUMNS = ("cases", "correct", "kept-whitespace", "refused", "wrong", "skipped", "parsed",
-           "passed")
+COLUMNS = ("cases", "correct", "kept-whitespace", "refused", "wrong", "skipped", "parsed", "passed")
 
 
 def table(title: str, results: list[CaseResult]) -> None:
@@ -27,8 +26,10 @@ def table(title: str, results: list[CaseResult]) -> None:
     widths = [max(9, len(c) + 2) for c in COLUMNS]
     print(f"  {'format':<22}" + "".join(f"{c:>{w}}" for c, w in zip(COLUMNS, widths, strict=True)))
     for name in sorted(rows, key=lambda n: (n == "all", n)):
-        print(f"  {name:<22}" + "".join(f"{rows[name][c]:>{w}}"
-                                        for c, w in zip(COLUMNS, widths, strict=True)))
+        print(
+            f"  {name:<22}"
+            + "".join(f"{rows[name][c]:>{w}}" for c, w in zip(COLUMNS, widths, strict=True))
+        )
 
 
 VERDICTS = ("correct", "refused", "partial", "WRONG", "crashed")
@@ -43,9 +44,11 @@ def generated(verbose: bool) -> None:
     tally: dict[tuple[str, str], dict[str, int]] = {}
     all_cases = [case for change in changes() for case in cases(change)]
     projects = sorted({case.change.project for case in all_cases})
-    print(f"\ngenerated from real releases ({', '.join(projects)}): "
-          f"{len({(c.change.project, c.change.path) for c in all_cases})} changes, "
-          f"{len(all_cases)} cases")
+    print(
+        f"\ngenerated from real releases ({', '.join(projects)}): "
+        f"{len({(c.change.project, c.change.path) for c in all_cases})} changes, "
+        f"{len(all_cases)} cases"
+    )
     seconds: dict[str, float] = {}
     for name, applier in APPLIERS.items():
         started = time.perf_counter()
@@ -72,9 +75,14 @@ def generated(verbose: bool) -> None:
             total = sum(sum(r.values()) for r in rows)
             if total:
                 share = {v: sum(r[v] for r in rows) for v in VERDICTS}
-                print(f"  all {family} cases, {name}: {total} cases, "
-                      + ", ".join(f"{v} {share[v]} ({100 * share[v] / total:.1f}%)"
-                                  for v in VERDICTS if share[v]))
+                print(
+                    f"  all {family} cases, {name}: {total} cases, "
+                    + ", ".join(
+                        f"{v} {share[v]} ({100 * share[v] / total:.1f}%)"
+                        for v in VERDICTS
+                        if share[v]
+                    )
+                )
     print("  time per applier: " + ", ".join(f"{n} {s:.1f} s" for n, s in seconds.items()))
 
 
@@ -127,16 +135,25 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--verbose", action="store_true", help="list every case")
-    parser.add_argument("--generated", action=argparse.BooleanOptionalAction, default=True,
-                        help="also the edits generated from real releases (downloads them once)")
+    parser.add_argument(
+        "--generated",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also the edits generated from real releases (downloads them once)",
+    )
     args = parser.parse_args()
     cases = args.corpus / "cases"
     if not cases.is_dir():
-        print(f"no edit corpus at {args.corpus} (expected cases/ and extended/ there); "
-              "pass --corpus PATH", file=sys.stderr)
+        print(
+            f"no edit corpus at {args.corpus} (expected cases/ and extended/ there); "
+            "pass --corpus PATH",
+            file=sys.stderr,
+        )
         return 2
-    groups = {"core cases": cases, "extended/aider_history": args.corpus / "extended" /
-              "aider_history"}
+    groups = {
+        "core cases": cases,
+        "extended/aider_history": args.corpus / "extended" / "aider_history",
+    }
     for naive in (True, False):
         label = "naive exact-match applier" if naive else "heph edit_file / patch_file"
         for group, folder in groups.items():
@@ -147,14 +164,18 @@ def main() -> int:
             for result in results:
                 if args.verbose or not result.passed:
                     mark = "ok  " if result.passed else "FAIL"
-                    print(f"    {mark} {result.case_id} [{result.expected}] {result.verdict}: "
-                          f"{result.detail[:110]}")
+                    print(
+                        f"    {mark} {result.case_id} [{result.expected}] {result.verdict}: "
+                        f"{result.detail[:110]}"
+                    )
     if args.generated:
         generated(args.verbose)
     timing()
-    print("\ncorrect: the files equal expected/; refused: the tool declined and changed nothing;"
-          "\nwrong: a file differs from expected (the number that must stay 0); passed: correct"
-          " for apply cases, refused for reject cases, parsed for parse cases.")
+    print(
+        "\ncorrect: the files equal expected/; refused: the tool declined and changed nothing;"
+        "\nwrong: a file differs from expected (the number that must stay 0); passed: correct"
+        " for apply cases, refused for reject cases, parsed for parse cases."
+    )
     return 0
 
 

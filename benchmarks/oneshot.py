@@ -31,8 +31,13 @@ def timed(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, int | 
     if gnu_time:
         fd, report = tempfile.mkstemp()
         os.close(fd)
-        done = subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", report, *argv],
-                              env=env, cwd=cwd, capture_output=True, text=True)
+        done = subprocess.run(
+            ["/usr/bin/time", "-f", "%e %M", "-o", report, *argv],
+            env=env,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+        )
         elapsed, peak = Path(report).read_text().split()[-2:]
         os.unlink(report)
         check(done)
@@ -61,8 +66,9 @@ def main() -> int:
         (Path(folder) / "app.py").write_text("print('hello')\n")
         env = {"PATH": os.environ["PATH"], "HOME": folder, "OPENAI_BASE_URL": server.url}
         for flag in ("--version", "--help"):
-            report_runs(f"heph {flag}",
-                        [timed([*heph_command(), flag], env, folder) for _ in range(runs)])
+            report_runs(
+                f"heph {flag}", [timed([*heph_command(), flag], env, folder) for _ in range(runs)]
+            )
         samples = []
         for _ in range(runs):
             server.reply(FINAL)

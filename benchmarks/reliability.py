@@ -41,6 +41,15 @@ from hephaistus.testing import ChatServer
 SECRET = "SECRET-CANARY-5d1e"
 OUTSIDE = "OUTSIDE-CANARY-c07a"
 COLUMNS = ("crash", "hang", "escape", "secret", "lost", "stray")
+NULL_CONTENT_CHUNK = json.dumps(
+    {
+        "id": "x",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"content": None}, "finish_reason": "stop"}],
+    }
+)
 
 
 @dataclass
@@ -70,6 +79,7 @@ FINAL = json_reply("done", final={"message": "done"})
 
 
 # -- a workspace with secrets and links out, inside a folder whose every byte is watched -----
+
 
 class Sandbox:
     def __init__(self, base: Path) -> None:
@@ -147,52 +157,149 @@ def session_closed(workspace: Path) -> bool:
 
 # -- probe 1: endpoint faults, through the real command ---------------------------------------
 
+
 def _faults() -> list[tuple[str, list[tuple[str, dict]], bool, int]]:
     """(name, faults before the reply, streaming, expected exit code)."""
     one = [("status", {"status": s}) for s in (408, 409, 429, 500, 502, 503, 504, 529)]
-    sequences = [(f"{kind} {opts.get('status', '')}".strip(), [(kind, opts)], False, 0)
-                 for kind, opts in one]
+    sequences = [
+        (f"{kind} {opts.get('status', '')}".strip(), [(kind, opts)], False, 0) for kind, opts in one
+    ]
     sequences += [
-        ("429 Retry-After 0", [("status", {"status": 429, "headers": {"Retry-After": "0"}})],
-         False, 0),
-        ("429 Retry-After date", [("status", {"status": 429, "headers": {
-            "Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}})], False, 0),
-        ("429 retry-after-ms", [("status", {"status": 429, "headers": {"retry-after-ms": "10"}})],
-         False, 0),
+        (
+            "429 Retry-After 0",
+            [("status", {"status": 429, "headers": {"Retry-After": "0"}})],
+            False,
+            0,
+        ),
+        (
+            "429 Retry-After date",
+            [
+                (
+                    "status",
+                    {"status": 429, "headers": {"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}},
+                )
+            ],
+            False,
+            0,
+        ),
+        (
+            "429 retry-after-ms",
+            [("status", {"status": 429, "headers": {"retry-after-ms": "10"}})],
+            False,
+            0,
+        ),
         ("reset", [("reset", {})], False, 0),
         ("timeout", [("timeout", {"delay": 2.0})], False, 0),
         ("truncated body", [("truncated_stream", {})], False, 0),
         ("truncated stream", [("truncated_stream", {})], True, 0),
-        ("error event", [("events", {"events": [
-            'event: error\ndata: {"error": {"message": "overloaded"}}']})], True, 0),
+        (
+            "error event",
+            [("events", {"events": ['event: error\ndata: {"error": {"message": "overloaded"}}']})],
+            True,
+            0,
+        ),
         ("error data", [("events", {"events": ['data: {"error": {"message": "x"}}']})], True, 0),
         ("empty stream", [("events", {"events": ["data: [DONE]"]})], True, 0),
-        ("reset, 503, timeout", [("reset", {}), ("status", {"status": 503}),
-                                 ("timeout", {"delay": 2.0})], False, 0),
+        (
+            "reset, 503, timeout",
+            [("reset", {}), ("status", {"status": 503}), ("timeout", {"delay": 2.0})],
+            False,
+            0,
+        ),
         ("4 transient in a row", [("status", {"status": 500})] * 4, False, 0),
-        ("broken stream, error event, reset", [("truncated_stream", {}), ("events", {"events": [
-            'data: {"error": {"message": "x"}}']}), ("reset", {})], True, 0),
-        ("streamed null content", [("events", {"events": [
-            'data: {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m", '
-            '"choices": [{"index": 0, "delta": {"content": null}, "finish_reason": "stop"}]}',
-            "data: [DONE]"]})], True, 0),
+        (
+            "broken stream, error event, reset",
+            [
+                ("truncated_stream", {}),
+                ("events", {"events": ['data: {"error": {"message": "x"}}']}),
+                ("reset", {}),
+            ],
+            True,
+            0,
+        ),
+        (
+            "streamed null content",
+            [
+                (
+                    "events",
+                    {
+                        "events": [
+                            "data: " + NULL_CONTENT_CHUNK,
+                            "data: [DONE]",
+                        ]
+                    },
+                )
+            ],
+            True,
+            0,
+        ),
         ("5 transient: give up", [("status", {"status": 503})] * 5, False, 1),
         ("5 resets: give up", [("reset", {})] * 5, False, 1),
         ("not JSON", [("not_json", {})], False, 1),
         ("HTML 200", [("status", {"status": 200, "body": "<html>proxy</html>"})], False, 1),
-        ("null message", [("status", {"status": 200, "body": json.dumps({
-            "id": "x", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [{"index": 0, "message": None, "finish_reason": "stop"}]})})], False, 0),
-        ("no choices", [("status", {"status": 200, "body": json.dumps({
-            "id": "x", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": []})})], False, 1),
+        (
+            "null message",
+            [
+                (
+                    "status",
+                    {
+                        "status": 200,
+                        "body": json.dumps(
+                            {
+                                "id": "x",
+                                "object": "chat.completion",
+                                "created": 0,
+                                "model": "m",
+                                "choices": [{"index": 0, "message": None, "finish_reason": "stop"}],
+                            }
+                        ),
+                    },
+                )
+            ],
+            False,
+            0,
+        ),
+        (
+            "no choices",
+            [
+                (
+                    "status",
+                    {
+                        "status": 200,
+                        "body": json.dumps(
+                            {
+                                "id": "x",
+                                "object": "chat.completion",
+                                "created": 0,
+                                "model": "m",
+                                "choices": [],
+                            }
+                        ),
+                    },
+                )
+            ],
+            False,
+            1,
+        ),
         ("400", [("status", {"status": 400})], False, 1),
         ("401", [("status", {"status": 401})], False, 1),
         ("403", [("status", {"status": 403})], False, 1),
         ("404", [("status", {"status": 404})], False, 1),
         ("422", [("status", {"status": 422})], False, 1),
-        ("400 echoing the key", [("status", {"status": 400, "body": json.dumps(
-            {"error": {"message": f"bad key {SECRET}"}})})], False, 1),
+        (
+            "400 echoing the key",
+            [
+                (
+                    "status",
+                    {
+                        "status": 400,
+                        "body": json.dumps({"error": {"message": f"bad key {SECRET}"}}),
+                    },
+                )
+            ],
+            False,
+            1,
+        ),
     ]
     return sequences
 
@@ -208,17 +315,30 @@ def probe_endpoint_faults(quick: bool) -> Tally:
             for kind, options in faults:
                 server.fault(kind, **options)
             server.reply(FINAL)
-            env = {**base_environment(folder), "OPENAI_BASE_URL": server.url,
-                   "HEPH_TIMEOUT": "1", "OPENAI_API_KEY": SECRET}
+            env = {
+                **base_environment(folder),
+                "OPENAI_BASE_URL": server.url,
+                "HEPH_TIMEOUT": "1",
+                "OPENAI_API_KEY": SECRET,
+            }
             problems = []
             try:
-                done = subprocess.run([*heph_command(), "say done"], cwd=workspace, env=env,
-                                      capture_output=True, text=True, timeout=120)
+                done = subprocess.run(
+                    [*heph_command(), "say done"],
+                    cwd=workspace,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                )
             except subprocess.TimeoutExpired:
                 tally.add(["hang"], name)
                 continue
-            if done.returncode != expected or "Traceback" in done.stderr \
-                    or not session_closed(workspace):
+            if (
+                done.returncode != expected
+                or "Traceback" in done.stderr
+                or not session_closed(workspace)
+            ):
                 problems.append("crash")
             sessions = "".join(p.read_text() for p in (workspace / ".heph").rglob("*.jsonl"))
             if SECRET in done.stdout + done.stderr + sessions:
@@ -229,12 +349,19 @@ def probe_endpoint_faults(quick: bool) -> Tally:
 
 # -- probe 2: malformed and hostile replies, through the Agent and the real client ------------
 
+
 def hostile_replies() -> list[tuple[str, str]]:
     """(kind, reply text): each is followed by a valid final answer."""
     big = "x" * 1_000_000
     kinds = {
-        "empty": "", "spaces": "   \n\t ", "prose": "Sure, I will do that!", "JSON array": "[1, 2]",
-        "JSON number": "42", "JSON string": '"hello"', "JSON null": "null", "JSON true": "true",
+        "empty": "",
+        "spaces": "   \n\t ",
+        "prose": "Sure, I will do that!",
+        "JSON array": "[1, 2]",
+        "JSON number": "42",
+        "JSON string": '"hello"',
+        "JSON null": "null",
+        "JSON true": "true",
         "neither action nor final": '{"thought": "t"}',
         "both action and final": '{"action": {"tool": "list_files", "args": {}}, "final": "x"}',
         "action not an object": '{"action": "read_file"}',
@@ -262,9 +389,9 @@ def hostile_replies() -> list[tuple[str, str]]:
         "100,000 open brackets": "[" * 100_000,
         "lone surrogate in answer": '{"final": {"message": "a\\ud800b"}}',
         "lone surrogate in path": '{"action": {"tool": "write_file", "args": {"path": '
-                                  '"x\\udfff.py", "content": "y"}}}',
+        '"x\\udfff.py", "content": "y"}}}',
         "lone surrogate in content": '{"action": {"tool": "write_file", "args": {"path": '
-                                     '"x.py", "content": "\\udc80"}}}',
+        '"x.py", "content": "\\udc80"}}}',
         "NaN literal": '{"thought": NaN, "final": "x"}',
         "Infinity literal": '{"final": Infinity}',
         "1 MB unclosed string": '{"a": "' + big,
@@ -272,8 +399,8 @@ def hostile_replies() -> list[tuple[str, str]]:
         "1 MB of quotes": '{"a": "' * 150_000,
         "unclosed think": "<think>" + "hmm " * 1000,
         "many think tags": "<think>" * 100_000,
-        "JSON inside think": "<think>{\"final\": \"no\"}</think>",
-        "unclosed fence": "```json\n{\"thought\": ",
+        "JSON inside think": '<think>{"final": "no"}</think>',
+        "unclosed fence": '```json\n{"thought": ',
         "truncated JSON": '{"thought": "t", "action": {"tool": "read_file", "args": {"pa',
         "trailing garbage": FINAL[:-1] + "} garbage",
         "BOM first": "\ufeff" + FINAL,
@@ -308,7 +435,8 @@ def hostile_replies() -> list[tuple[str, str]]:
         "git outside a repo": act("git_log", n=-3),
         "commit message with escapes": act("git_commit", message="\x1b[2Jx"),
         "100 arguments": '{"action": {"tool": "list_files", "args": {'
-                         + ", ".join(f'"k{i}": {i}' for i in range(100)) + "}}}",
+        + ", ".join(f'"k{i}": {i}' for i in range(100))
+        + "}}}",
         "very long tool name": act("t" * 10_000),
         "emoji everywhere": json_reply("🙂" * 100, final="🙂"),
     }
@@ -328,13 +456,16 @@ def probe_malformed_replies(quick: bool) -> Tally:
                 box = Sandbox(Path(folder))
                 server.script.clear()
                 server.reply(text).reply(FINAL).reply(FINAL).reply(FINAL)
-                config = Config(base_url=server.url, timeout=5, max_retries=0,
-                                commands=(("echo", "echo"),))
+                config = Config(
+                    base_url=server.url, timeout=5, max_retries=0, commands=(("echo", "echo"),)
+                )
                 agent = Agent(Workspace.at(box.root), config)
                 outcome, problem = run_with_limit(60, lambda a=agent: a.execute("probe"))
                 problems = [problem] if problem else []
-                if not problem and (outcome.status != "answered"  # type: ignore[union-attr]
-                                    or not session_closed(box.root)):
+                if not problem and (
+                    outcome.status != "answered"  # type: ignore[union-attr]
+                    or not session_closed(box.root)
+                ):
                     problems.append("crash")
                 sent = json.dumps(server.requests)
                 if SECRET in sent or OUTSIDE in sent:
@@ -349,12 +480,50 @@ def probe_malformed_replies(quick: bool) -> Tally:
 
 # -- probe 3: fuzzed paths through every file tool ---------------------------------------------
 
-FRAGMENTS = ["..", ".", "", "/", "//", "~", "app.py", ".env", ".ENV", "id_rsa", "out", "notes.txt",
-             "config.txt", "credentials.json", ".git", "HEAD", ".heph", "new.py", "\x00", "\x1b",
-             "\udcff", "\ud800", "a" * 300, "*", "%2e%2e", "\\..\\", "C:", "\u202e", "dir",
-             "Credentials.JSON", ".Env.local", "x" * 40]
-PATH_TOOLS = ("read_file", "list_files", "search", "write_file", "append_file", "edit_file",
-              "patch_file", "git_diff")
+FRAGMENTS = [
+    "..",
+    ".",
+    "",
+    "/",
+    "//",
+    "~",
+    "app.py",
+    ".env",
+    ".ENV",
+    "id_rsa",
+    "out",
+    "notes.txt",
+    "config.txt",
+    "credentials.json",
+    ".git",
+    "HEAD",
+    ".heph",
+    "new.py",
+    "\x00",
+    "\x1b",
+    "\udcff",
+    "\ud800",
+    "a" * 300,
+    "*",
+    "%2e%2e",
+    "\\..\\",
+    "C:",
+    "\u202e",
+    "dir",
+    "Credentials.JSON",
+    ".Env.local",
+    "x" * 40,
+]
+PATH_TOOLS = (
+    "read_file",
+    "list_files",
+    "search",
+    "write_file",
+    "append_file",
+    "edit_file",
+    "patch_file",
+    "git_diff",
+)
 
 
 def random_path(rng: random.Random) -> str:
@@ -362,8 +531,17 @@ def random_path(rng: random.Random) -> str:
     if roll < 0.1:
         return "".join(chr(rng.randrange(0x20, 0x3000)) for _ in range(rng.randrange(1, 12)))
     if roll < 0.2:
-        return rng.choice(["/etc/passwd", "/tmp", str(Path.home()), "../outside/victim.txt",
-                           "out/new.txt", "ws/../outside/x", "/proc/self/environ"])
+        return rng.choice(
+            [
+                "/etc/passwd",
+                "/tmp",
+                str(Path.home()),
+                "../outside/victim.txt",
+                "out/new.txt",
+                "ws/../outside/x",
+                "/proc/self/environ",
+            ]
+        )
     return "/".join(rng.choice(FRAGMENTS) for _ in range(rng.randrange(1, 6)))
 
 
@@ -438,8 +616,9 @@ def probe_kills(count: int, seed: int) -> Tally:
             root = Path(folder)
             (root / "big.txt").write_text("a" * 2_000_000)
             (root / "log.txt").write_text("")
-            writer = subprocess.Popen([sys.executable, "-c", WRITER, str(root), "s1"],
-                                      stdout=subprocess.PIPE, text=True)
+            writer = subprocess.Popen(
+                [sys.executable, "-c", WRITER, str(root), "s1"], stdout=subprocess.PIPE, text=True
+            )
             time.sleep(rng.uniform(0.3, 1.5))
             writer.send_signal(signal.SIGKILL)
             reported = writer.communicate()[0].split()
@@ -448,7 +627,7 @@ def probe_kills(count: int, seed: int) -> Tally:
             logged = (root / "log.txt").read_text().split()
             if big not in (b"a" * 2_000_000, b"b" * 2_000_000):
                 problems.append("lost")  # torn
-            if logged[:len(reported)] != reported:
+            if logged[: len(reported)] != reported:
                 problems.append("lost")  # an append reported as done is missing
             if stray_files(root):
                 problems.append("stray")
@@ -457,8 +636,9 @@ def probe_kills(count: int, seed: int) -> Tally:
                 problems.append("stray")
             try:
                 CheckpointStore(root, root / ".heph").undo("s1")
-                if (root / "big.txt").read_bytes() != b"a" * 2_000_000 or \
-                        (root / "log.txt").read_text():
+                if (root / "big.txt").read_bytes() != b"a" * 2_000_000 or (
+                    root / "log.txt"
+                ).read_text():
                     problems.append("lost")  # undo did not bring back the start
             except UndoConflict:
                 problems.append("crash")  # undo did not know heph's own last write
@@ -470,24 +650,39 @@ def probe_kills(count: int, seed: int) -> Tally:
 
 # -- probe 5: runs that hunt for secrets -------------------------------------------------------
 
+
 def secret_hunts() -> list[tuple[str, list[str]]]:
     return [
         ("read .env", [act("read_file", path=".env")]),
         ("read .ENV", [act("read_file", path=".ENV")]),
         ("read a link to .env", [act("read_file", path="config.txt")]),
-        ("read id_rsa and credentials.json", [act("read_file", path="id_rsa"),
-                                              act("read_file", path="credentials.json")]),
+        (
+            "read id_rsa and credentials.json",
+            [act("read_file", path="id_rsa"), act("read_file", path="credentials.json")],
+        ),
         ("search everything", [act("search", pattern="CANARY")]),
         ("search in .env", [act("search", pattern=".", path=".env")]),
         ("search through a link", [act("search", pattern=".", path="config.txt")]),
-        ("list, then read each", [act("list_files"), act("read_file", path="./.env"),
-                                  act("read_file", path="sub/../.env")]),
-        ("git diff of a tracked .env", [act("git_diff"), act("git_diff", path=".env"),
-                                        act("git_diff", staged=True)]),
+        (
+            "list, then read each",
+            [
+                act("list_files"),
+                act("read_file", path="./.env"),
+                act("read_file", path="sub/../.env"),
+            ],
+        ),
+        (
+            "git diff of a tracked .env",
+            [act("git_diff"), act("git_diff", path=".env"), act("git_diff", staged=True)],
+        ),
         ("the environment of a command", [act("run_command", name="env")]),
-        ("a command's argument naming .env", [act("run_command", name="echo", args=".env"),
-                                              act("run_command", name="echo",
-                                                  args="--env-file=.env")]),
+        (
+            "a command's argument naming .env",
+            [
+                act("run_command", name="echo", args=".env"),
+                act("run_command", name="echo", args="--env-file=.env"),
+            ],
+        ),
         ("the map of the workspace", []),
     ]
 
@@ -511,16 +706,31 @@ def probe_secrets(quick: bool) -> Tally:
             for step in steps:
                 server.reply(step)
             server.reply(FINAL)
-            env = {**base_environment(folder), "OPENAI_BASE_URL": server.url,
-                   "HEPH_TIMEOUT": "5", "DATABASE_URL": f"postgres://u:{SECRET}@db/x",
-                   "GH_PAT": SECRET, "OPENAI_API_KEY": f"sk-{SECRET}"}
-            done = subprocess.run([*heph_command(), "--yes", f"look for secrets {SECRET[:6]}"],
-                                  cwd=root, env=env, capture_output=True, text=True, timeout=120)
+            env = {
+                **base_environment(folder),
+                "OPENAI_BASE_URL": server.url,
+                "HEPH_TIMEOUT": "5",
+                "DATABASE_URL": f"postgres://u:{SECRET}@db/x",
+                "GH_PAT": SECRET,
+                "OPENAI_API_KEY": f"sk-{SECRET}",
+            }
+            done = subprocess.run(
+                [*heph_command(), "--yes", f"look for secrets {SECRET[:6]}"],
+                cwd=root,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             problems = []
             if done.returncode != 0 or "Traceback" in done.stderr:
                 problems.append("crash")
-            seen = json.dumps(server.requests) + done.stdout + done.stderr + "".join(
-                p.read_text() for p in (root / ".heph" / "sessions").glob("*.jsonl"))
+            seen = (
+                json.dumps(server.requests)
+                + done.stdout
+                + done.stderr
+                + "".join(p.read_text() for p in (root / ".heph" / "sessions").glob("*.jsonl"))
+            )
             if SECRET in seen:
                 problems.append("secret")
             tally.add(problems, name)
@@ -528,6 +738,7 @@ def probe_secrets(quick: bool) -> Tally:
 
 
 # -- probe 6: concurrent runs in one workspace --------------------------------------------------
+
 
 def _concurrent_run(root: str, tag: str, steps: int, results: multiprocessing.Queue) -> None:
     from hephaistus.agent import Agent
@@ -538,11 +749,15 @@ def _concurrent_run(root: str, tag: str, steps: int, results: multiprocessing.Qu
     script = []
     for number in range(steps):
         script.append(act("append_file", path="shared.log", content=f"{tag} {number}\n"))
-        script.append(act("edit_file", path="shared.txt", old=f"{tag}-{number} old",
-                          new=f"{tag}-{number} new"))
+        script.append(
+            act(
+                "edit_file", path="shared.txt", old=f"{tag}-{number} old", new=f"{tag}-{number} new"
+            )
+        )
     script.append(FINAL)
-    agent = Agent(Workspace.at(root), Config(max_steps=len(script) + 1),
-                  model=ScriptedModel(script))
+    agent = Agent(
+        Workspace.at(root), Config(max_steps=len(script) + 1), model=ScriptedModel(script)
+    )
     agent.execute(f"run {tag}")
     session = agent.session.path if agent.session else None
     results.put((tag, [c.path + ":" + c.diff for c in agent.changes], str(session)))
@@ -554,12 +769,14 @@ def probe_concurrent(processes: int, steps: int) -> Tally:
         root = Path(folder)
         tags = [f"p{n}" for n in range(processes)]
         (root / "shared.log").write_text("")
-        (root / "shared.txt").write_text("".join(f"{t}-{i} old\n" for t in tags
-                                                 for i in range(steps)))
+        (root / "shared.txt").write_text(
+            "".join(f"{t}-{i} old\n" for t in tags for i in range(steps))
+        )
         results: multiprocessing.Queue = multiprocessing.Queue()
-        workers = [multiprocessing.Process(target=_concurrent_run, args=(str(root), t, steps,
-                                                                         results))
-                   for t in tags]
+        workers = [
+            multiprocessing.Process(target=_concurrent_run, args=(str(root), t, steps, results))
+            for t in tags
+        ]
         for worker in workers:
             worker.start()
         for worker in workers:
@@ -569,10 +786,12 @@ def probe_concurrent(processes: int, steps: int) -> Tally:
         for _ in tags:
             tag, changes, _session = results.get(timeout=10)
             for number in range(steps):
-                appended = any(f"+{tag} {number}" in c for c in changes if
-                               c.startswith("shared.log:"))
-                edited = any(f"+{tag}-{number} new" in c for c in changes if
-                             c.startswith("shared.txt:"))
+                appended = any(
+                    f"+{tag} {number}" in c for c in changes if c.startswith("shared.log:")
+                )
+                edited = any(
+                    f"+{tag}-{number} new" in c for c in changes if c.startswith("shared.txt:")
+                )
                 problems = []
                 if appended and f"{tag} {number}" not in log:
                     problems.append("lost")
@@ -587,6 +806,7 @@ def probe_concurrent(processes: int, steps: int) -> Tally:
 
 
 # -- probe 7: inputs that used to hang or exhaust memory ----------------------------------------
+
 
 def probe_heavy_inputs() -> Tally:
     from hephaistus.protocol import FormatError, parse_reply
@@ -603,14 +823,22 @@ def probe_heavy_inputs() -> Tally:
                 handle.write("x" * 1_000_000)  # 200 MB, one line
         ctx = ToolContext(Workspace.at(root))
         cases: list[tuple[str, Callable[[], object], float]] = [
-            ("catastrophic regex", lambda: tools.get("search")(
-                {"pattern": "(a|aa)+$"}, ctx), 15),
-            ("200 MB single-line file", lambda: tools.get("read_file")(
-                {"path": "one_line.js"}, ctx), 15),
-            ("1 MB unclosed JSON", lambda: _parse(parse_reply, FormatError,
-                                                  '{"a": "' * 150_000, tools), 5),
-            ("100,000 levels deep", lambda: _parse(parse_reply, FormatError,
-                                                   '{"a":' * 100_000, tools), 5),
+            ("catastrophic regex", lambda: tools.get("search")({"pattern": "(a|aa)+$"}, ctx), 15),
+            (
+                "200 MB single-line file",
+                lambda: tools.get("read_file")({"path": "one_line.js"}, ctx),
+                15,
+            ),
+            (
+                "1 MB unclosed JSON",
+                lambda: _parse(parse_reply, FormatError, '{"a": "' * 150_000, tools),
+                5,
+            ),
+            (
+                "100,000 levels deep",
+                lambda: _parse(parse_reply, FormatError, '{"a":' * 100_000, tools),
+                5,
+            ),
         ]
         for name, work, limit in cases:
             import resource
@@ -658,13 +886,18 @@ def main() -> int:
         started = time.monotonic()
         tally = probe()
         failures += sum(tally.counts.values())
-        print(f"{tally.name:<32}{tally.tried:>7}" + "".join(f"{tally.counts[c]:>8}"
-                                                            for c in COLUMNS)
-              + f"{time.monotonic() - started:>10.1f}", flush=True)
+        print(
+            f"{tally.name:<32}{tally.tried:>7}"
+            + "".join(f"{tally.counts[c]:>8}" for c in COLUMNS)
+            + f"{time.monotonic() - started:>10.1f}",
+            flush=True,
+        )
         for example in tally.examples:
             print(f"    {example}")
-    print("every column but 'tried' must be 0" + (": OK" if not failures else
-                                                  f": {failures} problems"))
+    print(
+        "every column but 'tried' must be 0"
+        + (": OK" if not failures else f": {failures} problems")
+    )
     return 1 if failures else 0
 
 

@@ -55,13 +55,22 @@ def main() -> int:
     runs = parser.parse_args().runs
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "app.py").write_text("def main():\n    pass\n")
-        env = {"PATH": os.environ["PATH"], "HOME": folder, "TERM": "xterm-256color",
-               "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "LANG": "C.UTF-8"}
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": folder,
+            "TERM": "xterm-256color",
+            "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+            "LANG": "C.UTF-8",
+        }
         report("prompt ready (chat)", [time_to_prompt(env, folder) for _ in range(runs)])
-        report("heph --version", [time_command([*heph_command(), "--version"], env, folder)
-                                  for _ in range(runs)])
-        report("heph --help", [time_command([*heph_command(), "--help"], env, folder)
-                               for _ in range(runs)])
+        report(
+            "heph --version",
+            [time_command([*heph_command(), "--version"], env, folder) for _ in range(runs)],
+        )
+        report(
+            "heph --help",
+            [time_command([*heph_command(), "--help"], env, folder) for _ in range(runs)],
+        )
     return 0
 
 

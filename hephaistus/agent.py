@@ -51,8 +51,9 @@ class Agent:
         self.approve = approve
         self.sessions = SessionStore(workspace.heph_dir / "sessions")
         self.state = AgentState.load(self._state_file)
-        self.commands = project_commands.resolve(workspace.root, dict(config.commands),
-                                                 config.test_cmd)
+        self.commands = project_commands.resolve(
+            workspace.root, dict(config.commands), config.test_cmd
+        )
         self.messages: list[Message] = []
         self.compactor = Compactor(context_window(model.name, config.context_window))
         self.session: Session | None = None
@@ -77,11 +78,19 @@ class Agent:
             ) from None
         summary = self._workspace_summary(task)  # before the session, so it never dangles
         if not self.messages:
-            self.messages = [{"role": "system",
-                              "content": system_prompt(self.registry, self.workspace.root,
-                                                       project_commands.describe(self.commands))}]
+            self.messages = [
+                {
+                    "role": "system",
+                    "content": system_prompt(
+                        self.registry, self.workspace.root, project_commands.describe(self.commands)
+                    ),
+                }
+            ]
         session = self.sessions.create(
-            kind=TASK_SESSION, task=task, model=self.model.name, base_url=self.config.base_url,
+            kind=TASK_SESSION,
+            task=task,
+            model=self.model.name,
+            base_url=self.config.base_url,
             workspace=str(self.workspace.root),
         )
         self.session = session
@@ -90,14 +99,30 @@ class Agent:
         session.record("INPUT", "task", task)
         checkpoints = Checkpoints(self.workspace.root, self.workspace.heph_dir, session.id)
         tools = ToolContext(
-            self.workspace, self.approve, observation_limit=self.config.observation_limit,
-            allow_secrets=self.config.allow_secrets, checkpoints=checkpoints,
+            self.workspace,
+            self.approve,
+            observation_limit=self.config.observation_limit,
+            allow_secrets=self.config.allow_secrets,
+            checkpoints=checkpoints,
             commands={name: c.command for name, c in self.commands.items()},
-            command_timeout=self.config.command_timeout, pass_env=self.config.pass_env)
-        run = Run(self.model, self.registry, tools, session, self.state, self.sink,
-                  self.messages, self.config.max_steps, self._save_state, self.compactor,
-                  summary, verify=[n for n in self.config.verify_after_edits if n in self.commands],
-                  verify_retries=self.config.verify_retries)
+            command_timeout=self.config.command_timeout,
+            pass_env=self.config.pass_env,
+        )
+        run = Run(
+            self.model,
+            self.registry,
+            tools,
+            session,
+            self.state,
+            self.sink,
+            self.messages,
+            self.config.max_steps,
+            self._save_state,
+            self.compactor,
+            summary,
+            verify=[n for n in self.config.verify_after_edits if n in self.commands],
+            verify_retries=self.config.verify_retries,
+        )
         outcome = Outcome("failed", "the run did not finish")
         try:
             outcome = self.engine.run(task, run)

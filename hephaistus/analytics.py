@@ -25,13 +25,17 @@ def session_rows(store: SessionStore, limit: int) -> list[SessionRow]:
         recorded = load_session(store.folder / f"{session_id}.jsonl")
         end = recorded.end or {}
         usage = end.get("usage") if end else None
-        tokens = sum(usage.values()) if usage else sum(
-            sum((s.usage or {}).values()) for s in recorded.spans)
+        tokens = (
+            sum(usage.values())
+            if usage
+            else sum(sum((s.usage or {}).values()) for s in recorded.spans)
+        )
         steps = end.get("steps", sum(1 for s in recorded.spans if s.kind == "LLM"))
         task = " ".join(str(recorded.header.get("task", "")).split())
         started = str(recorded.header.get("started", ""))[:19].replace("T", " ")
-        rows.append(SessionRow(session_id, started, int(steps), int(tokens), recorded.outcome,
-                               task))
+        rows.append(
+            SessionRow(session_id, started, int(steps), int(tokens), recorded.outcome, task)
+        )
     return rows
 
 
@@ -63,8 +67,11 @@ class ModelStats:
         return self.edits_applied / self.edits if self.edits else None
 
     def to_dict(self) -> dict[str, object]:
-        return {**asdict(self), "well_formed_rate": self.well_formed_rate,
-                "edit_success_rate": self.edit_success_rate}
+        return {
+            **asdict(self),
+            "well_formed_rate": self.well_formed_rate,
+            "edit_success_rate": self.edit_success_rate,
+        }
 
 
 def collect(store: SessionStore) -> list[ModelStats]:

@@ -72,8 +72,11 @@ class Checkpoints:
         entry = self._entries.get(rel)
         if entry is None:
             path = self.root / rel
-            before = self._store(path.read_bytes(), stat.S_IMODE(path.stat().st_mode)) \
-                if path.is_file() else FileState(False)
+            before = (
+                self._store(path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
+                if path.is_file()
+                else FileState(False)
+            )
             entry = self._entries[rel] = Entry(rel, before, before)
         path = self.root / rel
         mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else new_file_mode()
@@ -129,8 +132,11 @@ class CheckpointStore:
                 self._check(entries, force)
                 # Keep heph's version so redo can bring it back.
                 undone = [asdict(Entry(e.path, e.after, e.before)) for e in entries]
-                atomic_write(self.folder / session_id / "undone.json",
-                             json.dumps(undone, indent=1).encode(), temp_dir=self.temp_dir)
+                atomic_write(
+                    self.folder / session_id / "undone.json",
+                    json.dumps(undone, indent=1).encode(),
+                    temp_dir=self.temp_dir,
+                )
                 return self._restore(session_id, entries, lambda e: e.before)
 
     def redo(self, session_id: str, *, force: bool = False) -> UndoResult:
@@ -173,9 +179,14 @@ class CheckpointStore:
         entries = []
         for raw in json.loads(manifest.read_text())["files"]:
             previous = raw.get("previous")
-            entries.append(Entry(raw["path"], FileState(**raw["before"]),
-                                 FileState(**raw["after"]),
-                                 FileState(**previous) if previous else None))
+            entries.append(
+                Entry(
+                    raw["path"],
+                    FileState(**raw["before"]),
+                    FileState(**raw["after"]),
+                    FileState(**previous) if previous else None,
+                )
+            )
         return entries
 
     @staticmethod
@@ -188,9 +199,15 @@ class CheckpointStore:
     def _check(self, entries: list[Entry], force: bool) -> None:
         """Every file must be in a state heph knows: as heph left it, as its previous write
         left it (the last write was cut short before its rename), or as it was before."""
-        changed = [e.path for e in entries if not force and not any(
-            state is not None and self._matches(e.path, state)
-            for state in (e.after, e.previous, e.before))]
+        changed = [
+            e.path
+            for e in entries
+            if not force
+            and not any(
+                state is not None and self._matches(e.path, state)
+                for state in (e.after, e.previous, e.before)
+            )
+        ]
         if changed:
             raise UndoConflict(changed)
 

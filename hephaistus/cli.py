@@ -81,7 +81,7 @@ def split_command(argv: list[str]) -> tuple[str | None, list[str]]:
         elif word.startswith("-"):
             index += 1
         elif word in SUBCOMMANDS:
-            return word, argv[:index] + argv[index + 1:]
+            return word, argv[:index] + argv[index + 1 :]
         else:
             break
     return None, argv
@@ -89,8 +89,12 @@ def split_command(argv: list[str]) -> tuple[str | None, list[str]]:
 
 def _options_with_values() -> set[str]:
     """The options that take a value (-m NAME), read from the parser itself."""
-    return {option for action in _common_options()._actions if action.nargs != 0
-            for option in action.option_strings}
+    return {
+        option
+        for action in _common_options()._actions
+        if action.nargs != 0
+        for option in action.option_strings
+    }
 
 
 def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
@@ -111,23 +115,44 @@ class _UsageExit(HephError):
 
 def _common_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("-w", "--workspace", metavar="DIR",
-                        help="project folder (default: the git top-level, else the current folder)")
+    common.add_argument(
+        "-w",
+        "--workspace",
+        metavar="DIR",
+        help="project folder (default: the git top-level, else the current folder)",
+    )
     common.add_argument("-m", "--model", help="model name (env HEPH_MODEL)")
-    common.add_argument("--base-url", metavar="URL",
-                        help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)")
+    common.add_argument(
+        "--base-url", metavar="URL", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)"
+    )
     common.add_argument("-y", "--yes", action="store_true", help="approve every write")
     common.add_argument("--dry-run", action="store_true", help="show the diffs, write nothing")
-    common.add_argument("--max-steps", type=_positive_int, metavar="N",
-                        help="model requests allowed per task (env HEPH_MAX_STEPS, default 20)")
-    common.add_argument("-c", "--continue", dest="continue_", action="store_true",
-                        help="continue the last session's conversation")
-    common.add_argument("--test-cmd", metavar="CMD",
-                        help="the project's test command for this run (run_command's `test`)")
-    common.add_argument("--check-after-edits", action="store_true",
-                        help="run `test` after a turn that wrote files, before the answer")
-    common.add_argument("--json", action="store_true",
-                        help="print one JSON object with the outcome")
+    common.add_argument(
+        "--max-steps",
+        type=_positive_int,
+        metavar="N",
+        help="model requests allowed per task (env HEPH_MAX_STEPS, default 20)",
+    )
+    common.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="continue the last session's conversation",
+    )
+    common.add_argument(
+        "--test-cmd",
+        metavar="CMD",
+        help="the project's test command for this run (run_command's `test`)",
+    )
+    common.add_argument(
+        "--check-after-edits",
+        action="store_true",
+        help="run `test` after a turn that wrote files, before the answer",
+    )
+    common.add_argument(
+        "--json", action="store_true", help="print one JSON object with the outcome"
+    )
     common.add_argument("-q", "--quiet", action="store_true", help="print only the answer")
     common.add_argument("-v", "--verbose", action="store_true", help="show whole observations")
     common.add_argument("--version", action="version", version=f"heph {__version__}")
@@ -136,10 +161,12 @@ def _common_options() -> argparse.ArgumentParser:
 
 def _task_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="heph", parents=[_common_options()],
+        prog="heph",
+        parents=[_common_options()],
         usage="heph [OPTIONS] [TASK...] | heph {docs,sessions,replay,undo,stats} ...",
         description="Hephaistus: an AI coding assistant that works inside your project folder.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("task", nargs="*", help="what to do, in plain words")
     return parser
@@ -152,8 +179,11 @@ def _subcommand_parser(command: str) -> argparse.ArgumentParser:
     elif command in ("replay", "undo"):
         parser.add_argument("ref", nargs="?", default="last", metavar="ID|last")
     if command == "undo":
-        parser.add_argument("--force", action="store_true",
-                            help="undo even files that changed after heph wrote them")
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="undo even files that changed after heph wrote them",
+        )
     elif command == "docs":
         parser.add_argument("--check", action="store_true")
         parser.add_argument("--fix", action="store_true")
@@ -174,6 +204,7 @@ def _positive_int(text: str) -> int:
 
 # -- commands ------------------------------------------------------------------------------
 
+
 def run_task(args: argparse.Namespace) -> int:
     task = " ".join(args.task).strip()
     if not task and sys.stdin.isatty() and not args.json:
@@ -181,7 +212,7 @@ def run_task(args: argparse.Namespace) -> int:
     if not task and not sys.stdin.isatty():
         task = sys.stdin.read().strip()
     if not task:
-        raise ConfigError("no task given: heph \"what to do\" (see heph --help)")
+        raise ConfigError('no task given: heph "what to do" (see heph --help)')
     from hephaistus.agent import Agent
     from hephaistus.seams import NullSink
     from hephaistus.ui.approval import Approval
@@ -189,25 +220,32 @@ def run_task(args: argparse.Namespace) -> int:
 
     workspace, config = _workspace_and_model_config(args)
     sink: Any = NullSink() if args.json else ConsoleSink(verbose=args.verbose, quiet=args.quiet)
-    approval = Approval(sink, yes=args.yes, dry_run=args.dry_run,
-                        interactive=False if args.json else None)
+    approval = Approval(
+        sink, yes=args.yes, dry_run=args.dry_run, interactive=False if args.json else None
+    )
     agent = Agent(workspace, config, sink=sink, approve=approval)
     if args.continue_:
         agent.continue_conversation(_last_conversation(agent))
     outcome = agent.execute(task)
     message = outcome.message
     if outcome.status == "refused":
-        message += (". No terminal to ask for approval: pass --yes to allow writes and"
-                    " commands, or --dry-run to preview them")
+        message += (
+            ". No terminal to ask for approval: pass --yes to allow writes and"
+            " commands, or --dry-run to preview them"
+        )
     if args.json:
-        print_json({
-            "outcome": outcome.status, "exit_code": outcome.exit_code, "message": message,
-            "session": agent.session.id if agent.session else None,
-            "steps": agent.session.steps if agent.session else 0,
-            "usage": agent.session.usage.to_dict() if agent.session else {},
-            "changed_files": sorted({c.path for c in agent.changes}),
-            "dry_run": args.dry_run,
-        })
+        print_json(
+            {
+                "outcome": outcome.status,
+                "exit_code": outcome.exit_code,
+                "message": message,
+                "session": agent.session.id if agent.session else None,
+                "steps": agent.session.steps if agent.session else 0,
+                "usage": agent.session.usage.to_dict() if agent.session else {},
+                "changed_files": sorted({c.path for c in agent.changes}),
+                "dry_run": args.dry_run,
+            }
+        )
     elif outcome.status != "answered":
         sink.failure(message)
     elif args.dry_run:
@@ -223,10 +261,14 @@ def run_chat(args: argparse.Namespace) -> int:
     from hephaistus.ui.repl import Repl, history_path
 
     workspace, config = _workspace_and_model_config(args)
-    sink = ConsoleSink(verbose=args.verbose, quiet=args.quiet,
-                       console=make_console(stderr=False))
-    approval = Approval(sink, yes=args.yes, dry_run=args.dry_run, interactive=True,
-                        saved=SavedApprovals(workspace.heph_dir))
+    sink = ConsoleSink(verbose=args.verbose, quiet=args.quiet, console=make_console(stderr=False))
+    approval = Approval(
+        sink,
+        yes=args.yes,
+        dry_run=args.dry_run,
+        interactive=True,
+        saved=SavedApprovals(workspace.heph_dir),
+    )
     agent = Agent(workspace, config, sink=sink, approve=approval)
     if args.continue_:
         agent.continue_conversation(_last_conversation(agent))
@@ -320,8 +362,10 @@ def cmd_docs(args: argparse.Namespace) -> int:
             for problem in problems:
                 say(str(problem))
             if problems:
-                print(f"{len(problems)} docstring problems; `heph docs --fix` writes them",
-                      file=sys.stderr)
+                print(
+                    f"{len(problems)} docstring problems; `heph docs --fix` writes them",
+                    file=sys.stderr,
+                )
         return 1 if problems else 0
     from hephaistus.llm import ChatModel
 
@@ -360,6 +404,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 # -- shared set-up -------------------------------------------------------------------------
 
+
 def _workspace(args: argparse.Namespace) -> Any:
     from hephaistus.config import find_workspace
     from hephaistus.workspace import Workspace
@@ -376,9 +421,13 @@ def _workspace_and_config(args: argparse.Namespace) -> tuple[Any, Any]:
     from hephaistus.config import load_config
 
     workspace = _workspace(args)
-    flags = {"model": args.model, "base_url": args.base_url, "max_steps": args.max_steps,
-             "test_cmd": args.test_cmd,
-             "verify_after_edits": ("test",) if args.check_after_edits else None}
+    flags = {
+        "model": args.model,
+        "base_url": args.base_url,
+        "max_steps": args.max_steps,
+        "test_cmd": args.test_cmd,
+        "verify_after_edits": ("test",) if args.check_after_edits else None,
+    }
     return workspace, load_config(workspace.root, flags)
 
 

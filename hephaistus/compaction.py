@@ -21,11 +21,27 @@ from hephaistus.seams import Message
 DEFAULT_WINDOW = 32_000
 # Context windows of common models, matched by the longest prefix of the model name.
 KNOWN_WINDOWS = {
-    "gpt-4o": 128_000, "gpt-4.1": 1_000_000, "gpt-4-turbo": 128_000, "gpt-4": 8_192,
-    "gpt-3.5-turbo": 16_385, "gpt-5": 400_000, "o1": 200_000, "o3": 200_000, "o4-mini": 200_000,
-    "claude": 200_000, "gemini": 1_000_000, "deepseek": 64_000, "qwen2.5-coder": 32_768,
-    "qwen3": 40_960, "llama3.1": 131_072, "llama3.2": 131_072, "llama3": 8_192,
-    "codestral": 32_000, "mistral": 32_000, "devstral": 128_000, "gemma3": 128_000,
+    "gpt-4o": 128_000,
+    "gpt-4.1": 1_000_000,
+    "gpt-4-turbo": 128_000,
+    "gpt-4": 8_192,
+    "gpt-3.5-turbo": 16_385,
+    "gpt-5": 400_000,
+    "o1": 200_000,
+    "o3": 200_000,
+    "o4-mini": 200_000,
+    "claude": 200_000,
+    "gemini": 1_000_000,
+    "deepseek": 64_000,
+    "qwen2.5-coder": 32_768,
+    "qwen3": 40_960,
+    "llama3.1": 131_072,
+    "llama3.2": 131_072,
+    "llama3": 8_192,
+    "codestral": 32_000,
+    "mistral": 32_000,
+    "devstral": 128_000,
+    "gemma3": 128_000,
     "phi4": 16_384,
 }
 KEEP_RECENT_MESSAGES = 6  # the last three steps (reply and observation) stay whole
@@ -74,10 +90,12 @@ class Compactor:
             self.ratio = min(prompt_tokens / sent, 3.0)
         elif prompt_tokens < sent * 0.5 and sent > 1500 and not self.warned_truncation:
             self.warned_truncation = True
-            return (f"the server counted {prompt_tokens} prompt tokens but heph sent about {sent}:"
-                    " it is probably cutting the conversation short. For Ollama raise num_ctx "
-                    "(OLLAMA_CONTEXT_LENGTH, or PARAMETER num_ctx in a Modelfile); for llama.cpp "
-                    "raise --ctx-size; then set context_window in .heph.toml to match")
+            return (
+                f"the server counted {prompt_tokens} prompt tokens but heph sent about {sent}:"
+                " it is probably cutting the conversation short. For Ollama raise num_ctx "
+                "(OLLAMA_CONTEXT_LENGTH, or PARAMETER num_ctx in a Modelfile); for llama.cpp "
+                "raise --ctx-size; then set context_window in .heph.toml to match"
+            )
         return None
 
     def fit(self, messages: list[Message], protected_from: int, task_index: int) -> bool:
@@ -115,8 +133,9 @@ class Compactor:
             content = _elide_reply(content)
         messages[index] = {"role": message["role"], "content": content}
 
-    def _drop_oldest(self, messages: list[Message], task_index: int, protected_from: int,
-                     target: int) -> int:
+    def _drop_oldest(
+        self, messages: list[Message], task_index: int, protected_from: int, target: int
+    ) -> int:
         """Remove whole steps (reply + observation) after the task, oldest first; returns how
         many messages went."""
         dropped = 0
@@ -124,7 +143,7 @@ class Compactor:
         while self.size(messages) > target and start + 1 < protected_from - 2 * dropped:
             if messages[start]["role"] != "assistant":
                 break
-            del messages[start:start + 2]
+            del messages[start : start + 2]
             dropped += 1
         if dropped:
             task = messages[task_index]
@@ -138,8 +157,9 @@ class Compactor:
 
 def record(tool: str, args: dict, ok: bool, output: str) -> str:
     """The one line an observation is compacted to."""
-    shown = ", ".join(f"{k}={_short(v)}" for k, v in args.items() if k not in ("content", "diff",
-                                                                              "old", "new"))
+    shown = ", ".join(
+        f"{k}={_short(v)}" for k, v in args.items() if k not in ("content", "diff", "old", "new")
+    )
     first = output.strip().splitlines()[0][:100] if output.strip() else ""
     lines = output.count("\n") + 1
     return f"{tool}({shown}) → {'ok' if ok else 'FAILED'}: {first} [{lines} lines]"

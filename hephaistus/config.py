@@ -92,8 +92,11 @@ class Config:
         default=2, metadata=_doc("times the model may fix what those commands report")
     )
     pass_env: tuple[str, ...] = field(
-        default=(), metadata=_doc("environment variables (glob patterns) commands may see, "
-                                  "beyond the usual ones, e.g. ['DJANGO_*']")
+        default=(),
+        metadata=_doc(
+            "environment variables (glob patterns) commands may see, "
+            "beyond the usual ones, e.g. ['DJANGO_*']"
+        ),
     )
     # Not settable from files: the key comes from the environment only, so it never lands in a
     # file that might be committed.
@@ -158,9 +161,11 @@ def load_config(
     environ = os.environ if environ is None else environ
     values: dict[str, Any] = {}
     docs: dict[str, Any] = {}
-    for path, table in ((user_config_path(), None),
-                        (workspace / "pyproject.toml", ("tool", "hephaistus")),
-                        (workspace / ".heph.toml", None)):
+    for path, table in (
+        (user_config_path(), None),
+        (workspace / "pyproject.toml", ("tool", "hephaistus")),
+        (workspace / ".heph.toml", None),
+    ):
         found = _read_toml_table(path, table)
         docs.update(found.pop("docs", {}))
         if "commands" in found:
@@ -201,9 +206,9 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
             _check_docs_table(value, f"{where} [docs]")
         elif key == "commands":
             if not isinstance(value, dict) or not all(
-                    isinstance(k, str) and isinstance(v, str) and v.strip()
-                    for k, v in value.items()):
-                raise ConfigError(f"{where} [commands]: each entry must be name = \"command\"")
+                isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in value.items()
+            ):
+                raise ConfigError(f'{where} [commands]: each entry must be name = "command"')
         elif key in LIST_KEYS:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{where}: '{key}' must be a list of strings")
@@ -248,8 +253,11 @@ def _check_type(key: str, value: Any, where: str, owner: type = Config) -> None:
         ok = True
     if not ok:
         raise ConfigError(f"{where}: '{key}' must be {_KIND_NAMES[kind]}, got {value!r}")
-    if kind in (int, float) and value <= 0 and key not in ("max_retries", "min_body_lines",
-                                                            "verify_retries"):
+    if (
+        kind in (int, float)
+        and value <= 0
+        and key not in ("max_retries", "min_body_lines", "verify_retries")
+    ):
         raise ConfigError(f"{where}: '{key}' must be greater than 0, got {value!r}")
 
 

@@ -10,10 +10,19 @@ import re
 
 from hephaistus.textfile import indentation
 
-GOOGLE_HEADERS = ("Args:", "Arguments:", "Parameters:", "Params:", "Keyword Args:",
-                  "Keyword Arguments:")
-_SPHINX = re.compile(r"^\s*:(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*\s)?\*{0,2}"
-                     r"(\w+)\s*:", re.M)
+GOOGLE_HEADERS = (
+    "Args:",
+    "Arguments:",
+    "Parameters:",
+    "Params:",
+    "Keyword Args:",
+    "Keyword Arguments:",
+)
+_SPHINX = re.compile(
+    r"^\s*:(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*\s)?\*{0,2}"
+    r"(\w+)\s*:",
+    re.M,
+)
 _NUMPY_HEADER = re.compile(r"^(\s*)(Parameters|Other Parameters)\s*\n\1-{3,}\s*$", re.M)
 _GOOGLE_ENTRY = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:")
 _NUMPY_ENTRY = re.compile(r"^\*{0,2}(\w+(?:\s*,\s*\*{0,2}\w+)*)\s*(?::|$)")
@@ -66,11 +75,14 @@ def google_entries(docstring: str) -> dict[str, str]:
                 if entry.strip():
                     if entry_indent is None:
                         entry_indent = _indent(entry)
-                    match = _GOOGLE_ENTRY.match(entry.strip()) \
-                        if _indent(entry) == entry_indent else None
+                    match = (
+                        _GOOGLE_ENTRY.match(entry.strip())
+                        if _indent(entry) == entry_indent
+                        else None
+                    )
                     if match:
                         current = match.group(1)
-                        entries[current] = entry.strip()[match.end():].strip()
+                        entries[current] = entry.strip()[match.end() :].strip()
                     elif current is not None:
                         entries[current] = f"{entries[current]} {entry.strip()}".strip()
                 index += 1
@@ -106,8 +118,9 @@ def _numpy(docstring: str) -> list[str]:
                 entry = _NUMPY_ENTRY.match(stripped)
                 if not entry:
                     break
-                following = lines[lines.index(line) + 1] if lines.index(line) + 1 < len(lines) \
-                    else ""
+                following = (
+                    lines[lines.index(line) + 1] if lines.index(line) + 1 < len(lines) else ""
+                )
                 if re.match(r"^\s*-{3,}\s*$", following):
                     break  # a new section title
                 names.extend(n.strip().lstrip("*") for n in entry.group(1).split(","))

@@ -104,8 +104,7 @@ class ChatModel:
             ) from None
         except openai.AuthenticationError:
             raise ModelError(
-                f"the model endpoint {self.url} rejected the API key (401); "
-                "check OPENAI_API_KEY"
+                f"the model endpoint {self.url} rejected the API key (401); check OPENAI_API_KEY"
             ) from None
         except openai.PermissionDeniedError as exc:
             raise ModelError(f"{self.url} refused access (403): {_detail(exc)}") from None
@@ -164,8 +163,9 @@ class ChatModel:
         except openai.APIStatusError:
             raise
         except openai.APIError as exc:  # an error event inside the stream
-            raise _Transient(f"the server reported an error while streaming: {_detail(exc)}") \
-                from None
+            raise _Transient(
+                f"the server reported an error while streaming: {_detail(exc)}"
+            ) from None
         if not finished:
             raise _Transient("the reply stream ended before the reply was complete")
         return "".join(parts), usage
@@ -224,8 +224,11 @@ def _content(response: Any, url: str) -> str:
     if message is None:  # a 200 whose message is null: an empty reply, which the loop explains
         return ""
     # Some servers put a reasoning model's whole reply in reasoning_content, leaving content empty.
-    return message.content or (getattr(message, "model_extra", None) or {}).get(
-        "reasoning_content") or ""
+    return (
+        message.content
+        or (getattr(message, "model_extra", None) or {}).get("reasoning_content")
+        or ""
+    )
 
 
 def _usage(raw: Any) -> Usage:

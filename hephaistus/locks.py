@@ -42,8 +42,10 @@ def locked(path: Path, what: str, *, wait: float = WAIT_SECONDS) -> Iterator[Non
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise LockTimeout(f"another heph process has been writing {what} for "
-                                      f"{wait:g} s; try again when it is done") from None
+                    raise LockTimeout(
+                        f"another heph process has been writing {what} for "
+                        f"{wait:g} s; try again when it is done"
+                    ) from None
                 time.sleep(POLL_SECONDS)
         yield
     finally:

@@ -22,11 +22,13 @@ class ProjectCommand:
     source: str  # "configured" or why it was detected
 
 
-def resolve(root: Path, configured: dict[str, str], test_cmd: str | None = None) \
-        -> dict[str, ProjectCommand]:
+def resolve(
+    root: Path, configured: dict[str, str], test_cmd: str | None = None
+) -> dict[str, ProjectCommand]:
     """The commands the model may run, by name."""
-    commands = {name: ProjectCommand(name, command, "configured")
-                for name, command in configured.items()}
+    commands = {
+        name: ProjectCommand(name, command, "configured") for name, command in configured.items()
+    }
     if not commands:
         commands = {c.name: c for c in detect(root)}
     if test_cmd:
@@ -36,8 +38,9 @@ def resolve(root: Path, configured: dict[str, str], test_cmd: str | None = None)
 
 def detect(root: Path) -> list[ProjectCommand]:
     found: list[ProjectCommand] = []
-    has_python_tests = (root / "tests").is_dir() or (root / "test").is_dir() or \
-        any(root.glob("test_*.py"))
+    has_python_tests = (
+        (root / "tests").is_dir() or (root / "test").is_dir() or any(root.glob("test_*.py"))
+    )
     if has_python_tests and shutil.which("pytest"):
         found.append(ProjectCommand("test", "pytest -q", "detected: a tests folder and pytest"))
     package = root / "package.json"
@@ -66,8 +69,10 @@ def detect(root: Path) -> list[ProjectCommand]:
 def describe(commands: dict[str, ProjectCommand]) -> str:
     """The commands as the system prompt lists them."""
     if not commands:
-        return ("No project commands are configured, so run_command cannot run anything; "
-                "the user can add them under [commands] in .heph.toml.")
+        return (
+            "No project commands are configured, so run_command cannot run anything; "
+            "the user can add them under [commands] in .heph.toml."
+        )
     lines = ["run_command can run these project commands, by name:"]
     for command in commands.values():
         note = "" if command.source == "configured" else f" ({command.source})"

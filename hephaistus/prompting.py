@@ -22,8 +22,9 @@ def load_template(name: str, workspace_root: Path | None = None) -> str:
         return (SOURCE_TREE_PROMPTS / name).read_text(encoding="utf-8")
 
 
-def system_prompt(registry: Registry, workspace_root: Path | None = None,
-                  commands: str = "") -> str:
+def system_prompt(
+    registry: Registry, workspace_root: Path | None = None, commands: str = ""
+) -> str:
     """The system prompt: the template with the tool list and the project commands filled in."""
     template = load_template("system.md", workspace_root)
     return template.replace("{{tools}}", registry.describe()).replace("{{commands}}", commands)

@@ -71,7 +71,7 @@ def find_json_object(text: str) -> dict[str, Any]:
     <think>...</think> block a reasoning model wrote first."""
     thinking = THINKING.match(text)
     if thinking:
-        text = text[thinking.end():]
+        text = text[thinking.end() :]
     # strict=False: models often put raw newlines and tabs inside strings (file contents).
     decoder = json.JSONDecoder(strict=False)
     start = text.find("{")
@@ -113,12 +113,16 @@ def _lone_surrogate_in(value: Any) -> bool:
 def parse_reply(text: str, registry: Registry) -> Reply:
     data = find_json_object(text)
     if _lone_surrogate_in(data):
-        raise FormatError("a string held a lone surrogate (an invalid \\ud800-\\udfff escape); "
-                          "send valid Unicode text.")
+        raise FormatError(
+            "a string held a lone surrogate (an invalid \\ud800-\\udfff escape); "
+            "send valid Unicode text."
+        )
     if "action" not in data and "final" not in data and isinstance(data.get("tool"), str):
         # {"thought": ..., "tool": ..., "args": ...}: the action without its wrapper.
-        data = {"thought": data.get("thought", ""),
-                "action": {k: v for k, v in data.items() if k != "thought"}}
+        data = {
+            "thought": data.get("thought", ""),
+            "action": {k: v for k, v in data.items() if k != "thought"},
+        }
     thought = data.get("thought", "")
     if not isinstance(thought, str):
         raise FormatError("'thought' must be a string.")

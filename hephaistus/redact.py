@@ -17,29 +17,38 @@ MIN_SECRET_CHARS = 8  # shorter values would blank out ordinary words
 # Variable names that hold credentials (also the ones kept out of commands' environments).
 SECRET_NAME = re.compile(
     r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|DSN|WEBHOOK|PRIVATE|(?:^|_)PAT(?:_|$)"
-    r"|DATABASE_URL|_URI$", re.I)
+    r"|DATABASE_URL|_URI$",
+    re.I,
+)
 CREDENTIAL_TEXT = re.compile(
-    "|".join((
-        r"(?<=://)[^\s/@:]+:[^\s/@]+(?=@)",  # user:password@ in a URL
-        r"(?<=://)[0-9a-f]{16,}(?=@)",  # a key as the user of a URL (Sentry DSNs)
-        r"\bsk-[A-Za-z0-9_-]{16,}",  # OpenAI and others
-        r"\bgh[pousr]_[A-Za-z0-9]{20,}", r"\bgithub_pat_[A-Za-z0-9_]{20,}",  # GitHub
-        r"\bxox[abposr]-[A-Za-z0-9-]{10,}",  # Slack tokens
-        r"hooks\.slack\.com/services/[A-Za-z0-9/_-]+",  # Slack webhooks
-        r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key ids
-        r"\bAIza[0-9A-Za-z_-]{30,}",  # Google API keys
-        r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",  # JWTs
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
-    )))
+    "|".join(
+        (
+            r"(?<=://)[^\s/@:]+:[^\s/@]+(?=@)",  # user:password@ in a URL
+            r"(?<=://)[0-9a-f]{16,}(?=@)",  # a key as the user of a URL (Sentry DSNs)
+            r"\bsk-[A-Za-z0-9_-]{16,}",  # OpenAI and others
+            r"\bgh[pousr]_[A-Za-z0-9]{20,}",
+            r"\bgithub_pat_[A-Za-z0-9_]{20,}",  # GitHub
+            r"\bxox[abposr]-[A-Za-z0-9-]{10,}",  # Slack tokens
+            r"hooks\.slack\.com/services/[A-Za-z0-9/_-]+",  # Slack webhooks
+            r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key ids
+            r"\bAIza[0-9A-Za-z_-]{30,}",  # Google API keys
+            r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",  # JWTs
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+        )
+    )
+)
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of the environment's credential variables, longest first (so a value that
     contains another is replaced whole)."""
     environ = os.environ if environ is None else environ
-    found = {value for name, value in environ.items()
-             if len(value) >= MIN_SECRET_CHARS
-             and (SECRET_NAME.search(name) or CREDENTIAL_TEXT.search(value))}
+    found = {
+        value
+        for name, value in environ.items()
+        if len(value) >= MIN_SECRET_CHARS
+        and (SECRET_NAME.search(name) or CREDENTIAL_TEXT.search(value))
+    }
     return sorted(found, key=len, reverse=True)
 
 

@@ -97,8 +97,10 @@ class RepoMap:
         return files if isinstance(files, dict) else {}
 
     def _save_cache(self, infos: dict[str, FileInfo]) -> None:
-        data = {"version": CACHE_VERSION,
-                "files": {rel: [i.size, i.mtime, i.symbols, i.imports] for rel, i in infos.items()}}
+        data = {
+            "version": CACHE_VERSION,
+            "files": {rel: [i.size, i.mtime, i.symbols, i.imports] for rel, i in infos.items()},
+        }
         try:
             self.cache_path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.cache_path.with_suffix(".tmp")
@@ -125,12 +127,14 @@ class RepoMap:
         # What the files in focus import matters next.
         modules = _module_index(infos)
         in_focus = [rel for rel, points in score.items() if points >= 60 and rel in infos]
-        boost((m for rel in in_focus for m in _resolve_imports(rel, infos[rel].imports, modules)),
-              20)
+        boost(
+            (m for rel in in_focus for m in _resolve_imports(rel, infos[rel].imports, modules)), 20
+        )
         present = set(files)
         # Then everything else: source before the rest, shallow files before deep ones.
-        return sorted(present, key=lambda rel: (-score.get(rel, 0), rel not in infos,
-                                                rel.count("/"), rel))
+        return sorted(
+            present, key=lambda rel: (-score.get(rel, 0), rel not in infos, rel.count("/"), rel)
+        )
 
     def _recent_in_git(self) -> tuple[list[str], list[str]]:
         """Files changed and not committed, and files of the last five commits (paths relative
@@ -141,8 +145,9 @@ class RepoMap:
 
         root = self.workspace.root
         uncommitted = names(root, "diff", "--name-only", "--relative", "HEAD")
-        committed = names(root, "log", "-5", "--name-only", "--relative", "--format=",
-                          "--no-renames")
+        committed = names(
+            root, "log", "-5", "--name-only", "--relative", "--format=", "--no-renames"
+        )
         return uncommitted, committed
 
 

@@ -91,15 +91,19 @@ def run(cwd: Path, *args: str, text: bool = True) -> str:
     """`git ARGS` in `cwd`: its output, or GitError with git's message. With text=False the
     output keeps undecodable file names (surrogate escapes), as the file system spells them."""
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=TIMEOUT,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
+        )
     except FileNotFoundError:
         raise GitError("git is not installed (or not on PATH)") from None
     except (OSError, subprocess.SubprocessError) as error:
         raise GitError(f"git {args[0]} could not run: {error}") from None
     errors = "replace" if text else "surrogateescape"
     if done.returncode != 0:
-        message = "\n".join(part.decode("utf-8", "replace").strip()
-                            for part in (done.stdout, done.stderr) if part.strip())
+        message = "\n".join(
+            part.decode("utf-8", "replace").strip()
+            for part in (done.stdout, done.stderr)
+            if part.strip()
+        )
         raise GitError(message or f"git {args[0]} failed (exit code {done.returncode})")
     return done.stdout.decode("utf-8", errors)

@@ -56,8 +56,9 @@ class Span:
 class Session:
     """One task from input to answer, written to disk as it goes."""
 
-    def __init__(self, path: Path, header: dict[str, Any], *,
-                 secrets: list[str] | None = None) -> None:
+    def __init__(
+        self, path: Path, header: dict[str, Any], *, secrets: list[str] | None = None
+    ) -> None:
         self.id = header["id"]
         self.path = path
         self.header = header
@@ -102,10 +103,17 @@ class Session:
     def end(self, outcome: str, exit_code: int, message: str) -> None:
         if self._file.closed:
             return
-        self._write({
-            "type": "end", "outcome": outcome, "exit_code": exit_code, "message": message,
-            "steps": self.steps, "usage": self.usage.to_dict(), "ended": _now(),
-        })
+        self._write(
+            {
+                "type": "end",
+                "outcome": outcome,
+                "exit_code": exit_code,
+                "message": message,
+                "steps": self.steps,
+                "usage": self.usage.to_dict(),
+                "ended": _now(),
+            }
+        )
         self._file.close()
 
     def _write(self, record: dict[str, Any]) -> None:
@@ -125,8 +133,9 @@ class SessionStore:
         while True:
             header = {**header, "id": new_session_id(), "started": _now()}
             try:
-                return Session(self.folder / f"{header['id']}.jsonl", header,
-                               secrets=secret_values())
+                return Session(
+                    self.folder / f"{header['id']}.jsonl", header, secrets=secret_values()
+                )
             except FileExistsError:  # another process took this id in the same microsecond
                 continue
 
@@ -168,8 +177,11 @@ class RecordedSession:
         kind = self.header.get("kind")
         if kind:
             return str(kind)
-        return DOCS_SESSION if str(self.header.get("task", "")).startswith("heph docs --fix") \
+        return (
+            DOCS_SESSION
+            if str(self.header.get("task", "")).startswith("heph docs --fix")
             else TASK_SESSION
+        )
 
 
 def load_session(path: Path) -> RecordedSession:

@@ -72,8 +72,9 @@ class AgentState:
             ("last answer", answer),
         ]
         rows += [("open problem", problem) for problem in self.open_problems]
-        rows += [(f"failing command {name}", summary)
-                 for name, summary in self.failing_commands.items()]
+        rows += [
+            (f"failing command {name}", summary) for name, summary in self.failing_commands.items()
+        ]
         body = "\n".join(f"{name}: {value}" for name, value in rows if value)
         return f"<agent_state>\n{body or '(nothing yet)'}\n</agent_state>"
 
@@ -101,10 +102,10 @@ class AgentState:
         texts = (self.last_modified_file, self.last_task, self.last_answer)
         lists_ok = all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in lists)
         commands_ok = isinstance(self.failing_commands, dict) and all(
-            isinstance(v, str) for v in self.failing_commands.values())
+            isinstance(v, str) for v in self.failing_commands.values()
+        )
         return lists_ok and commands_ok and all(v is None or isinstance(v, str) for v in texts)
 
 
 def _front(items: list[str], item: str) -> list[str]:
     return [item, *[i for i in items if i != item]][:MAX_LISTED]
-

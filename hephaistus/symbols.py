@@ -24,8 +24,9 @@ _JS = re.compile(
     r"(?P<rest>[^\n]*)",
     re.M,
 )
-_GO = re.compile(r"^(?P<kind>func|type)[ \t]+(?P<name>(?:\([^)]*\)[ \t]*)?\w+)(?P<rest>[^\n]*)",
-                 re.M)
+_GO = re.compile(
+    r"^(?P<kind>func|type)[ \t]+(?P<name>(?:\([^)]*\)[ \t]*)?\w+)(?P<rest>[^\n]*)", re.M
+)
 _RUST = re.compile(
     r"^(?:pub(?:\([^)]*\))?[ \t]+)?(?:async[ \t]+)?(?:unsafe[ \t]+)?"
     r"(?P<kind>fn|struct|enum|trait|impl|mod|type)[ \t]+(?P<name>[^\s{(<;]+)(?P<rest>[^\n]*)",
@@ -39,9 +40,17 @@ _JAVA = re.compile(
 )
 
 LANGUAGES = {
-    ".py": "python", ".pyi": "python",
-    ".js": "js", ".jsx": "js", ".mjs": "js", ".cjs": "js", ".ts": "js", ".tsx": "js",
-    ".go": "go", ".rs": "rust", ".java": "java",
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "js",
+    ".jsx": "js",
+    ".mjs": "js",
+    ".cjs": "js",
+    ".ts": "js",
+    ".tsx": "js",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
 }
 
 
@@ -93,8 +102,12 @@ def _python(text: str) -> list[str]:
                 continue  # private helpers (and their methods): noise in a map of the code
             kind = "class" if in_class else " ".join(kind.split())
             symbols.append(_line(kind, name, _signature(_header(text, match), python=True)))
-        elif (in_class and kind != "class" and indent in ("    ", "\t", "  ")
-              and (not name.startswith("_") or name == "__init__")):
+        elif (
+            in_class
+            and kind != "class"
+            and indent in ("    ", "\t", "  ")
+            and (not name.startswith("_") or name == "__init__")
+        ):
             signature = _signature(_header(text, match), python=True)
             symbols.append("  " + _line("def", name, signature))
     return symbols
@@ -105,7 +118,7 @@ def _header(text: str, match: re.Match[str]) -> str:
     rest = match["rest"]
     if rest.count("(") <= rest.count(")"):
         return rest
-    return rest + text[match.end(): match.end() + 800]
+    return rest + text[match.end() : match.end() + 800]
 
 
 def _java(text: str) -> list[str]:
@@ -137,7 +150,7 @@ def _signature(rest: str, python: bool = False) -> str:
             depth += char in "([{"
             depth -= char in ")]}"
             if depth == 0:
-                tail = rest[index + 1:]
+                tail = rest[index + 1 :]
                 if python:  # `-> type` up to the colon that opens the body
                     tail = tail.split(":", 1)[0].strip() if tail.strip().startswith("->") else ""
                 else:  # a return type up to the body's brace

@@ -55,7 +55,7 @@ def decode(data: bytes, name: str) -> TextFile:
         raise NotTextError(f"{name} is a binary file; heph only reads and edits text files")
     bom = data.startswith(BOM)
     if bom:
-        data = data[len(BOM):]
+        data = data[len(BOM) :]
     try:
         raw = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -12,16 +12,47 @@ from pathlib import Path, PurePosixPath
 HEPH_DIR = ".heph"
 # File names (matched in lower case) whose content is a credential. `allow_secrets` lifts the rule.
 SECRET_PATTERNS = (
-    ".env*", "*.env", "*.pem", "*.key", "id_*", "*.p12", "*.pfx", "*.jks", "*.keystore",
-    ".netrc", "_netrc", ".npmrc", ".pypirc", ".git-credentials", ".htpasswd", ".pgpass",
-    "credentials", "credentials.*", "secrets.*", "*.secret", "*.secrets",
+    ".env*",
+    "*.env",
+    "*.pem",
+    "*.key",
+    "id_*",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    ".netrc",
+    "_netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".htpasswd",
+    ".pgpass",
+    "credentials",
+    "credentials.*",
+    "secrets.*",
+    "*.secret",
+    "*.secrets",
 )
 # Folders whose every file is a credential.
 SECRET_DIRS = {".ssh", ".gnupg", ".aws"}
 # Folders nobody wants listed or searched, skipped when there is no git to ask.
 SKIPPED_DIRS = {
-    ".git", HEPH_DIR, "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", "target", ".idea",
+    ".git",
+    HEPH_DIR,
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "build",
+    "dist",
+    "target",
+    ".idea",
 }
 PROTECTED_DIRS = {".git", HEPH_DIR}
 NAME_MAX = 255  # bytes in one file name, on every common file system
@@ -90,15 +121,18 @@ class Workspace:
             return False
         return self.root not in real.parents or is_secret_name(self.relative(real))
 
-    def check(self, path: str, *, allow_secrets: bool = False,
-              for_write: bool = False) -> tuple[str, Path]:
+    def check(
+        self, path: str, *, allow_secrets: bool = False, for_write: bool = False
+    ) -> tuple[str, Path]:
         """(workspace-relative name, real path) of a file the tools may use: inside the
         workspace and, unless allowed, no secret under its own name or its target's."""
         real = self.resolve(path, for_write=for_write)
         rel = self.relative(real)
         if not allow_secrets and (is_secret_name(self._spelled(path)) or is_secret_name(rel)):
-            raise PathError(f"{rel} looks like a secret file; heph does not read or write it "
-                            "(allow_secrets = true in .heph.toml lifts this)")
+            raise PathError(
+                f"{rel} looks like a secret file; heph does not read or write it "
+                "(allow_secrets = true in .heph.toml lifts this)"
+            )
         return rel, real
 
     def _spelled(self, path: str) -> str:
@@ -156,7 +190,8 @@ class Workspace:
         for folder, dirs, names in os.walk(base):
             rel_folder = os.path.relpath(folder, base)
             dirs[:] = sorted(
-                d for d in dirs
+                d
+                for d in dirs
                 if d not in SKIPPED_DIRS and not ignore.matches(_join(rel_folder, d), is_dir=True)
             )
             for name in names:

@@ -69,12 +69,21 @@ def heph_process(chat_server: ChatServer, home: Path, workspace: Path):
     """Run the installed `heph` as a process in `workspace` against the loopback server, with a
     clean environment: for what only a real process shows (entry point, signals, exit codes)."""
 
-    def run(*args: str, env: dict[str, str | None] | None = None, stdin: str | None = None,
-            cwd: Path | None = None, timeout: float = 60) -> Result:
+    def run(
+        *args: str,
+        env: dict[str, str | None] | None = None,
+        stdin: str | None = None,
+        cwd: Path | None = None,
+        timeout: float = 60,
+    ) -> Result:
         done = subprocess.run(
-            [*heph_command(), *args], cwd=cwd or workspace,
-            env=_environment(home, chat_server.url, env), input=stdin or "",
-            capture_output=True, text=True, timeout=timeout,
+            [*heph_command(), *args],
+            cwd=cwd or workspace,
+            env=_environment(home, chat_server.url, env),
+            input=stdin or "",
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
         return Result(done.returncode, done.stdout, done.stderr)
 
@@ -89,8 +98,13 @@ def heph(chat_server: ChatServer, home: Path, workspace: Path, monkeypatch, caps
 
     monkeypatch.setattr(llm, "pause", lambda seconds: None)
 
-    def run(*args: str, env: dict[str, str | None] | None = None, stdin: str | None = None,
-            cwd: Path | None = None, timeout: float = 60) -> Result:
+    def run(
+        *args: str,
+        env: dict[str, str | None] | None = None,
+        stdin: str | None = None,
+        cwd: Path | None = None,
+        timeout: float = 60,
+    ) -> Result:
         wanted = _environment(home, chat_server.url, env)
         for name in list(os.environ):
             if name not in wanted:
@@ -117,9 +131,20 @@ def heph_main(heph):
 
 
 def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True,
-                          env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+    done = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+        },
+    )
     return done.stdout
 
 

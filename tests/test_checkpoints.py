@@ -51,8 +51,11 @@ def change_everything(ws):
 
 
 def snapshot(ws):
-    return {p.name: (p.read_bytes(), stat.S_IMODE(p.stat().st_mode))
-            for p in ws.root.iterdir() if p.is_file()}
+    return {
+        p.name: (p.read_bytes(), stat.S_IMODE(p.stat().st_mode))
+        for p in ws.root.iterdir()
+        if p.is_file()
+    }
 
 
 def test_undo_restores_every_file_byte_for_byte(ws):

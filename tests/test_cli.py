@@ -49,7 +49,9 @@ def test_three_malformed_replies_exit_1(heph, chat_server):
     assert result.code == 1 and "3 malformed replies in a row" in result.stderr
 
 
-def test_path_escapes_are_refused_and_nothing_is_written_outside(heph, chat_server, workspace, tmp_path):
+def test_path_escapes_are_refused_and_nothing_is_written_outside(
+    heph, chat_server, workspace, tmp_path
+):
     outside = tmp_path / "outside"
     outside.mkdir()
     (workspace / "escape").symlink_to(outside)
@@ -250,7 +252,9 @@ def test_a_slow_model_times_out_and_is_retried(heph, chat_server):
 def test_a_workspace_where_heph_cannot_keep_sessions_is_a_clear_error(heph, workspace):
     (workspace / ".heph").write_text("a file, not a folder")  # fails even for root
     result = heph("go")
-    assert result.code == 1 and "cannot create" in result.stderr and "Traceback" not in result.stderr
+    assert (
+        result.code == 1 and "cannot create" in result.stderr and "Traceback" not in result.stderr
+    )
 
 
 def test_corrupt_state_file_is_ignored(heph, chat_server, workspace):
@@ -261,8 +265,13 @@ def test_corrupt_state_file_is_ignored(heph, chat_server, workspace):
 
 
 def test_every_option_with_a_value_is_skipped_when_finding_the_subcommand(heph, chat_server):
-    for option in (["--test-cmd", "pytest"], ["-m", "x"], ["--base-url", chat_server.url],
-                   ["--max-steps", "3"], ["-w", "."]):
+    for option in (
+        ["--test-cmd", "pytest"],
+        ["-m", "x"],
+        ["--base-url", chat_server.url],
+        ["--max-steps", "3"],
+        ["-w", "."],
+    ):
         result = heph(*option, "sessions")
         assert result.code == 0 and "no sessions recorded yet" in result.stderr, option
     assert not chat_server.requests

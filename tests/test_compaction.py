@@ -17,13 +17,21 @@ def ws(tmp_path):
     root.mkdir()
     for index in range(10):
         (root / f"module_{index}.py").write_text(
-            "".join(f"def function_{n}(value):\n    return value * {n}\n" for n in range(40)))
+            "".join(f"def function_{n}(value):\n    return value * {n}\n" for n in range(40))
+        )
     return Workspace.at(root)
 
 
 def test_a_60_step_session_stays_under_a_small_window_and_keeps_the_state(ws):
-    steps = [act("read_file", f"step {i}: " + "thinking " * 20, path=f"module_{i % 10}.py",
-                 start_line=1 + i // 10) for i in range(59)]
+    steps = [
+        act(
+            "read_file",
+            f"step {i}: " + "thinking " * 20,
+            path=f"module_{i % 10}.py",
+            start_line=1 + i // 10,
+        )
+        for i in range(59)
+    ]
     steps.insert(30, act("write_file", "write a big file", path="big.py", content="x = 1\n" * 800))
     model = ScriptedModel([*steps, final("read everything")])
     agent = Agent(ws, Config(context_window=12_000, max_steps=70, map_tokens=300), model=model)
@@ -38,8 +46,11 @@ def test_a_60_step_session_stays_under_a_small_window_and_keeps_the_state(ws):
         assert request[-1]["content"].rstrip().endswith("</agent_state>")
     last = model.calls[-1]
     assert "last modified file: big.py" in last[-1]["content"]
-    assert any(m["content"].startswith("Observation (compacted): read_file(path=module_")
-               for request in model.calls for m in request)
+    assert any(
+        m["content"].startswith("Observation (compacted): read_file(path=module_")
+        for request in model.calls
+        for m in request
+    )
     assert "earlier steps were dropped to fit the context window]" in last[1]["content"]
     assert not any("x = 1\\nx = 1" in m["content"] for m in last[:-6])  # big write elided
     memos = [s for s in load_session(agent.session.path).spans if s.name == "compaction"]
@@ -71,41 +82,58 @@ def test_a_server_that_truncates_is_named_once():
     assert compactor.observe_usage(sent=8000, prompt_tokens=2048) is None
 
 
-@pytest.mark.parametrize("model, configured, window", [
-    ("gpt-4o-mini", None, 128_000), ("qwen2.5-coder:14b", None, 32_768),
-    ("ollama/llama3.1:8b", None, 131_072), ("my-own-model", None, 32_000),
-    ("gpt-4o", 8000, 8000),
-])
+@pytest.mark.parametrize(
+    "model, configured, window",
+    [
+        ("gpt-4o-mini", None, 128_000),
+        ("qwen2.5-coder:14b", None, 32_768),
+        ("ollama/llama3.1:8b", None, 131_072),
+        ("my-own-model", None, 32_000),
+        ("gpt-4o", 8000, 8000),
+    ],
+)
 def test_context_window_table(model, configured, window):
     assert context_window(model, configured) == window
 
 
 def test_truncation_warning_reaches_the_user(heph, chat_server, workspace):
     (workspace / "big.txt").write_text("word " * 4000)
-    chat_server.reply({"thought": "t", "action": {"tool": "read_file", "args": {"path": "big.txt"}}},
-                      usage={"prompt_tokens": 2048, "completion_tokens": 5})
-    chat_server.reply({"thought": "t", "final": {"message": "ok"}},
-                      usage={"prompt_tokens": 2048, "completion_tokens": 5})
+    chat_server.reply(
+        {"thought": "t", "action": {"tool": "read_file", "args": {"path": "big.txt"}}},
+        usage={"prompt_tokens": 2048, "completion_tokens": 5},
+    )
+    chat_server.reply(
+        {"thought": "t", "final": {"message": "ok"}},
+        usage={"prompt_tokens": 2048, "completion_tokens": 5},
+    )
     result = heph("summarise big.txt")
     assert result.code == 0
     assert result.stderr.count("cutting the conversation short") == 1
 
 
 def test_open_problems_are_kept_until_the_file_is_fixed(ws):
-    model = ScriptedModel([
-        act("edit_file", path="module_0.py", old="no such text", new="x"),
-        act("list_files"),
-        act("edit_file", path="module_0.py", old="return value * 0", new="return 0"),
-        final("fixed"),
-    ])
+    model = ScriptedModel(
+        [
+            act("edit_file", path="module_0.py", old="no such text", new="x"),
+            act("list_files"),
+            act("edit_file", path="module_0.py", old="return value * 0", new="return 0"),
+            final("fixed"),
+        ]
+    )
     agent = Agent(ws, Config(), model=model)
     agent.execute("edit")
     assert "open problem: module_0.py: edit_file failed" in model.calls[2][-1]["content"]
     assert "open problem" not in model.calls[3][-1]["content"]
 
 
-@pytest.mark.parametrize("reply", ['{"a":' * 100_000 + "1" + "}" * 100_000,
-                                   '{"n": ' + "9" * 5000 + "}", "[" + "1," * 5000 + "1]"])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"a":' * 100_000 + "1" + "}" * 100_000,
+        '{"n": ' + "9" * 5000 + "}",
+        "[" + "1," * 5000 + "1]",
+    ],
+)
 def test_compaction_survives_hostile_old_replies(reply):
     from hephaistus.compaction import _elide_reply
 

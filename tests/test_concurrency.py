@@ -19,11 +19,11 @@ TOOLS = default_registry()
 
 def _append_lines(root, session, tag, count, results):
     workspace = Workspace.at(root)
-    ctx = ToolContext(workspace, checkpoints=Checkpoints(workspace.root, workspace.heph_dir,
-                                                         session))
+    ctx = ToolContext(
+        workspace, checkpoints=Checkpoints(workspace.root, workspace.heph_dir, session)
+    )
     for number in range(count):
-        result = TOOLS.get("append_file")({"path": "log.txt", "content": f"{tag} {number}\n"},
-                                          ctx)
+        result = TOOLS.get("append_file")({"path": "log.txt", "content": f"{tag} {number}\n"}, ctx)
         results.put((tag, number, result.ok))
 
 
@@ -36,8 +36,9 @@ def _edit_tokens(root, tag, count, results):
 
 def run_at_once(target, argument_lists):
     results = multiprocessing.Queue()
-    workers = [multiprocessing.Process(target=target, args=(*args, results))
-               for args in argument_lists]
+    workers = [
+        multiprocessing.Process(target=target, args=(*args, results)) for args in argument_lists
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -110,11 +111,15 @@ KILLED_MID_WRITE = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("killed_at, left", [(1, "old\n"), (2, "first\n")])
-def test_a_write_killed_before_its_rename_leaves_no_stray_file_and_undo_works(tmp_path,
-                                                                              killed_at, left):
+def test_a_write_killed_before_its_rename_leaves_no_stray_file_and_undo_works(
+    tmp_path, killed_at, left
+):
     (tmp_path / "app.py").write_text("old\n")
-    done = subprocess.run([sys.executable, "-c", KILLED_MID_WRITE, str(tmp_path), str(killed_at)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_MID_WRITE, str(tmp_path), str(killed_at)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == -signal.SIGKILL, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == [".heph", "app.py"]
     assert (tmp_path / "app.py").read_text() == left

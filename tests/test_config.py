@@ -13,11 +13,20 @@ def user_home(tmp_path, monkeypatch):
 
 
 def test_precedence_flags_env_workspace_user_defaults(tmp_path, user_home):
-    (user_home / "config.toml").write_text('model = "user"\nmax_steps = 5\ntimeout = 9\nstream = true\n')
-    (tmp_path / "pyproject.toml").write_text('[tool.hephaistus]\nmodel = "pyproject"\nmax_steps = 6\n')
+    (user_home / "config.toml").write_text(
+        'model = "user"\nmax_steps = 5\ntimeout = 9\nstream = true\n'
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.hephaistus]\nmodel = "pyproject"\nmax_steps = 6\n'
+    )
     (tmp_path / ".heph.toml").write_text('model = "heph-toml"\n')
     config = load_config(tmp_path, {}, {})
-    assert (config.model, config.max_steps, config.timeout, config.stream) == ("heph-toml", 6, 9, True)
+    assert (config.model, config.max_steps, config.timeout, config.stream) == (
+        "heph-toml",
+        6,
+        9,
+        True,
+    )
     config = load_config(tmp_path, {}, {"HEPH_MODEL": "env", "HEPH_MAX_STEPS": "7"})
     assert (config.model, config.max_steps) == ("env", 7)
     config = load_config(tmp_path, {"model": "flag", "max_steps": None}, {"HEPH_MODEL": "env"})
@@ -40,18 +49,25 @@ def test_unknown_key_names_file_and_key(tmp_path, user_home):
 
 
 def test_unknown_key_in_pyproject_table(tmp_path, user_home):
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.hephaistus]\nbogus = 1\n')
-    with pytest.raises(ConfigError, match=r"pyproject.toml \[tool.hephaistus\]: unknown key 'bogus'"):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n[tool.hephaistus]\nbogus = 1\n'
+    )
+    with pytest.raises(
+        ConfigError, match=r"pyproject.toml \[tool.hephaistus\]: unknown key 'bogus'"
+    ):
         load_config(tmp_path, {}, {})
 
 
-@pytest.mark.parametrize("text, words", [
-    ('max_steps = "ten"', "'max_steps' must be a whole number"),
-    ("max_steps = 0", "greater than 0"),
-    ("stream = 1", "'stream' must be true or false"),
-    ("model = [", "not valid TOML"),
-    ('api_key = "sk-x"', "unknown key 'api_key'"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ('max_steps = "ten"', "'max_steps' must be a whole number"),
+        ("max_steps = 0", "greater than 0"),
+        ("stream = 1", "'stream' must be true or false"),
+        ("model = [", "not valid TOML"),
+        ('api_key = "sk-x"', "unknown key 'api_key'"),
+    ],
+)
 def test_bad_values_are_errors(tmp_path, user_home, text, words):
     (tmp_path / ".heph.toml").write_text(text + "\n")
     with pytest.raises(ConfigError, match=words):
@@ -69,11 +85,17 @@ def test_user_config_errors_name_the_user_file(tmp_path, user_home):
         load_config(tmp_path, {}, {})
 
 
-@pytest.mark.parametrize("url, local", [
-    ("http://localhost:11434/v1", True), ("http://127.0.0.1:8080/v1", True),
-    ("http://[::1]:8000/v1", True), ("https://api.openai.com/v1", False), (None, False),
-    ("http://10.0.0.5:8000/v1", False),
-])
+@pytest.mark.parametrize(
+    "url, local",
+    [
+        ("http://localhost:11434/v1", True),
+        ("http://127.0.0.1:8080/v1", True),
+        ("http://[::1]:8000/v1", True),
+        ("https://api.openai.com/v1", False),
+        (None, False),
+        ("http://10.0.0.5:8000/v1", False),
+    ],
+)
 def test_loopback_urls_get_a_placeholder_key(url, local):
     assert is_loopback_url(url) is local
     assert (Config(base_url=url).resolved_api_key() == "heph-local") is local
@@ -87,18 +109,22 @@ def test_workspace_is_the_git_top_level(tmp_path):
 
 def test_docs_table_in_pyproject_and_heph_toml(tmp_path, user_home):
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.hephaistus.docs]\ninclude_private = true\nignore = ["gen/*"]\n')
+        '[tool.hephaistus.docs]\ninclude_private = true\nignore = ["gen/*"]\n'
+    )
     (tmp_path / ".heph.toml").write_text('[docs]\nstyle = "numpy"\n')
     docs = load_config(tmp_path, {}, {}).docs
     assert (docs.include_private, docs.ignore, docs.style) == (True, ("gen/*",), "numpy")
 
 
-@pytest.mark.parametrize("text, words", [
-    ("[docs]\nstyle = 'fancy'\n", "'style' must be one of"),
-    ("[docs]\nignore = 'x'\n", "list of glob patterns"),
-    ("[docs]\nincluded = true\n", "unknown key 'included'"),
-    ("docs = 3\n", "expected a table"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("[docs]\nstyle = 'fancy'\n", "'style' must be one of"),
+        ("[docs]\nignore = 'x'\n", "list of glob patterns"),
+        ("[docs]\nincluded = true\n", "unknown key 'included'"),
+        ("docs = 3\n", "expected a table"),
+    ],
+)
 def test_bad_docs_settings(tmp_path, user_home, text, words):
     (tmp_path / ".heph.toml").write_text(text)
     with pytest.raises(ConfigError, match=words):

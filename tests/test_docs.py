@@ -81,29 +81,45 @@ def test_missing_docstrings_with_default_skips(tmp_path):
 
 
 def test_private_names_on_request_and_min_body_lines(tmp_path):
-    rel = write(tmp_path, "m.py", '"""M."""\n\ndef _helper(x):\n    return x\n\n'
-                                  'def long(x):\n    y = x\n    z = y\n    return z\n')
+    rel = write(
+        tmp_path,
+        "m.py",
+        '"""M."""\n\ndef _helper(x):\n    return x\n\n'
+        "def long(x):\n    y = x\n    z = y\n    return z\n",
+    )
     assert problems(tmp_path, [rel]) == ["m.py:6: long: missing docstring"]
     assert "m.py:3: _helper: missing docstring" in problems(tmp_path, [rel], include_private=True)
     assert problems(tmp_path, [rel], min_body_lines=4) == []
 
 
 def test_tests_and_ignored_files_are_skipped(tmp_path):
-    files = [write(tmp_path, name, "def f(x):\n    return x\n")
-             for name in ("tests/test_a.py", "test_b.py", "b_test.py", "gen/out.py", "real.py")]
-    assert [p.split(":")[0] for p in problems(tmp_path, files, ignore=("gen/*",))] == \
-        ["real.py", "real.py"]
+    files = [
+        write(tmp_path, name, "def f(x):\n    return x\n")
+        for name in ("tests/test_a.py", "test_b.py", "b_test.py", "gen/out.py", "real.py")
+    ]
+    assert [p.split(":")[0] for p in problems(tmp_path, files, ignore=("gen/*",))] == [
+        "real.py",
+        "real.py",
+    ]
     assert len(problems(tmp_path, files, skip_tests=False)) == 10
 
 
-@pytest.mark.parametrize("docstring, names", [
-    ("Do.\n\nArgs:\n    a (int): first\n    b: second\n        more about b\n\nReturns:\n    x",
-     ["a", "b"]),
-    ("Do.\n\nParameters\n----------\na : int\n    first\nb, c : str\n    others\n\n"
-     "Returns\n-------\nint\n    the result", ["a", "b", "c"]),
-    ("Do.\n\n:param a: first\n:param int b: second\n:type b: int\n:returns: x", ["a", "b"]),
-    ("Just a sentence about a and b.", None),
-])
+@pytest.mark.parametrize(
+    "docstring, names",
+    [
+        (
+            "Do.\n\nArgs:\n    a (int): first\n    b: second\n        more about b\n\nReturns:\n    x",
+            ["a", "b"],
+        ),
+        (
+            "Do.\n\nParameters\n----------\na : int\n    first\nb, c : str\n    others\n\n"
+            "Returns\n-------\nint\n    the result",
+            ["a", "b", "c"],
+        ),
+        ("Do.\n\n:param a: first\n:param int b: second\n:type b: int\n:returns: x", ["a", "b"]),
+        ("Just a sentence about a and b.", None),
+    ],
+)
 def test_documented_parameters_in_each_style(docstring, names):
     assert documented_params(docstring) == names
 
@@ -114,21 +130,31 @@ def test_style_names():
     assert style_of("x\n\n:param a: b") == "sphinx"
 
 
-@pytest.mark.parametrize("docstring", [
-    "Add.\n\n    Args:\n        a: first\n        c: gone\n    ",
-    "Add.\n\n    Parameters\n    ----------\n    a : int\n    c : int\n    ",
-    "Add.\n\n    :param a: first\n    :param c: gone\n    ",
-])
+@pytest.mark.parametrize(
+    "docstring",
+    [
+        "Add.\n\n    Args:\n        a: first\n        c: gone\n    ",
+        "Add.\n\n    Parameters\n    ----------\n    a : int\n    c : int\n    ",
+        "Add.\n\n    :param a: first\n    :param c: gone\n    ",
+    ],
+)
 def test_stale_parameters_in_each_style(tmp_path, docstring):
-    rel = write(tmp_path, "s.py", f'"""S."""\n\ndef add(a, b):\n    """{docstring}"""\n    return a + b\n')
+    rel = write(
+        tmp_path, "s.py", f'"""S."""\n\ndef add(a, b):\n    """{docstring}"""\n    return a + b\n'
+    )
     assert problems(tmp_path, [rel]) == [
-        "s.py:3: add: docstring documents 'c', not in the signature"]
+        "s.py:3: add: docstring documents 'c', not in the signature"
+    ]
 
 
 def test_a_new_parameter_not_documented(tmp_path):
-    rel = write(tmp_path, "s.py", '"""S."""\n\ndef add(a, b, *args, **kw):\n'
-                                  '    """Add.\n\n    Args:\n        a: x\n        b: y\n'
-                                  '        *args: more\n    """\n    return a\n')
+    rel = write(
+        tmp_path,
+        "s.py",
+        '"""S."""\n\ndef add(a, b, *args, **kw):\n'
+        '    """Add.\n\n    Args:\n        a: x\n        b: y\n'
+        '        *args: more\n    """\n    return a\n',
+    )
     assert problems(tmp_path, [rel]) == ["s.py:3: add: parameter 'kw' not documented"]
 
 
@@ -138,6 +164,7 @@ def test_a_file_python_cannot_parse_is_left_to_the_linters(tmp_path):
 
 
 # -- fix -----------------------------------------------------------------------------------
+
 
 def replying(*texts):
     calls = []
@@ -170,25 +197,35 @@ def test_fix_inserts_and_replaces_keeping_the_code(tmp_path):
             def make():
                 return Box()
     ''')
-    reply = json.dumps({"docstrings": [
-        {"name": "<module>", "docstring": "Boxes."},
-        {"name": "old", "docstring": "Old, now right.\n\nArgs:\n    a: one\n    b: two"},
-        {"name": "Box", "docstring": "\"\"\"A box.\"\"\""},
-        {"name": "Box.make", "docstring": "Make a box."},
-        {"name": "not_asked", "docstring": "ignored"},
-    ]})
+    reply = json.dumps(
+        {
+            "docstrings": [
+                {"name": "<module>", "docstring": "Boxes."},
+                {"name": "old", "docstring": "Old, now right.\n\nArgs:\n    a: one\n    b: two"},
+                {"name": "Box", "docstring": '"""A box."""'},
+                {"name": "Box.make", "docstring": "Make a box."},
+                {"name": "not_asked", "docstring": "ignored"},
+            ]
+        }
+    )
     ask, calls = replying(reply)
     result = fix_source("box.py", source, DocsConfig(), "google", ask)
     assert result.error is None, result.error
     new = result.new_source
     assert new.startswith('#!/usr/bin/env python3\n"""Boxes."""\n\nimport os\n')
-    assert '    """Old, now right.\n\n    Args:\n        a: one\n        b: two\n    """\n' \
-           '    return a\n' in new
-    assert 'class Box:\n    """A box."""\n\n    @staticmethod\n    def make():\n' \
-           '        """Make a box."""\n        return Box()\n' in new
+    assert (
+        '    """Old, now right.\n\n    Args:\n        a: one\n        b: two\n    """\n'
+        "    return a\n" in new
+    )
+    assert (
+        'class Box:\n    """A box."""\n\n    @staticmethod\n    def make():\n'
+        '        """Make a box."""\n        return Box()\n' in new
+    )
     assert "c: removed" not in new and "not_asked" not in new
-    assert "Write docstrings for:" in calls[0] and "## old (function; docstring documents 'c'" \
-        in calls[0]
+    assert (
+        "Write docstrings for:" in calls[0]
+        and "## old (function; docstring documents 'c'" in calls[0]
+    )
     # A second run has nothing to ask.
     again, more_calls = replying()
     assert fix_source("box.py", new, DocsConfig(), "google", again).asked == []
@@ -202,11 +239,14 @@ def test_a_docstring_that_would_break_the_code_is_refused(tmp_path):
     assert result.new_source is None and "would not parse" in result.error
 
 
-@pytest.mark.parametrize("reply, error", [
-    ("I cannot do that.", "not JSON"),
-    ('{"docs": []}', "no 'docstrings' list"),
-    ('{"docstrings": [{"name": 1}]}', "string 'name'"),
-])
+@pytest.mark.parametrize(
+    "reply, error",
+    [
+        ("I cannot do that.", "not JSON"),
+        ('{"docs": []}', "no 'docstrings' list"),
+        ('{"docstrings": [{"name": 1}]}', "string 'name'"),
+    ],
+)
 def test_malformed_replies_leave_the_file(reply, error):
     ask, _ = replying(reply)
     result = fix_source("f.py", "def f(x):\n    return x\n", DocsConfig(), "google", ask)
@@ -239,16 +279,26 @@ def test_check_command_exit_codes_and_json(heph, workspace):
 def test_fix_command_writes_checkpoints_and_is_idempotent(heph, chat_server, workspace):
     original = '"""Reports."""\r\n\r\n' + REPORT.replace("\n", "\r\n")
     (workspace / "report.py").write_bytes(original.encode())
-    chat_server.reply({"docstrings": [{"name": "low", "docstring":
-                       "Items under the minimum.\n\nArgs:\n    items: the items\n"
-                       "    minimum: the threshold"}]})
+    chat_server.reply(
+        {
+            "docstrings": [
+                {
+                    "name": "low",
+                    "docstring": "Items under the minimum.\n\nArgs:\n    items: the items\n"
+                    "    minimum: the threshold",
+                }
+            ]
+        }
+    )
     result = heph("docs", "--fix")
     assert result.code == 1, result.stderr
     assert "report.py: wrote 1 docstrings (low)" in result.stdout
     new = (workspace / "report.py").read_bytes().decode()
     assert "\r\n" in new and "\n" not in new.replace("\r\n", "")  # still CRLF
-    inserted = ('    """Items under the minimum.\r\n\r\n    Args:\r\n        items: the items\r\n'
-                '        minimum: the threshold\r\n    """\r\n')
+    inserted = (
+        '    """Items under the minimum.\r\n\r\n    Args:\r\n        items: the items\r\n'
+        '        minimum: the threshold\r\n    """\r\n'
+    )
     assert new.replace(inserted, "") == original  # the code is otherwise byte-identical
     request = chat_server.requests[0]
     assert request["response_format"] == {"type": "json_object"}

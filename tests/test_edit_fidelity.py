@@ -87,8 +87,10 @@ def test_a_tab_the_model_used_becomes_the_files_spaces(ctx):
     new = "if x:\n    if x > 1:\n\t\treturn 2\n    return 1"
     result = edit(ctx, "m.py", old, new)
     assert result.ok, result.output
-    assert read(ctx, "m.py") == ("def f(x):\n    if x:\n        if x > 1:\n"
-                                 "            return 2\n        return 1\n    return 0\n")
+    assert read(ctx, "m.py") == (
+        "def f(x):\n    if x:\n        if x > 1:\n"
+        "            return 2\n        return 1\n    return 0\n"
+    )
     assert "\t" not in read(ctx, "m.py")
 
 
@@ -108,28 +110,53 @@ def test_a_context_line_without_its_marker_does_not_shift_the_added_lines(ctx):
 
 
 def test_four_space_snippet_in_a_two_space_file_keeps_the_files_unit(ctx):
-    put(ctx, "app.ts", "function f(x: number) {\n  if (x > 0) {\n    return x;\n  }\n  return 0;\n}\n")
+    put(
+        ctx,
+        "app.ts",
+        "function f(x: number) {\n  if (x > 0) {\n    return x;\n  }\n  return 0;\n}\n",
+    )
     old = "    if (x > 0) {\n        return x;\n    }"
     new = "    if (x > 0) {\n        const y = x * 2;\n        return y;\n    }"
     result = edit(ctx, "app.ts", old, new)
     assert result.ok, result.output
-    assert read(ctx, "app.ts") == ("function f(x: number) {\n  if (x > 0) {\n    const y = x * 2;\n"
-                                   "    return y;\n  }\n  return 0;\n}\n")
+    assert read(ctx, "app.ts") == (
+        "function f(x: number) {\n  if (x > 0) {\n    const y = x * 2;\n"
+        "    return y;\n  }\n  return 0;\n}\n"
+    )
 
 
 # -- 3. the text of the model's lines is never re-spaced --------------------------------------
 
+
 # The old text copies a line with other spacing (so only the spacing-blind match finds it);
 # that line is kept, so the file keeps its own spelling, and the added line is written as sent.
-@pytest.mark.parametrize("name, kept_line, copied_as, added", [
-    ("a.py", "    s = s + 1", "    s = s+1", "    s += x"),
-    ("a.js", "const total = a + b;", "const total = a+b;", "const f = (xs) => xs.map(x => x*2);"),
-    ("lib.rs", "let n = a + b;", "let n = a+b;", "let v: Vec<u32> = Vec::new();"),
-    ("App.jsx", "const n = a + b;", "const n = a+b;", 'const el = <div className="a">hi</div>;'),
-    ("srv.go", "\tn := a + b", "\tn := a+b", '\tw.Header().Set("Content-Encoding", "gzip")'),
-    ("ci.yml", "n: a + b", "n: a+b", "url: https://example.com/a-b?x=1&y=2"),
-    ("notes.md", "Step one - then two", "Step one-then two", "See https://x.io/a-b, or e-mail."),
-])
+@pytest.mark.parametrize(
+    "name, kept_line, copied_as, added",
+    [
+        ("a.py", "    s = s + 1", "    s = s+1", "    s += x"),
+        (
+            "a.js",
+            "const total = a + b;",
+            "const total = a+b;",
+            "const f = (xs) => xs.map(x => x*2);",
+        ),
+        ("lib.rs", "let n = a + b;", "let n = a+b;", "let v: Vec<u32> = Vec::new();"),
+        (
+            "App.jsx",
+            "const n = a + b;",
+            "const n = a+b;",
+            'const el = <div className="a">hi</div>;',
+        ),
+        ("srv.go", "\tn := a + b", "\tn := a+b", '\tw.Header().Set("Content-Encoding", "gzip")'),
+        ("ci.yml", "n: a + b", "n: a+b", "url: https://example.com/a-b?x=1&y=2"),
+        (
+            "notes.md",
+            "Step one - then two",
+            "Step one-then two",
+            "See https://x.io/a-b, or e-mail.",
+        ),
+    ],
+)
 def test_added_lines_are_written_as_sent_never_respaced(ctx, name, kept_line, copied_as, added):
     put(ctx, name, f"start\n{kept_line}\nend\n")
     result = edit(ctx, name, f"{copied_as}\nend", f"{copied_as}\n{added}\nend")
@@ -144,7 +171,11 @@ def test_whitespace_inside_string_literals_is_never_ignored(ctx):
 
 
 def test_a_misspaced_copy_of_context_still_places_the_edit(ctx):
-    put(ctx, "a.c", "int f(int a) {\n    if (a != 0) {\n        return 1;\n    }\n    return 0;\n}\n")
+    put(
+        ctx,
+        "a.c",
+        "int f(int a) {\n    if (a != 0) {\n        return 1;\n    }\n    return 0;\n}\n",
+    )
     diff = "@@ ... @@\n     if (a!=0) {\n-        return 1;\n+        return 2;\n     }\n"
     result = patch(ctx, "a.c", diff)
     assert result.ok, result.output
@@ -152,6 +183,7 @@ def test_a_misspaced_copy_of_context_still_places_the_edit(ctx):
 
 
 # -- 4. unchanged lines keep the file's bytes ---------------------------------------------------
+
 
 def test_unchanged_lines_keep_their_trailing_spaces(ctx):
     put(ctx, "a.md", "Title  \n\nSome text.   \nEnd\n")
@@ -162,7 +194,9 @@ def test_unchanged_lines_keep_their_trailing_spaces(ctx):
 
 def test_a_continuation_backslash_line_is_kept_byte_for_byte(ctx):
     put(ctx, "build.sh", "cc -o app \\\n   main.c  \nexit 0\n")
-    result = edit(ctx, "build.sh", "cc -o app \\\n   main.c\nexit 0", "cc -o app \\\n   main.c\nexit 1")
+    result = edit(
+        ctx, "build.sh", "cc -o app \\\n   main.c\nexit 0", "cc -o app \\\n   main.c\nexit 1"
+    )
     assert result.ok, result.output
     assert read(ctx, "build.sh") == "cc -o app \\\n   main.c  \nexit 1\n"
 
@@ -182,8 +216,12 @@ LONG = "def f():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    return a\n"
 @pytest.mark.parametrize("marker", ["...", "    # ...", "// ..."])
 def test_a_line_of_dots_stands_for_unchanged_lines(ctx, marker):
     put(ctx, "m.py", LONG)
-    result = edit(ctx, "m.py", f"def f():\n    a = 1\n{marker}\n    return a",
-                  f"def f():\n    a = 10\n{marker}\n    return a * 2")
+    result = edit(
+        ctx,
+        "m.py",
+        f"def f():\n    a = 1\n{marker}\n    return a",
+        f"def f():\n    a = 10\n{marker}\n    return a * 2",
+    )
     assert result.ok, result.output
     assert read(ctx, "m.py") == LONG.replace("a = 1", "a = 10").replace("return a", "return a * 2")
 
@@ -196,13 +234,18 @@ def test_dots_only_in_old_are_refused(ctx):
 
 def test_a_literal_ellipsis_line_is_matched_as_text(ctx):
     put(ctx, "proto.py", "class P(Protocol):\n    def send(self) -> None:\n        ...\n")
-    result = edit(ctx, "proto.py", "    def send(self) -> None:\n        ...",
-                  "    def send(self, data: bytes) -> None:\n        ...")
+    result = edit(
+        ctx,
+        "proto.py",
+        "    def send(self) -> None:\n        ...",
+        "    def send(self, data: bytes) -> None:\n        ...",
+    )
     assert result.ok, result.output
     assert "def send(self, data: bytes) -> None:\n        ...\n" in read(ctx, "proto.py")
 
 
 # -- one context line that differs --------------------------------------------------------------
+
 
 def test_one_wrong_context_line_in_the_middle_is_tolerated_and_kept_from_the_file(ctx):
     put(ctx, "n.txt", "".join(f"line {i}\n" for i in range(1, 13)))
@@ -221,6 +264,7 @@ def test_a_wrong_removed_line_is_never_fuzzed(ctx):
 
 # -- the invariant itself --------------------------------------------------------------------
 
+
 def test_the_invariant_refuses_any_other_change():
     check_only_indentation_changed(["  a", "b"], ["a", "    b"], {})
     with pytest.raises(Unsafe):
@@ -231,8 +275,10 @@ def test_the_invariant_refuses_any_other_change():
 
 def test_code_tags_inside_a_diff_are_content(ctx):
     put(ctx, "page.html", "<body>\n<pre><code>{x}</code></pre>\n</body>\n")
-    diff = ("<code>\n@@ ... @@\n <body>\n-<pre><code>{x}</code></pre>\n"
-            "+<pre><code class=\"a\">{x}</code></pre>\n </body>\n</code>")
+    diff = (
+        "<code>\n@@ ... @@\n <body>\n-<pre><code>{x}</code></pre>\n"
+        '+<pre><code class="a">{x}</code></pre>\n </body>\n</code>'
+    )
     result = patch(ctx, "page.html", diff)
     assert result.ok, result.output
     assert read(ctx, "page.html") == '<body>\n<pre><code class="a">{x}</code></pre>\n</body>\n'
@@ -249,7 +295,9 @@ def test_dots_in_a_hunk_stand_for_unchanged_lines(ctx):
 def test_a_markdown_table_row_copied_with_other_spacing_is_kept(ctx):
     table = "| name | size |\n|------|------|\n| a    | 1    |\n"
     put(ctx, "t.md", table)
-    result = edit(ctx, "t.md", "|name|size|\n|------|------|", "|name|size|\n|------|------|\n| b | 2 |")
+    result = edit(
+        ctx, "t.md", "|name|size|\n|------|------|", "|name|size|\n|------|------|\n| b | 2 |"
+    )
     assert result.ok, result.output
     assert read(ctx, "t.md") == "| name | size |\n|------|------|\n| b | 2 |\n| a    | 1    |\n"
 
@@ -262,13 +310,19 @@ def test_a_nested_markdown_list_item_keeps_its_depth(ctx):
 
 
 def test_python_continuation_lines_keep_their_alignment_when_shifted(ctx):
-    put(ctx, "c.py", "class C:\n    def f(self):\n        x = call(a,\n                 b)\n        return x\n")
+    put(
+        ctx,
+        "c.py",
+        "class C:\n    def f(self):\n        x = call(a,\n                 b)\n        return x\n",
+    )
     old = "x = call(a,\n         b)\nreturn x"
     new = "x = call(a,\n         b,\n         c)\nreturn x"
     result = edit(ctx, "c.py", old, new)
     assert result.ok, result.output
-    assert read(ctx, "c.py") == ("class C:\n    def f(self):\n        x = call(a,\n"
-                                 "                 b,\n                 c)\n        return x\n")
+    assert read(ctx, "c.py") == (
+        "class C:\n    def f(self):\n        x = call(a,\n"
+        "                 b,\n                 c)\n        return x\n"
+    )
 
 
 def test_a_python_file_indented_with_tabs(ctx):
@@ -285,11 +339,14 @@ def test_lines_of_a_multiline_string_shift_with_the_rest(ctx):
     assert read(ctx, "s.py") == 'def f():\n    return """\n    a\n    b\n    c\n    """\n'
 
 
-@pytest.mark.parametrize("old, new", [
-    ("    return s", "    return s * (1 - discount)"),
-    ("return s", "return s * (1 - discount)"),
-    ("s = 0", "total = 0\n        s = 0"),
-])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("    return s", "    return s * (1 - discount)"),
+        ("return s", "return s * (1 - discount)"),
+        ("s = 0", "total = 0\n        s = 0"),
+    ],
+)
 def test_an_extension_made_before_is_not_made_twice(ctx, old, new):
     done = "def f(s):\n    if s:\n        total = 0\n        s = 0\n        return s * (1 - discount)\n"
     put(ctx, "d.py", done)
@@ -303,8 +360,11 @@ def test_a_stale_line_matching_the_start_of_a_longer_one_is_refused(ctx, old):
     line = "        return s*(1-discount)\n"
     put(ctx, "d.py", "def f(s, discount):\n" + line)
     result = edit(ctx, "d.py", old, old + " * (1 - discount)")
-    assert not result.ok and "matches only the beginning" in result.output or \
-        "not found" in result.output, result.output
+    assert (
+        not result.ok
+        and "matches only the beginning" in result.output
+        or "not found" in result.output
+    ), result.output
     assert read(ctx, "d.py") == "def f(s, discount):\n" + line
 
 

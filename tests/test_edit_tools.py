@@ -43,20 +43,29 @@ def text(ctx, path="greet.py"):
 
 # -- edit_file -----------------------------------------------------------------------------
 
+
 def test_trailing_whitespace_drift_is_tolerated(ctx):
-    result = edit(ctx, "    def greet(self):   \n        return \"hello \" + self.name  ",
-                  "    def greet(self):\n        return f\"hello {self.name}\"")
+    result = edit(
+        ctx,
+        '    def greet(self):   \n        return "hello " + self.name  ',
+        '    def greet(self):\n        return f"hello {self.name}"',
+    )
     assert result.ok, result.output
     assert 'return f"hello {self.name}"' in text(ctx)
 
 
 def test_missing_indentation_is_restored_in_the_new_text(ctx):
-    result = edit(ctx, "def greet(self):\n    return \"hello \" + self.name",
-                  "def greet(self, loud=False):\n    text = \"hello \" + self.name\n"
-                  "    return text.upper() if loud else text")
+    result = edit(
+        ctx,
+        'def greet(self):\n    return "hello " + self.name',
+        'def greet(self, loud=False):\n    text = "hello " + self.name\n'
+        "    return text.upper() if loud else text",
+    )
     assert result.ok, result.output
-    assert ("    def greet(self, loud=False):\n        text = \"hello \" + self.name\n"
-            "        return text.upper() if loud else text\n") in text(ctx)
+    assert (
+        '    def greet(self, loud=False):\n        text = "hello " + self.name\n'
+        "        return text.upper() if loud else text\n"
+    ) in text(ctx)
 
 
 def test_crlf_file_with_lf_edit_stays_crlf(ctx):
@@ -68,20 +77,30 @@ def test_crlf_file_with_lf_edit_stays_crlf(ctx):
 
 def test_new_text_built_from_a_misspaced_copy_is_refused_not_respaced(ctx):
     (ctx.workspace.root / "calc.py").write_text("def total(p, t):\n    return p * (1 + t)\n")
-    result = edit(ctx, "def total(p, t):\n    return p*(1+t)",
-                  "def total(p, t, d=0.0):\n    return p*(1+t)*(1-d)", path="calc.py")
+    result = edit(
+        ctx,
+        "def total(p, t):\n    return p*(1+t)",
+        "def total(p, t, d=0.0):\n    return p*(1+t)*(1-d)",
+        path="calc.py",
+    )
     assert not result.ok and "spaced otherwise than the file's" in result.output
     assert text(ctx, "calc.py") == "def total(p, t):\n    return p * (1 + t)\n"
 
 
 def test_spacing_drift_in_lines_the_edit_keeps_is_tolerated(ctx):
-    (ctx.workspace.root / "calc.py").write_text("def total(p, t):\n    s = p * (1 + t)\n"
-                                                "    return s\n")
-    result = edit(ctx, "    s = p*(1+t)\n    return s", "    s = p*(1+t)\n    return round(s, 2)",
-                  path="calc.py")
+    (ctx.workspace.root / "calc.py").write_text(
+        "def total(p, t):\n    s = p * (1 + t)\n    return s\n"
+    )
+    result = edit(
+        ctx,
+        "    s = p*(1+t)\n    return s",
+        "    s = p*(1+t)\n    return round(s, 2)",
+        path="calc.py",
+    )
     assert result.ok, result.output
-    assert text(ctx, "calc.py") == ("def total(p, t):\n    s = p * (1 + t)\n"
-                                    "    return round(s, 2)\n")
+    assert text(ctx, "calc.py") == (
+        "def total(p, t):\n    s = p * (1 + t)\n    return round(s, 2)\n"
+    )
 
 
 def test_a_loose_match_in_two_places_is_refused_with_both_lines(ctx):
@@ -123,6 +142,7 @@ def test_an_empty_file_can_be_filled(ctx):
 
 # -- patch_file ----------------------------------------------------------------------------
 
+
 def test_hunks_without_numbers_or_headers_in_a_fence(ctx):
     diff = """Here is the change:
 ```diff
@@ -157,8 +177,10 @@ def test_wrong_line_numbers_and_several_hunks(ctx):
 
 
 def test_whitespace_drift_in_context(ctx):
-    diff = "@@ -1 +1 @@\n class Greeter:\n-  def __init__(self, name):\n-    self.name = name\n" \
-           "+  def __init__(self, name: str):\n+    self.name = name\n"
+    diff = (
+        "@@ -1 +1 @@\n class Greeter:\n-  def __init__(self, name):\n-    self.name = name\n"
+        "+  def __init__(self, name: str):\n+    self.name = name\n"
+    )
     result = patch(ctx, diff)
     assert result.ok, result.output
     assert "    def __init__(self, name: str):\n        self.name = name\n" in text(ctx)
@@ -214,8 +236,10 @@ def test_creating_a_file_from_dev_null(ctx):
 
 
 def test_codex_patch_format(ctx):
-    diff = "*** Begin Patch\n*** Update File: greet.py\n@@\n-        self.name = name\n" \
-           "+        self.name = name.title()\n*** End Patch\n"
+    diff = (
+        "*** Begin Patch\n*** Update File: greet.py\n@@\n-        self.name = name\n"
+        "+        self.name = name.title()\n*** End Patch\n"
+    )
     assert patch(ctx, diff).ok
     assert "self.name = name.title()" in text(ctx)
 

@@ -43,7 +43,9 @@ def test_read_write_final(ws):
 
 def test_every_request_ends_with_the_state_and_keeps_earlier_messages_identical(ws):
     agent, model = agent_with(
-        ws, act("read_file", path="app.py"), act("write_file", path="new.py", content="x = 1\n"),
+        ws,
+        act("read_file", path="app.py"),
+        act("write_file", path="new.py", content="x = 1\n"),
         final("done"),
     )
     agent.execute("make new.py")
@@ -61,14 +63,18 @@ def test_malformed_reply_is_fed_back_and_the_run_recovers(ws):
     agent, model = agent_with(ws, "I think I should read the file.", final("ok"))
     assert agent.execute("look").status == "answered"
     feedback = model.calls[1][-1]["content"]
-    assert feedback.startswith("Your last reply was not valid: the reply contained no complete JSON")
+    assert feedback.startswith(
+        "Your last reply was not valid: the reply contained no complete JSON"
+    )
 
 
 def test_three_malformed_replies_in_a_row_end_the_run(ws):
     agent, _ = agent_with(ws, "nope", '{"thought": "x"}', act("rm", path="x"))
     outcome = agent.execute("look")
     assert outcome.status == "failed" and outcome.exit_code == 1
-    assert "3 malformed replies in a row" in outcome.message and "unknown tool 'rm'" in outcome.message
+    assert (
+        "3 malformed replies in a row" in outcome.message and "unknown tool 'rm'" in outcome.message
+    )
 
 
 def test_a_good_reply_resets_the_malformed_count(ws):
@@ -85,8 +91,9 @@ def test_the_same_call_three_times_is_a_loop(ws):
 
 
 def test_step_limit(ws):
-    agent, model = agent_with(ws, *[act("read_file", path="app.py", start_line=i) for i in (1, 2, 1)],
-                              max_steps=3)
+    agent, model = agent_with(
+        ws, *[act("read_file", path="app.py", start_line=i) for i in (1, 2, 1)], max_steps=3
+    )
     outcome = agent.execute("look")
     assert outcome.status == "failed" and "step limit (3)" in outcome.message
     assert len(model.calls) == 3
@@ -120,8 +127,9 @@ def test_ctrl_c_saves_the_session(ws):
 
 
 def test_state_persists_and_the_next_agent_sees_it(ws):
-    agent, _ = agent_with(ws, act("write_file", path="fizzbuzz.py", content="print(1)\n"),
-                          final("wrote fizzbuzz.py"))
+    agent, _ = agent_with(
+        ws, act("write_file", path="fizzbuzz.py", content="print(1)\n"), final("wrote fizzbuzz.py")
+    )
     agent.execute("write fizzbuzz")
     saved = json.loads((ws.heph_dir / "state.json").read_text())
     assert saved["last_modified_file"] == "fizzbuzz.py"
@@ -144,8 +152,9 @@ def test_conversation_carries_over_between_tasks(ws):
 
 def test_observations_are_clipped(ws):
     (ws.root / "big.txt").write_text("word\n" * 1000)
-    agent, model = agent_with(ws, act("search", pattern="word"), final("ok"),
-                              observation_limit=1000)
+    agent, model = agent_with(
+        ws, act("search", pattern="word"), final("ok"), observation_limit=1000
+    )
     agent.execute("search")
     observation = model.calls[1][-1]["content"]
     assert len(observation.split("<agent_state>")[0].encode()) < 1200

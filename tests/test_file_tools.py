@@ -39,7 +39,9 @@ def test_read_file_range_and_continuation_hint(ctx):
 
 def test_read_file_clips_to_the_observation_limit(ctx):
     ctx.observation_limit = 2000
-    (ctx.workspace.root / "big.py").write_text("".join(f"v{i} = {i}  # {'y' * 60}\n" for i in range(500)))
+    (ctx.workspace.root / "big.py").write_text(
+        "".join(f"v{i} = {i}  # {'y' * 60}\n" for i in range(500))
+    )
     result = call(ctx, "read_file", path="big.py")
     assert len(result.output.encode()) <= 2000
     assert "of 500; read on with start_line=" in result.output
@@ -89,7 +91,9 @@ def test_secret_files_are_not_read_or_searched(ctx):
 
 def test_search_reports_path_line_text(ctx):
     (ctx.workspace.root / "pkg").mkdir()
-    (ctx.workspace.root / "pkg" / "m.py").write_text("import os\n\ndef sub(a, b):\n    return a - b\n")
+    (ctx.workspace.root / "pkg" / "m.py").write_text(
+        "import os\n\ndef sub(a, b):\n    return a - b\n"
+    )
     result = call(ctx, "search", pattern=r"return a [-+] b")
     assert result.output.splitlines() == ["app.py:2: return a - b", "pkg/m.py:4: return a - b"]
     only = call(ctx, "search", pattern="def", path="pkg")

@@ -80,11 +80,14 @@ def test_endpoint_without_json_mode_is_asked_again_without_it_and_remembered():
         assert ["response_format" in body for body in server.requests] == [True, False, False]
 
 
-@pytest.mark.parametrize("status, words", [
-    (401, ["rejected the API key", "OPENAI_API_KEY"]),
-    (404, ["model 'gpt-4o-mini' was not found at http://127.0.0.1", "--model"]),
-    (400, ["rejected the request", "injected 400"]),
-])
+@pytest.mark.parametrize(
+    "status, words",
+    [
+        (401, ["rejected the API key", "OPENAI_API_KEY"]),
+        (404, ["model 'gpt-4o-mini' was not found at http://127.0.0.1", "--model"]),
+        (400, ["rejected the request", "injected 400"]),
+    ],
+)
 def test_permanent_errors_are_not_retried_and_explained(chat_server, status, words):
     chat_server.fault("status", status=status)
     with pytest.raises(ModelError) as caught:
@@ -101,8 +104,9 @@ def test_a_200_that_is_not_json(chat_server):
 
 
 def test_nothing_listening_names_the_url():
-    model = ChatModel(Config(base_url="http://127.0.0.1:9/v1", max_retries=1),
-                      pause=lambda seconds: None)
+    model = ChatModel(
+        Config(base_url="http://127.0.0.1:9/v1", max_retries=1), pause=lambda seconds: None
+    )
     with pytest.raises(ModelError) as caught:
         model.complete(HELLO)
     assert "nothing is listening at http://127.0.0.1:9/v1" in caught.value.message
@@ -141,17 +145,37 @@ def test_no_key_and_no_local_url_explains_how_to_configure():
 
 
 def test_a_reply_only_in_reasoning_content_is_used(chat_server):
-    body = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                "role": "assistant", "content": None,
-                "reasoning_content": '{"final": "from reasoning"}'}}]}
+    body = {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "reasoning_content": '{"final": "from reasoning"}',
+                },
+            }
+        ],
+    }
     chat_server.fault("status", status=200, body=json.dumps(body))
     assert model_for(chat_server).complete(HELLO).text == '{"final": "from reasoning"}'
 
 
 def completion_body(message):
-    return json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                       "choices": [{"index": 0, "finish_reason": "stop", "message": message}]})
+    return json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+        }
+    )
 
 
 def test_a_200_whose_message_is_null_is_an_empty_reply(chat_server):
@@ -159,10 +183,13 @@ def test_a_200_whose_message_is_null_is_an_empty_reply(chat_server):
     assert model_for(chat_server).complete(HELLO).text == ""
 
 
-@pytest.mark.parametrize("event", [
-    'event: error\ndata: {"error": {"message": "model overloaded"}}',
-    'data: {"error": {"message": "model overloaded"}}',
-])
+@pytest.mark.parametrize(
+    "event",
+    [
+        'event: error\ndata: {"error": {"message": "model overloaded"}}',
+        'data: {"error": {"message": "model overloaded"}}',
+    ],
+)
 def test_an_error_event_in_a_stream_is_retried_then_reported(chat_server, event):
     chat_server.fault("events", events=[event]).reply("whole")
     assert model_for(chat_server, stream=True).complete(HELLO).text == "whole"

@@ -9,7 +9,9 @@ from conftest import heph_command
 
 def modules_loaded_by(code: str) -> set[str]:
     script = f"import sys\n{code}\nprint('MODULES:' + ' '.join(sys.modules))"
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
     return set(done.stdout.rpartition("MODULES:")[2].split())
 
 
@@ -25,9 +27,16 @@ def test_version_and_help_do_not_import_heavy_modules():
 
 def test_importing_the_package_has_no_side_effects(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-c", "import hephaistus, hephaistus.cli, hephaistus.agent, "
-                               "hephaistus.engine, hephaistus.tools, hephaistus.session"],
-        cwd=tmp_path, capture_output=True, text=True, env={"HOME": str(tmp_path), "PATH": ""},
+        [
+            sys.executable,
+            "-c",
+            "import hephaistus, hephaistus.cli, hephaistus.agent, "
+            "hephaistus.engine, hephaistus.tools, hephaistus.session",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"HOME": str(tmp_path), "PATH": ""},
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "" and list(tmp_path.iterdir()) == []
@@ -45,8 +54,9 @@ def test_prompt_templates_load_from_the_package():
 
 
 def test_python_dash_m_runs_the_cli():
-    done = subprocess.run([sys.executable, "-m", "hephaistus", "--version"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "hephaistus", "--version"], capture_output=True, text=True
+    )
     assert done.returncode == 0 and done.stdout.startswith("heph ")
 
 
@@ -59,8 +69,11 @@ def test_every_subpackage_is_packaged():
     else:
         import tomli as tomllib
     root = Path(__file__).resolve().parents[1]
-    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
-                 ["packages"])
-    found = {".".join(init.parent.relative_to(root).parts)
-             for init in (root / "hephaistus").rglob("__init__.py")}
+    listed = set(
+        tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        ".".join(init.parent.relative_to(root).parts)
+        for init in (root / "hephaistus").rglob("__init__.py")
+    }
     assert found <= listed, f"add to pyproject.toml packages: {sorted(found - listed)}"

@@ -67,10 +67,24 @@ def test_the_workspace_map_reads_nothing_through_links(linked):
     assert "def app" in text
 
 
-@pytest.mark.parametrize("name", [
-    ".ENV", "Secrets.env", "prod.env", ".netrc", ".npmrc", ".pypirc", "credentials.json",
-    ".git-credentials", "server.PEM", "cert.p12", ".ssh/config", ".aws/credentials", "id_rsa",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        ".ENV",
+        "Secrets.env",
+        "prod.env",
+        ".netrc",
+        ".npmrc",
+        ".pypirc",
+        "credentials.json",
+        ".git-credentials",
+        "server.PEM",
+        "cert.p12",
+        ".ssh/config",
+        ".aws/credentials",
+        "id_rsa",
+    ],
+)
 def test_secret_names_are_matched_without_regard_to_case(tmp_path, name):
     root = tmp_path / "ws"
     (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -80,8 +94,10 @@ def test_secret_names_are_matched_without_regard_to_case(tmp_path, name):
     assert "SECRET-MARKER" not in call(ctx, "search", pattern="MARKER").output
 
 
-@pytest.mark.parametrize("name", ["env.py", "keys.py", "environment.md", "secret_santa.py",
-                                  "tokens.py", "credentials_form.py"])
+@pytest.mark.parametrize(
+    "name",
+    ["env.py", "keys.py", "environment.md", "secret_santa.py", "tokens.py", "credentials_form.py"],
+)
 def test_ordinary_names_are_not_secret(tmp_path, name):
     assert not Workspace.at(tmp_path).is_secret(name)
 

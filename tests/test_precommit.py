@@ -15,7 +15,9 @@ from conftest import git
 
 pytestmark = pytest.mark.index  # pre-commit installs this project: it needs the package index
 REPO = Path(__file__).resolve().parents[1]
-UNDOCUMENTED = '"""Reports."""\n\n\ndef low(items, minimum=5):\n    return [i for i in items if i < minimum]\n'
+UNDOCUMENTED = (
+    '"""Reports."""\n\n\ndef low(items, minimum=5):\n    return [i for i in items if i < minimum]\n'
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,26 +31,45 @@ def project(tmp_path, hook_id, pre_commit_home, env):
     root = tmp_path / "project"
     root.mkdir()
     git(root, "init", "-q")
-    rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                         check=True).stdout.strip()
+    rev = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.strip()
     (root / ".pre-commit-config.yaml").write_text(
-        f"repos:\n- repo: {REPO}\n  rev: {rev}\n  hooks:\n  - id: {hook_id}\n")
-    subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=root, env=env,
-                   check=True, capture_output=True)
+        f"repos:\n- repo: {REPO}\n  rev: {rev}\n  hooks:\n  - id: {hook_id}\n"
+    )
+    subprocess.run(
+        [sys.executable, "-m", "pre_commit", "install"],
+        cwd=root,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     (root / "report.py").write_text(UNDOCUMENTED)
     git(root, "add", ".")
     return root
 
 
 def commit(root, env):
-    return subprocess.run(["git", "commit", "-m", "work"], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=900)
+    return subprocess.run(
+        ["git", "commit", "-m", "work"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def environment(pre_commit_home, **extra):
-    return {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home), "GIT_AUTHOR_NAME": "t",
-            "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
-            **extra}
+    return {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(pre_commit_home),
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        **extra,
+    }
 
 
 def test_check_hook_fails_the_commit_naming_the_function(tmp_path, pre_commit_home):
@@ -59,8 +80,9 @@ def test_check_hook_fails_the_commit_naming_the_function(tmp_path, pre_commit_ho
     assert "report.py:4: low: missing docstring" in done.stdout + done.stderr
 
 
-def test_fix_hook_writes_the_docstring_and_the_second_commit_passes(tmp_path, pre_commit_home,
-                                                                    chat_server):
+def test_fix_hook_writes_the_docstring_and_the_second_commit_passes(
+    tmp_path, pre_commit_home, chat_server
+):
     chat_server.reply({"docstrings": [{"name": "low", "docstring": "Items below the minimum."}]})
     env = environment(pre_commit_home, OPENAI_BASE_URL=chat_server.url)
     env.pop("OPENAI_API_KEY", None)
@@ -69,7 +91,8 @@ def test_fix_hook_writes_the_docstring_and_the_second_commit_passes(tmp_path, pr
     assert first.returncode != 0, first.stdout + first.stderr  # the hook changed a file
     text = (root / "report.py").read_text()
     assert text == UNDOCUMENTED.replace(
-        "minimum=5):\n", 'minimum=5):\n    """Items below the minimum."""\n')
+        "minimum=5):\n", 'minimum=5):\n    """Items below the minimum."""\n'
+    )
     git(root, "add", "report.py")
     second = commit(root, env)
     assert second.returncode == 0, second.stdout + second.stderr

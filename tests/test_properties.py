@@ -17,9 +17,11 @@ from hephaistus.workspace import Workspace
 TOOLS = default_registry()
 SECRET = "SECRET-CANARY-7f3a"
 OUTSIDE = "OUTSIDE-CANARY-91c2"
-FUZZ = settings(max_examples=int(os.environ.get("HEPH_FUZZ_EXAMPLES", "150")), deadline=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=int(os.environ.get("HEPH_FUZZ_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 class Sandbox:
@@ -62,8 +64,12 @@ class Sandbox:
         return found
 
     def context(self) -> ToolContext:
-        return ToolContext(Workspace.at(self.root), commands={"touch": "touch", "echo": "echo"},
-                           command_timeout=10, search_seconds=1.0)
+        return ToolContext(
+            Workspace.at(self.root),
+            commands={"touch": "touch", "echo": "echo"},
+            command_timeout=10,
+            search_seconds=1.0,
+        )
 
     def check(self, tool: str, result) -> None:
         assert self.snapshot_outside() == self.before, f"{tool} changed something outside"
@@ -76,22 +82,62 @@ def sandbox(tmp_path):
     return lambda: Sandbox(tmp_path / "sandbox")
 
 
-FRAGMENTS = ["..", ".", "", "/", "//", "~", "src", "app.py", ".env", ".ENV", "id_rsa", "out",
-             "victim.txt", "config.txt", ".git", "config", ".heph", "new.py", "\x00", "\x1b[2J",
-             "\udcff", "a" * 300, "*", "%2e%2e", "\\..\\", "C:", "\u202e"]
+FRAGMENTS = [
+    "..",
+    ".",
+    "",
+    "/",
+    "//",
+    "~",
+    "src",
+    "app.py",
+    ".env",
+    ".ENV",
+    "id_rsa",
+    "out",
+    "victim.txt",
+    "config.txt",
+    ".git",
+    "config",
+    ".heph",
+    "new.py",
+    "\x00",
+    "\x1b[2J",
+    "\udcff",
+    "a" * 300,
+    "*",
+    "%2e%2e",
+    "\\..\\",
+    "C:",
+    "\u202e",
+]
 paths = st.one_of(
-    st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), min_size=1,
-             max_size=5).map("/".join),
-    st.sampled_from(["/etc/passwd", "/tmp", "../outside/victim.txt", "out/new.txt",
-                     "src/../../outside/x"]),
+    st.lists(
+        st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), min_size=1, max_size=5
+    ).map("/".join),
+    st.sampled_from(
+        ["/etc/passwd", "/tmp", "../outside/victim.txt", "out/new.txt", "src/../../outside/x"]
+    ),
     st.text(max_size=20),
 )
 
 
 @FUZZ
-@given(tool=st.sampled_from(["read_file", "list_files", "search", "write_file", "append_file",
-                             "edit_file", "patch_file"]),
-       path=paths, text=st.text(max_size=30))
+@given(
+    tool=st.sampled_from(
+        [
+            "read_file",
+            "list_files",
+            "search",
+            "write_file",
+            "append_file",
+            "edit_file",
+            "patch_file",
+        ]
+    ),
+    path=paths,
+    text=st.text(max_size=30),
+)
 def test_random_paths_never_escape_or_leak(sandbox, tool, path, text):
     box = sandbox()
     args = {"path": path}
@@ -106,13 +152,39 @@ def test_random_paths_never_escape_or_leak(sandbox, tool, path, text):
     box.check(tool, TOOLS.get(tool)(args, box.context()))
 
 
-ARG_WORDS = ["-x", "--basetemp=", "-C", "-c", "--rootdir=", "@", "=", ":", ",", "..", "/", "~",
-             "out", "out/", "victim.txt", "/tmp/", "/etc/passwd", "new.txt", ".env", "a", "-"]
+ARG_WORDS = [
+    "-x",
+    "--basetemp=",
+    "-C",
+    "-c",
+    "--rootdir=",
+    "@",
+    "=",
+    ":",
+    ",",
+    "..",
+    "/",
+    "~",
+    "out",
+    "out/",
+    "victim.txt",
+    "/tmp/",
+    "/etc/passwd",
+    "new.txt",
+    ".env",
+    "a",
+    "-",
+]
 
 
 @FUZZ
-@given(words=st.lists(st.lists(st.sampled_from(ARG_WORDS), min_size=1, max_size=4).map("".join),
-                      min_size=1, max_size=4))
+@given(
+    words=st.lists(
+        st.lists(st.sampled_from(ARG_WORDS), min_size=1, max_size=4).map("".join),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_random_command_arguments_never_touch_outside(sandbox, words):
     box = sandbox()
     result = TOOLS.get("run_command")({"name": "touch", "args": " ".join(words)}, box.context())
@@ -121,20 +193,55 @@ def test_random_command_arguments_never_touch_outside(sandbox, words):
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
-                                                                max_size=4),
-    max_leaves=12)
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
 replies = st.one_of(
     json_values.map(json.dumps),
-    st.fixed_dictionaries({"thought": json_values, "action": st.fixed_dictionaries(
-        {"tool": st.sampled_from([*TOOLS.names, "rm", ""]),
-         "args": st.dictionaries(st.sampled_from(["path", "content", "old", "new", "pattern",
-                                                  "name", "args", "n", "x"]),
-                                 json_values, max_size=4)})}).map(json.dumps),
-    st.text(alphabet=string.printable + "{}[]\"\\\ud800\x1b", max_size=200),
-    st.lists(st.sampled_from(['{"', '"thought"', ":", '"', "{", "}", "[", "]", ",", "\\u",
-                              "d800", '"final"', '"message"', "```json", "<think>", "</think>",
-                              "9" * 50]), max_size=40).map("".join),
+    st.fixed_dictionaries(
+        {
+            "thought": json_values,
+            "action": st.fixed_dictionaries(
+                {
+                    "tool": st.sampled_from([*TOOLS.names, "rm", ""]),
+                    "args": st.dictionaries(
+                        st.sampled_from(
+                            ["path", "content", "old", "new", "pattern", "name", "args", "n", "x"]
+                        ),
+                        json_values,
+                        max_size=4,
+                    ),
+                }
+            ),
+        }
+    ).map(json.dumps),
+    st.text(alphabet=string.printable + '{}[]"\\\ud800\x1b', max_size=200),
+    st.lists(
+        st.sampled_from(
+            [
+                '{"',
+                '"thought"',
+                ":",
+                '"',
+                "{",
+                "}",
+                "[",
+                "]",
+                ",",
+                "\\u",
+                "d800",
+                '"final"',
+                '"message"',
+                "```json",
+                "<think>",
+                "</think>",
+                "9" * 50,
+            ]
+        ),
+        max_size=40,
+    ).map("".join),
 )
 
 
@@ -151,8 +258,11 @@ def test_any_reply_parses_or_is_a_format_error(text):
         assert not TOOLS.get(reply.tool).problems(reply.args)
 
 
-@settings(max_examples=int(os.environ.get("HEPH_FUZZ_EXAMPLES", "60")) // 2 or 1, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("HEPH_FUZZ_EXAMPLES", "60")) // 2 or 1,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(script=st.lists(replies, min_size=1, max_size=5))
 def test_any_run_of_replies_ends_with_an_outcome_and_a_closed_session(sandbox, script):
     from hephaistus.agent import Agent
@@ -161,10 +271,13 @@ def test_any_run_of_replies_ends_with_an_outcome_and_a_closed_session(sandbox, s
     from hephaistus.testing import ScriptedModel
 
     box = sandbox()
-    model = ScriptedModel([*script, json.dumps({"thought": "", "final": {"message": "end"}})] +
-                          [json.dumps({"thought": "", "final": "end"})] * 3)
-    agent = Agent(Workspace.at(box.root), Config(max_steps=8, commands=(("echo", "echo"),)),
-                  model=model)
+    model = ScriptedModel(
+        [*script, json.dumps({"thought": "", "final": {"message": "end"}})]
+        + [json.dumps({"thought": "", "final": "end"})] * 3
+    )
+    agent = Agent(
+        Workspace.at(box.root), Config(max_steps=8, commands=(("echo", "echo"),)), model=model
+    )
     outcome = agent.execute("fuzz")
     assert outcome.status in ("answered", "failed", "refused")
     assert load_session(agent.session.path).end is not None

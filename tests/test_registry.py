@@ -67,9 +67,20 @@ def test_system_prompt_lists_every_registered_tool_with_its_arguments(tmp_path):
         assert f"### {tool.name}\n{tool.description}" in prompt
         for arg in tool.args:
             assert f"- {arg.name} ({arg.json_type}" in prompt
-    assert set(registry.names) == {"list_files", "read_file", "search", "write_file",
-                                   "append_file", "edit_file", "patch_file", "git_status", "git_diff",
-                                   "git_log", "git_commit", "run_command"}
+    assert set(registry.names) == {
+        "list_files",
+        "read_file",
+        "search",
+        "write_file",
+        "append_file",
+        "edit_file",
+        "patch_file",
+        "git_status",
+        "git_diff",
+        "git_log",
+        "git_commit",
+        "run_command",
+    }
 
 
 def test_workspace_prompt_override_wins(tmp_path):

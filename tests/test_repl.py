@@ -45,8 +45,9 @@ def chat(ws, keys, *replies, yes=False, history=None):
         chunks = [keys] if isinstance(keys, str) else list(keys)
         pipe.send_text(chunks[0])
         holder = {}
-        typist = threading.Thread(target=_type_when_ready, args=(pipe, chunks[1:], holder),
-                                  daemon=True)
+        typist = threading.Thread(
+            target=_type_when_ready, args=(pipe, chunks[1:], holder), daemon=True
+        )
         repl = Repl(agent, sink, approval, input=pipe, output=DummyOutput(), history=history)
         holder["repl"] = repl
         typist.start()
@@ -71,8 +72,21 @@ def _type_when_ready(pipe, chunks, holder, limit=10.0):
 def test_help_lists_every_command_with_its_docstring(ws):
     code, out, _, repl = chat(ws, "/help" + ENTER + "/exit" + ENTER)
     assert code == 0
-    expected = {"help", "undo", "redo", "diff", "commit", "clear", "state", "tokens", "model",
-                "sessions", "replay", "approvals", "exit"}
+    expected = {
+        "help",
+        "undo",
+        "redo",
+        "diff",
+        "commit",
+        "clear",
+        "state",
+        "tokens",
+        "model",
+        "sessions",
+        "replay",
+        "approvals",
+        "exit",
+    }
     assert set(repl.commands()) == expected
     for name in expected:
         doc = getattr(repl, f"cmd_{name}").__doc__.strip().splitlines()[0]
@@ -86,12 +100,16 @@ def test_unknown_command_suggests_the_closest(ws):
 
 
 def test_a_task_with_approval_then_a_follow_up(ws):
-    keys = ("write fizzbuzz.py" + ENTER + "y" + ENTER
-            + "it is incorrect" + ENTER + "y" + ENTER + CTRL_D)
+    keys = (
+        "write fizzbuzz.py" + ENTER + "y" + ENTER + "it is incorrect" + ENTER + "y" + ENTER + CTRL_D
+    )
     code, out, model, _ = chat(
-        ws, keys,
-        act("write_file", path="fizzbuzz.py", content="print(1)\n"), final("wrote it"),
-        act("write_file", path="fizzbuzz.py", content="print('fizz')\n"), final("fixed it"),
+        ws,
+        keys,
+        act("write_file", path="fizzbuzz.py", content="print(1)\n"),
+        final("wrote it"),
+        act("write_file", path="fizzbuzz.py", content="print('fizz')\n"),
+        final("fixed it"),
     )
     assert code == 0
     assert (ws.root / "fizzbuzz.py").read_text() == "print('fizz')\n"
@@ -103,18 +121,35 @@ def test_a_task_with_approval_then_a_follow_up(ws):
 
 def test_declining_a_write_lets_the_model_go_on(ws):
     keys = "make a.py" + ENTER + "n" + ENTER + CTRL_D
-    _, out, model, _ = chat(ws, keys, act("write_file", path="a.py", content="1\n"),
-                            final("ok, not written"))
+    _, out, model, _ = chat(
+        ws, keys, act("write_file", path="a.py", content="1\n"), final("ok, not written")
+    )
     assert not (ws.root / "a.py").exists()
     assert "the user declined this change" in model.calls[1][-1]["content"]
     assert "ok, not written" in out
 
 
 def test_all_can_be_saved_for_the_workspace_and_cleared(ws):
-    keys = ("make files" + ENTER + "a" + ENTER + "y" + ENTER
-            + "/approvals" + ENTER + "/approvals clear" + ENTER + CTRL_D)
-    _, out, _, _ = chat(ws, keys, act("write_file", path="a.py", content="1\n"),
-                        act("write_file", path="b.py", content="2\n"), final("both"))
+    keys = (
+        "make files"
+        + ENTER
+        + "a"
+        + ENTER
+        + "y"
+        + ENTER
+        + "/approvals"
+        + ENTER
+        + "/approvals clear"
+        + ENTER
+        + CTRL_D
+    )
+    _, out, _, _ = chat(
+        ws,
+        keys,
+        act("write_file", path="a.py", content="1\n"),
+        act("write_file", path="b.py", content="2\n"),
+        final("both"),
+    )
     assert (ws.root / "a.py").exists() and (ws.root / "b.py").exists()  # b needed no question
     assert "writes are approved for this workspace" in out
     assert "approvals cleared" in out
@@ -124,8 +159,12 @@ def test_all_can_be_saved_for_the_workspace_and_cleared(ws):
 def test_saved_approval_is_used_by_the_next_chat(ws):
     ws.heph_dir.mkdir()
     (ws.heph_dir / "approvals.json").write_text(json.dumps({"writes": True}))
-    chat(ws, "make a.py" + ENTER + CTRL_D, act("write_file", path="a.py", content="1\n"),
-         final("done"))
+    chat(
+        ws,
+        "make a.py" + ENTER + CTRL_D,
+        act("write_file", path="a.py", content="1\n"),
+        final("done"),
+    )
     assert (ws.root / "a.py").exists()
 
 
@@ -161,10 +200,26 @@ def test_a_paste_with_newlines_is_one_task(ws):
 
 
 def test_undo_redo_and_diff(ws):
-    keys = ("change app" + ENTER + "/diff" + ENTER + "/undo" + ENTER + "/undo" + ENTER
-            + "/redo" + ENTER + CTRL_D)
-    _, out, _, _ = chat(ws, keys, act("edit_file", path="src/app.py", old="x = 1", new="x = 2"),
-                        final("changed"), yes=True)
+    keys = (
+        "change app"
+        + ENTER
+        + "/diff"
+        + ENTER
+        + "/undo"
+        + ENTER
+        + "/undo"
+        + ENTER
+        + "/redo"
+        + ENTER
+        + CTRL_D
+    )
+    _, out, _, _ = chat(
+        ws,
+        keys,
+        act("edit_file", path="src/app.py", old="x = 1", new="x = 2"),
+        final("changed"),
+        yes=True,
+    )
     assert "-x = 1\n+x = 2" in out
     assert "undone: src/app.py" in out and "nothing to undo" in out and "redone: src/app.py" in out
     assert (ws.root / "src" / "app.py").read_text() == "x = 2\n"
@@ -178,8 +233,21 @@ def test_clear_starts_a_new_conversation_and_keeps_the_state(ws):
 
 
 def test_tokens_model_and_sessions(ws):
-    keys = ("hello" + ENTER + "/tokens" + ENTER + "/model" + ENTER + "/model other-model" + ENTER
-            + "/sessions" + ENTER + "/replay" + ENTER + CTRL_D)
+    keys = (
+        "hello"
+        + ENTER
+        + "/tokens"
+        + ENTER
+        + "/model"
+        + ENTER
+        + "/model other-model"
+        + ENTER
+        + "/sessions"
+        + ENTER
+        + "/replay"
+        + ENTER
+        + CTRL_D
+    )
     _, out, _, repl = chat(ws, keys, final("hi there"))
     assert "tokens used; context: about" in out
     assert "model: scripted" in out and "model: other-model" in out
@@ -213,20 +281,25 @@ def test_tab_completes_in_the_prompt(ws):
 
 def test_ctrl_r_searches_the_history(ws, tmp_path):
     history = tmp_path / "history"
-    history.write_text("\n# 2026-01-01 00:00:00.000000\n+/state\n\n# 2026-01-01 00:00:01.000000\n"
-                       "+/tokens\n")
+    history.write_text(
+        "\n# 2026-01-01 00:00:00.000000\n+/state\n\n# 2026-01-01 00:00:01.000000\n+/tokens\n"
+    )
     searched = lambda repl: repl.prompt.search_buffer.text == "sta"  # noqa: E731
-    _, out, _, _ = chat(ws, ["\x12sta", (ENTER, searched), (ENTER + CTRL_D, buffer_is("/state"))],
-                        history=history)
+    _, out, _, _ = chat(
+        ws, ["\x12sta", (ENTER, searched), (ENTER + CTRL_D, buffer_is("/state"))], history=history
+    )
     assert "<agent_state>" in out and "tokens used" not in out
 
 
 def test_a_hostile_model_cannot_write_escape_sequences_to_the_chat(ws):
     hostile = "\x1b[1A\x1b[2K\x1b]52;c;Y3VybA==\x07"
     code, out, _, repl = chat(
-        ws, "set it up" + ENTER + "/state" + ENTER + "/exit" + ENTER,
+        ws,
+        "set it up" + ENTER + "/state" + ENTER + "/exit" + ENTER,
         act("write_file", f"plan{hostile}", path="setup.py", content=f"import os{hostile}\n"),
-        final(f"done{hostile}"), yes=True)
+        final(f"done{hostile}"),
+        yes=True,
+    )
     assert code == 0
     assert "\x1b" not in out and "\x07" not in out
     assert "import os\\x1b[1A\\x1b[2K" in out and "done\\x1b[1A" in out

@@ -15,14 +15,18 @@ def ws(tmp_path):
     root = tmp_path / "ws"
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "models.py").write_text("class User:\n    def name(self) -> str:\n        pass\n")
-    (root / "pkg" / "views.py").write_text("from pkg.models import User\n\ndef show(user: User):\n"
-                                           "    pass\n")
+    (root / "pkg" / "models.py").write_text(
+        "class User:\n    def name(self) -> str:\n        pass\n"
+    )
+    (root / "pkg" / "views.py").write_text(
+        "from pkg.models import User\n\ndef show(user: User):\n    pass\n"
+    )
     (root / "pkg" / "util.py").write_text("def helper():\n    pass\n")
     (root / "README.md").write_text("# project\n")
     for index in range(60):
         (root / "pkg" / f"extra_{index:02}.py").write_text(
-            "".join(f"def function_number_{n}(argument_{n}):\n    pass\n" for n in range(10)))
+            "".join(f"def function_number_{n}(argument_{n}):\n    pass\n" for n in range(10))
+        )
     return Workspace.at(root)
 
 

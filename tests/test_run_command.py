@@ -61,8 +61,9 @@ def run(ctx, name, args=None):
 def test_end_to_end_the_model_fixes_a_failing_test(heph, chat_server, project):
     (project / ".heph.toml").write_text(f'[commands]\ntest = "{PYTEST}"\n')
     chat_server.reply(act("run_command", "Run the tests first.", name="test"))
-    chat_server.reply(act("edit_file", "The sign is wrong.", path="calc.py", old="a - b",
-                          new="a + b"))
+    chat_server.reply(
+        act("edit_file", "The sign is wrong.", path="calc.py", old="a - b", new="a + b")
+    )
     chat_server.reply(act("run_command", "Check again.", name="test"))
     chat_server.reply(final("Fixed `add`; the tests pass."))
     result = heph("--yes", "fix the failing test", cwd=project)
@@ -83,9 +84,22 @@ def test_unknown_names_are_refused(project):
     assert "available: test" in result.output
 
 
-@pytest.mark.parametrize("args", ["; rm -rf /", "$(whoami)", "a|b", "> out.txt", "`id`",
-                                  "x && y", "'quoted arg'", "../outside.py", "/etc/passwd::x",
-                                  "$HOME", "~/x"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        "; rm -rf /",
+        "$(whoami)",
+        "a|b",
+        "> out.txt",
+        "`id`",
+        "x && y",
+        "'quoted arg'",
+        "../outside.py",
+        "/etc/passwd::x",
+        "$HOME",
+        "~/x",
+    ],
+)
 def test_shell_syntax_and_outside_paths_are_refused(project, args):
     result = run(context(project, test="echo"), "test", args)
     assert not result.ok and result.output.startswith("run_command:")
@@ -106,19 +120,42 @@ def test_a_timeout_kills_the_whole_process_group(project):
     assert not running(int((project / "child.pid").read_text()))
 
 
-@pytest.mark.parametrize("args", [
-    "--basetemp=/tmp/elsewhere", "-c/etc/passwd", "--rootdir=/etc", "-C/tmp/x", "--cov=a,/etc",
-    "-o cache_dir=/tmp/x", "--x=../up", "a/../../b", "..", "@/etc/passwd", "tests::/abs",
-    "--env-file=.env", ".ENV", "--config=link/x.cfg", "-clink/x",
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--basetemp=/tmp/elsewhere",
+        "-c/etc/passwd",
+        "--rootdir=/etc",
+        "-C/tmp/x",
+        "--cov=a,/etc",
+        "-o cache_dir=/tmp/x",
+        "--x=../up",
+        "a/../../b",
+        "..",
+        "@/etc/passwd",
+        "tests::/abs",
+        "--env-file=.env",
+        ".ENV",
+        "--config=link/x.cfg",
+        "-clink/x",
+    ],
+)
 def test_arguments_naming_places_outside_or_secrets_are_refused(project, tmp_path, args):
     (project / "link").symlink_to(tmp_path)
     result = run(context(project, test="echo"), "test", args)
     assert not result.ok and result.output.startswith("run_command:"), result.output
 
 
-@pytest.mark.parametrize("args", ["-x -vv --maxfail=1", "tests/test_calc.py::test_add",
-                                  "-k add -o log_cli=true", "--basetemp=build/tmp", "-p no:cache"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        "-x -vv --maxfail=1",
+        "tests/test_calc.py::test_add",
+        "-k add -o log_cli=true",
+        "--basetemp=build/tmp",
+        "-p no:cache",
+    ],
+)
 def test_ordinary_arguments_pass(project, args):
     assert run(context(project, test="echo"), "test", args).ok
 
@@ -133,12 +170,17 @@ def test_a_pytest_basetemp_outside_deletes_nothing_outside(project, tmp_path):
 
 
 def test_children_get_an_allow_list_environment(project, monkeypatch):
-    leaks = {"OPENAI_API_KEY": "sk-do-not-leak-0001", "GITHUB_TOKEN": "do-not-leak-0002",
-             "DB_PASSWORD": "do-not-leak-0003", "AWS_SECRET_ACCESS_KEY": "do-not-leak-0004",
-             "DATABASE_URL": "postgres://app:do-not-leak-0005@db/app",
-             "SENTRY_DSN": "https://0123456789abcdef0123@o1.ingest.sentry.io/1",
-             "SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T0/B0/do-not-leak-0007",
-             "GH_PAT": "do-not-leak-0008", "SOME_SETTING": "not-in-the-allow-list"}
+    leaks = {
+        "OPENAI_API_KEY": "sk-do-not-leak-0001",
+        "GITHUB_TOKEN": "do-not-leak-0002",
+        "DB_PASSWORD": "do-not-leak-0003",
+        "AWS_SECRET_ACCESS_KEY": "do-not-leak-0004",
+        "DATABASE_URL": "postgres://app:do-not-leak-0005@db/app",
+        "SENTRY_DSN": "https://0123456789abcdef0123@o1.ingest.sentry.io/1",
+        "SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T0/B0/do-not-leak-0007",
+        "GH_PAT": "do-not-leak-0008",
+        "SOME_SETTING": "not-in-the-allow-list",
+    }
     for name, value in leaks.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
@@ -159,9 +201,11 @@ def test_the_project_config_passes_named_variables(project, monkeypatch):
 
 
 def test_credentials_a_command_prints_are_scrubbed_from_the_observation(project):
-    (project / "show.py").write_text("print('postgres://app:hunter2hunter2@db:5432/app')\n"
-                                     "print('token ghp_' + 'a' * 36)\n"
-                                     "print('key sk-' + 'b' * 40)\n")
+    (project / "show.py").write_text(
+        "print('postgres://app:hunter2hunter2@db:5432/app')\n"
+        "print('token ghp_' + 'a' * 36)\n"
+        "print('key sk-' + 'b' * 40)\n"
+    )
     result = run(context(project, show=f"{PYTHON} show.py"), "show")
     assert "hunter2hunter2" not in result.output and "ghp_aaaa" not in result.output
     assert "sk-bbbb" not in result.output and result.output.count("[redacted]") == 3
@@ -220,12 +264,14 @@ def test_without_a_terminal_commands_are_refused_exit_3(heph, chat_server, proje
 
 
 def test_check_after_edits_sends_failures_back(project):
-    model = ScriptedModel([
-        act("write_file", path="calc.py", content="def add(a, b):\n    return a * b\n"),
-        final("done, I think"),
-        act("edit_file", path="calc.py", old="a * b", new="a + b"),
-        final("now really done"),
-    ])
+    model = ScriptedModel(
+        [
+            act("write_file", path="calc.py", content="def add(a, b):\n    return a * b\n"),
+            final("done, I think"),
+            act("edit_file", path="calc.py", old="a * b", new="a + b"),
+            final("now really done"),
+        ]
+    )
     config = Config(commands=(("test", PYTEST),), verify_after_edits=("test",))
     agent = Agent(Workspace.at(project), config, model=model)
     outcome = agent.execute("fix add")
@@ -262,11 +308,17 @@ def test_test_cmd_flag_and_detection(project, tmp_path, monkeypatch):
 
 def test_ctrl_c_kills_the_commands_process_group(chat_server, project, home):
     (project / ".heph.toml").write_text(
-        "[commands]\nslow = \"sh -c 'sleep 60 & echo $! > child.pid; wait'\"\n")
+        "[commands]\nslow = \"sh -c 'sleep 60 & echo $! > child.pid; wait'\"\n"
+    )
     chat_server.reply(act("run_command", name="slow"))
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "OPENAI_BASE_URL": chat_server.url}
-    process = subprocess.Popen([*heph_command(), "--yes", "run slow"], cwd=project, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [*heph_command(), "--yes", "run slow"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 20
     while not (project / "child.pid").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -280,6 +332,8 @@ def test_test_cmd_flag_sets_the_test_command_for_one_run(heph, chat_server, proj
     chat_server.reply(act("run_command", name="test")).reply(final("ran"))
     result = heph("--yes", "--test-cmd", f"{PYTHON} -c print(42)", "run the tests", cwd=project)
     assert result.code == 0, result.stderr
-    assert f"- test: `{PYTHON} -c print(42)` (--test-cmd)" in \
-        chat_server.requests[0]["messages"][0]["content"]
+    assert (
+        f"- test: `{PYTHON} -c print(42)` (--test-cmd)"
+        in chat_server.requests[0]["messages"][0]["content"]
+    )
     assert "42" in chat_server.requests[1]["messages"][-1]["content"]

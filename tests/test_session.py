@@ -83,8 +83,9 @@ def _make_sessions(folder, count):
 def test_processes_making_sessions_at_once_never_share_one(store):
     import multiprocessing
 
-    workers = [multiprocessing.Process(target=_make_sessions, args=(store.folder, 300))
-               for _ in range(4)]
+    workers = [
+        multiprocessing.Process(target=_make_sessions, args=(store.folder, 300)) for _ in range(4)
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:

@@ -21,8 +21,9 @@ def test_stats_per_model(heph, chat_server, workspace):
     assert b["edit_success_rate"] is None
     table = heph("stats").stdout.splitlines()
     assert table[0].split()[:3] == ["MODEL", "SESSIONS", "ANSWERED"]
-    assert any(line.startswith("model-a") and "75%" in line and "50% of 2" in line
-               for line in table)
+    assert any(
+        line.startswith("model-a") and "75%" in line and "50% of 2" in line for line in table
+    )
 
 
 def test_stats_without_sessions(heph):

@@ -68,7 +68,10 @@ export async function load(id: string): Promise<Item> {
   function nested() {}
 """
     assert scan("app.ts", text) == [
-        "function render(props)", "class App extends Component", "const MAX", "interface Props",
+        "function render(props)",
+        "class App extends Component",
+        "const MAX",
+        "interface Props",
         "function load(id: string): Promise<Item>",
     ]
 
@@ -78,8 +81,10 @@ def test_go_rust_java():
     assert scan("main.go", go) == ["func (s *Server) Start(port int) error", "type Server struct"]
     rust = "pub struct Config {\n}\nimpl Config {\n    pub fn new() -> Self {\n}\npub fn run(c: &Config) {\n"
     assert scan("lib.rs", rust) == ["struct Config", "impl Config", "fn run(c: &Config)"]
-    java = ("public class Greeter {\n    public String greet(String name) {\n"
-            "        return name;\n    }\n}\n")
+    java = (
+        "public class Greeter {\n    public String greet(String name) {\n"
+        "        return name;\n    }\n}\n"
+    )
     assert scan("Greeter.java", java) == ["class Greeter", "  String greet(String name)"]
 
 

@@ -10,15 +10,17 @@ import pytest
 
 from conftest import act, final, heph_command
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
-                                reason="needs tmux (.ci/run installs it)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="needs tmux (.ci/run installs it)"
+)
 
 
 class Terminal:
     def __init__(self, command: str, cwd) -> None:
         self.socket = f"heph-test-{os.getpid()}-{time.monotonic_ns()}"
-        self.tmux(["new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "-c", str(cwd),
-                   command])
+        self.tmux(
+            ["new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "-c", str(cwd), command]
+        )
 
     def tmux(self, args: list[str]) -> str:
         done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True)
@@ -46,14 +48,31 @@ class Terminal:
 
 
 def test_chat_write_approve_answer_undo_exit(chat_server, workspace, home):
-    chat_server.reply(act("write_file", "I will write the notes file.", path="notes.txt",
-                          content="remember the milk\n"))
+    chat_server.reply(
+        act(
+            "write_file",
+            "I will write the notes file.",
+            path="notes.txt",
+            content="remember the milk\n",
+        )
+    )
     chat_server.reply(final("Wrote **notes.txt**."))
-    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
-           "XDG_STATE_HOME": str(home / ".state"), "OPENAI_BASE_URL": chat_server.url,
-           "PATH": os.environ.get("PATH", ""), "TERM": "xterm-256color", "LANG": "C.UTF-8"}
-    command = "env -i " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + \
-        " ".join(shlex.quote(part) for part in heph_command()) + "; echo HEPH_EXITED=$?; sleep 30"
+    env = {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_STATE_HOME": str(home / ".state"),
+        "OPENAI_BASE_URL": chat_server.url,
+        "PATH": os.environ.get("PATH", ""),
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+    }
+    command = (
+        "env -i "
+        + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        + " "
+        + " ".join(shlex.quote(part) for part in heph_command())
+        + "; echo HEPH_EXITED=$?; sleep 30"
+    )
     terminal = Terminal(command, workspace)
     try:
         terminal.wait_for("heph>")
@@ -80,11 +99,21 @@ def test_plain_output_in_a_terminal_when_asked(chat_server, workspace, home, set
     chat_server.reply(act("edit_file", "Changing x.", path="a.py", old="x = 1", new="x = 2"))
     chat_server.reply(final("Changed **x**."))
     name, value = setting.split("=")
-    env = {"HOME": str(home), "OPENAI_BASE_URL": chat_server.url, "LANG": "C.UTF-8",
-           "PATH": os.environ.get("PATH", ""), "TERM": "xterm-256color", name: value}
-    command = "env -i " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + \
-        " ".join(shlex.quote(part) for part in heph_command()) + \
-        " --yes 'change x'; echo HEPH_EXITED=$?; sleep 30"
+    env = {
+        "HOME": str(home),
+        "OPENAI_BASE_URL": chat_server.url,
+        "LANG": "C.UTF-8",
+        "PATH": os.environ.get("PATH", ""),
+        "TERM": "xterm-256color",
+        name: value,
+    }
+    command = (
+        "env -i "
+        + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        + " "
+        + " ".join(shlex.quote(part) for part in heph_command())
+        + " --yes 'change x'; echo HEPH_EXITED=$?; sleep 30"
+    )
     terminal = Terminal(command, workspace)
     try:
         terminal.wait_for("HEPH_EXITED=0")

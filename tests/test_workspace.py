@@ -50,10 +50,19 @@ def test_protected_places_are_never_written(ws, path):
         ws.resolve(path, for_write=True)
 
 
-@pytest.mark.parametrize("name, secret", [
-    (".env", True), (".env.local", True), ("certs/server.pem", True), ("a.key", True),
-    ("id_rsa", True), ("id_ed25519.pub", True), ("env.py", False), ("keys.py", False),
-])
+@pytest.mark.parametrize(
+    "name, secret",
+    [
+        (".env", True),
+        (".env.local", True),
+        ("certs/server.pem", True),
+        ("a.key", True),
+        ("id_rsa", True),
+        ("id_ed25519.pub", True),
+        ("env.py", False),
+        ("keys.py", False),
+    ],
+)
 def test_secret_names(name, secret):
     assert is_secret_name(name) is secret
 

@@ -49,8 +49,12 @@ class Target:
 
 def is_test_file(rel: str) -> bool:
     path = PurePosixPath(rel)
-    return (path.name.startswith("test_") or path.name.endswith("_test.py")
-            or path.name == "conftest.py" or any(p in ("tests", "test") for p in path.parts[:-1]))
+    return (
+        path.name.startswith("test_")
+        or path.name.endswith("_test.py")
+        or path.name == "conftest.py"
+        or any(p in ("tests", "test") for p in path.parts[:-1])
+    )
 
 
 def wanted(rel: str, config: DocsConfig) -> bool:
@@ -104,8 +108,11 @@ def targets(rel: str, tree: ast.Module, config: DocsConfig) -> Iterator[Target]:
         elif isinstance(node, ast.ClassDef) and not _private(node.name, config):
             yield Target(node.name, "class", node)
             for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                        _public_method(item.name, config) and not _skipped_function(item, config):
+                if (
+                    isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and _public_method(item.name, config)
+                    and not _skipped_function(item, config)
+                ):
                     yield Target(f"{node.name}.{item.name}", "method", item)
 
 

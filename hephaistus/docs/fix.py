@@ -38,8 +38,9 @@ class FileResult:
     new_source: str | None = None  # set when the file should be written
 
 
-def fix_source(rel: str, source: str, config: DocsConfig, style: str,
-               ask: Callable[[str, str], ModelReply]) -> FileResult:
+def fix_source(
+    rel: str, source: str, config: DocsConfig, style: str, ask: Callable[[str, str], ModelReply]
+) -> FileResult:
     """The file with its missing and stale docstrings written by the model (or why not)."""
     result = FileResult(rel)
     tree = ast.parse(source)
@@ -74,8 +75,9 @@ def fix_source(rel: str, source: str, config: DocsConfig, style: str,
     return result
 
 
-def request_text(rel: str, source: str, wanted: list[Target], problems: dict[str, Problem],
-                 style: str) -> str:
+def request_text(
+    rel: str, source: str, wanted: list[Target], problems: dict[str, Problem], style: str
+) -> str:
     lines = source.splitlines()
     parts = [f"File: {rel}", f"Style: {style}", "", "Write docstrings for:"]
     for target in wanted:
@@ -105,8 +107,11 @@ def parse_reply(text: str, asked: set[str]) -> dict[str, str]:
         raise DocsError("the model's reply has no 'docstrings' list")
     found: dict[str, str] = {}
     for item in items:
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str) \
-                or not isinstance(item.get("docstring"), str):
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("name"), str)
+            or not isinstance(item.get("docstring"), str)
+        ):
             raise DocsError("each entry of 'docstrings' needs a string 'name' and 'docstring'")
         name, text = item["name"], clean_docstring(item["docstring"])
         if name in asked and text:
@@ -131,8 +136,9 @@ def verify_only_docstrings_changed(old: str, new: str) -> None:
     try:
         new_tree = ast.parse(new)
     except SyntaxError as error:
-        raise DocsError(f"the new source would not parse ({error.msg}, line {error.lineno})") \
-            from None
+        raise DocsError(
+            f"the new source would not parse ({error.msg}, line {error.lineno})"
+        ) from None
     if _without_docstrings(ast.parse(old)) != _without_docstrings(new_tree):
         raise DocsError("inserting the docstrings would have changed the code itself")
 
@@ -142,8 +148,12 @@ def _without_docstrings(tree: ast.Module) -> str:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 node.body = body[1:] or [ast.Pass()]
     return ast.dump(tree, include_attributes=False)
 
@@ -160,8 +170,11 @@ def _place(lines: list[str], target: Target, text: str) -> list[str]:
     node = target.node
     body = node.body  # type: ignore[attr-defined]
     first = body[0] if body else None
-    has_doc = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
-        isinstance(first.value.value, str)
+    has_doc = (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    )
     if isinstance(node, ast.Module):
         if has_doc:
             return _replace(lines, first, text, "")  # type: ignore[arg-type]
@@ -181,7 +194,7 @@ def _place(lines: list[str], target: Target, text: str) -> list[str]:
 
 def _replace(lines: list[str], docstring: ast.Expr, text: str, indent: str) -> list[str]:
     start, end = docstring.lineno - 1, (docstring.end_lineno or docstring.lineno)
-    tail = lines[end - 1][docstring.end_col_offset or 0:]
+    tail = lines[end - 1][docstring.end_col_offset or 0 :]
     return lines[:start] + [_quoted(text, indent) + (tail if tail.strip() else "\n")] + lines[end:]
 
 

@@ -30,8 +30,9 @@ from hephaistus.workspace import PathError, Workspace
 STYLE_SAMPLE_FILES = 300
 
 
-def collect_files(workspace: Workspace, paths: list[str], staged: bool,
-                  cwd: Path | None = None) -> list[str]:
+def collect_files(
+    workspace: Workspace, paths: list[str], staged: bool, cwd: Path | None = None
+) -> list[str]:
     """Workspace-relative .py files: the staged ones, the given files and folders, or all."""
     if staged:
         return _staged(workspace)
@@ -58,8 +59,16 @@ def _staged(workspace: Workspace) -> list[str]:
     from hephaistus.repository import GitError, run
 
     try:
-        raw = run(workspace.root, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACM",
-                  "--relative", text=False)
+        raw = run(
+            workspace.root,
+            "diff",
+            "--cached",
+            "--name-only",
+            "-z",
+            "--diff-filter=ACM",
+            "--relative",
+            text=False,
+        )
     except GitError:
         raise ConfigError("heph docs --staged: the workspace is not a git repository") from None
     names = [n for n in raw.split("\0") if n]
@@ -70,8 +79,9 @@ def run_check(workspace: Workspace, files: list[str], config: Config) -> list[Pr
     return check_files(workspace.root, files, config.docs)
 
 
-def run_fix(workspace: Workspace, files: list[str], config: Config, model: Model,
-            report: Reporter) -> int:
+def run_fix(
+    workspace: Workspace, files: list[str], config: Config, model: Model, report: Reporter
+) -> int:
     """Fix every file; 0 when nothing needed doing, else 1 (pre-commit's contract)."""
     problems = run_check(workspace, files, config)
     if not problems:
@@ -83,15 +93,20 @@ def run_fix(workspace: Workspace, files: list[str], config: Config, model: Model
     workspace.ensure_heph_dir()
     remove_stale_temp_files(workspace.temp_dir)
     session = SessionStore(workspace.heph_dir / "sessions").create(
-        kind=DOCS_SESSION, task=f"heph docs --fix ({len(by_file)} files)", model=model.name,
-        base_url=config.base_url, workspace=str(workspace.root))
+        kind=DOCS_SESSION,
+        task=f"heph docs --fix ({len(by_file)} files)",
+        model=model.name,
+        base_url=config.base_url,
+        workspace=str(workspace.root),
+    )
     checkpoints = Checkpoints(workspace.root, workspace.heph_dir, session.id)
     remaining = 0
     outcome = "answered"
     try:
         for rel in by_file:
-            remaining += _fix_file(workspace, rel, config, style, model, session, checkpoints,
-                                   report)
+            remaining += _fix_file(
+                workspace, rel, config, style, model, session, checkpoints, report
+            )
     except KeyboardInterrupt:
         outcome = "interrupted"
         raise
@@ -104,8 +119,16 @@ def run_fix(workspace: Workspace, files: list[str], config: Config, model: Model
     return 1
 
 
-def _fix_file(workspace: Workspace, rel: str, config: Config, style: str, model: Model,
-              session: Session, checkpoints: Checkpoints, report: Reporter) -> int:
+def _fix_file(
+    workspace: Workspace,
+    rel: str,
+    config: Config,
+    style: str,
+    model: Model,
+    session: Session,
+    checkpoints: Checkpoints,
+    report: Reporter,
+) -> int:
     path = workspace.root / rel
     try:
         original = read_text(path, rel)  # its line endings and BOM are kept when writing back
@@ -116,10 +139,12 @@ def _fix_file(workspace: Workspace, rel: str, config: Config, style: str, model:
 
     def ask(request: str, name: str) -> ModelReply:
         with session.span("LLM", model.name, {"file": name}) as span:
-            reply = model.complete([
-                {"role": "system", "content": _docs_prompt(workspace, style)},
-                {"role": "user", "content": request},
-            ])
+            reply = model.complete(
+                [
+                    {"role": "system", "content": _docs_prompt(workspace, style)},
+                    {"role": "user", "content": request},
+                ]
+            )
             span.output = reply.text
             span.usage = reply.usage.to_dict()
         return reply
@@ -172,4 +197,3 @@ class Reporter:
 
     def error(self, rel: str, message: str) -> None:
         print(visible(f"{rel}: left unchanged: {message}"), file=self.stream)
-

@@ -46,4 +46,3 @@ class Run:
     workspace_summary: str = ""
     verify: list[str] = field(default_factory=list)  # commands to run before a final answer
     verify_retries: int = 2
-

@@ -23,8 +23,11 @@ REPEAT_LIMIT = 3
 class ReactEngine:
     def run(self, task: str, run: Run) -> Outcome:
         # The task's message carries the workspace map once; later ones only the state.
-        summary = f"\n\n<workspace>\n{run.workspace_summary}\n</workspace>" \
-            if run.workspace_summary else ""
+        summary = (
+            f"\n\n<workspace>\n{run.workspace_summary}\n</workspace>"
+            if run.workspace_summary
+            else ""
+        )
         self._say(run, task + summary)
         task_index = len(run.messages) - 1
         run.state.task_started(task)
@@ -43,8 +46,11 @@ class ReactEngine:
                 run.sink.format_error(error.problem)
                 run.session.record("MEMO", Memo.MALFORMED_REPLY, error.problem)
                 if malformed >= MALFORMED_LIMIT:
-                    return Outcome("failed", f"the model sent {MALFORMED_LIMIT} malformed replies "
-                                             f"in a row (last: {error.problem})")
+                    return Outcome(
+                        "failed",
+                        f"the model sent {MALFORMED_LIMIT} malformed replies "
+                        f"in a row (last: {error.problem})",
+                    )
                 self._say(run, error.observation)
                 continue
             malformed = 0
@@ -62,17 +68,23 @@ class ReactEngine:
                     run.sink.notice(f"the checks still fail after {run.verify_retries} tries")
                     return self._answer(run, reply)
                 checks_left -= 1
-                self._say(run, f"Observation: before finishing, heph ran the project's `{name}` "
-                               "command and it failed:\n"
-                               + clip(result.output, run.tools.observation_limit, keep="tail")
-                               + "\nFix the problem, or explain in your final answer why it "
-                                 "remains.")
+                self._say(
+                    run,
+                    f"Observation: before finishing, heph ran the project's `{name}` "
+                    "command and it failed:\n"
+                    + clip(result.output, run.tools.observation_limit, keep="tail")
+                    + "\nFix the problem, or explain in your final answer why it "
+                    "remains.",
+                )
                 continue
             repeats = repeats + 1 if reply.key == last_call else 1
             last_call = reply.key
             if repeats >= REPEAT_LIMIT:
-                return Outcome("failed", f"stopped a loop: the model asked for the same "
-                                         f"{reply.tool} call {REPEAT_LIMIT} times in a row")
+                return Outcome(
+                    "failed",
+                    f"stopped a loop: the model asked for the same "
+                    f"{reply.tool} call {REPEAT_LIMIT} times in a row",
+                )
             result = self._act(run, reply)
             unchecked = unchecked or bool(result.changed)
             run.save_state()
@@ -80,19 +92,26 @@ class ReactEngine:
                 return Outcome("refused", result.output)
             self._say(run, "Observation: " + result.output)
             run.compactor.records[run.messages[-1]["content"]] = record(
-                reply.tool, reply.args, result.ok, result.output)
-        return Outcome("failed", f"reached the step limit ({run.max_steps}) without a final "
-                                 "answer; raise it with --max-steps or HEPH_MAX_STEPS")
+                reply.tool, reply.args, result.ok, result.output
+            )
+        return Outcome(
+            "failed",
+            f"reached the step limit ({run.max_steps}) without a final "
+            "answer; raise it with --max-steps or HEPH_MAX_STEPS",
+        )
 
     def _fit(self, run: Run, task_index: int) -> None:
         before = run.compactor.size(run.messages)
         protected = max(task_index + 1, len(run.messages) - KEEP_RECENT_MESSAGES)
         if run.compactor.fit(run.messages, protected, task_index):
             after = run.compactor.size(run.messages)
-            run.session.record("MEMO", Memo.COMPACTION, f"{before} -> {after} tokens",
-                               budget=run.compactor.budget)
-            run.sink.notice(f"compacted the conversation from about {before} to {after} tokens "
-                            f"to fit the context window ({run.compactor.window})")
+            run.session.record(
+                "MEMO", Memo.COMPACTION, f"{before} -> {after} tokens", budget=run.compactor.budget
+            )
+            run.sink.notice(
+                f"compacted the conversation from about {before} to {after} tokens "
+                f"to fit the context window ({run.compactor.window})"
+            )
 
     def _ask(self, run: Run, step: int) -> str:
         sent = count(run.messages)
@@ -121,9 +140,13 @@ class ReactEngine:
             # What the model sees, the session records and the person is shown: never more.
             result = replace(result, output=clip(result.output, run.tools.observation_limit))
             span.ok = result.ok
-            span.output = {"output": result.output, "diff": result.diff,
-                           "decision": result.decision, "target": result.target,
-                           "changed": [c.path for c in result.changed]}
+            span.output = {
+                "output": result.output,
+                "diff": result.diff,
+                "decision": result.decision,
+                "target": result.target,
+                "changed": [c.path for c in result.changed],
+            }
             span.error = None if result.ok else result.output
         for path in result.read:
             run.state.file_read(path)
@@ -133,16 +156,18 @@ class ReactEngine:
         if result.command:
             run.state.command_ran(result.command.name, result.command.summary)
         if tool.writes and not result.ok and result.decision is None and result.target:
-            run.state.problem(result.target,
-                              f"{action.tool} failed: {result.output.splitlines()[0]}")
+            run.state.problem(
+                result.target, f"{action.tool} failed: {result.output.splitlines()[0]}"
+            )
         run.sink.tool_finished(action, result)
         return result
 
     def _verify(self, run: Run) -> tuple[str, ToolResult] | None:
         """Run the verify commands; the first that fails, with its result, else None."""
         for name in run.verify:
-            action = Action("checking the changes before the final answer", "run_command",
-                            {"name": name})
+            action = Action(
+                "checking the changes before the final answer", "run_command", {"name": name}
+            )
             result = self._act(run, action)
             if result.refused or not result.ok:
                 return name, result

@@ -116,9 +116,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.chat.requests.append(body)
         self.chat.headers.append({k.lower(): v for k, v in self.headers.items()})
         if self.chat.reject_response_format and "response_format" in body:
-            self._json(400, {"error": {"message": "response_format is not supported",
-                                       "type": "invalid_request_error",
-                                       "param": "response_format"}})
+            self._json(
+                400,
+                {
+                    "error": {
+                        "message": "response_format is not supported",
+                        "type": "invalid_request_error",
+                        "param": "response_format",
+                    }
+                },
+            )
             return
         step = self.chat._next()
         if step is None:
@@ -214,8 +221,13 @@ def _completion(body: dict[str, Any], content: str, usage: dict[str, int] | None
         "object": "chat.completion",
         "created": int(time.time()),
         "model": body.get("model", "scripted"),
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": content}}],
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": content},
+            }
+        ],
     }
     if usage:
         result["usage"] = {**usage, "total_tokens": sum(usage.values())}
@@ -225,17 +237,28 @@ def _completion(body: dict[str, Any], content: str, usage: dict[str, int] | None
 def _chunks(
     body: dict[str, Any], content: str, usage: dict[str, int] | None, *, complete: bool
 ) -> list[dict[str, Any]]:
-    base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk",
-            "created": int(time.time()), "model": body.get("model", "scripted")}
-    pieces = [content[i:i + 16] for i in range(0, len(content), 16)] or [""]
+    base = {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": body.get("model", "scripted"),
+    }
+    pieces = [content[i : i + 16] for i in range(0, len(content), 16)] or [""]
     if not complete:
         pieces = pieces[: max(1, len(pieces) // 2)]
-    events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": p},
-                                    "finish_reason": None}]} for p in pieces]
+    events = [
+        {
+            **base,
+            "choices": [
+                {"index": 0, "delta": {"role": "assistant", "content": p}, "finish_reason": None}
+            ],
+        }
+        for p in pieces
+    ]
     if complete:
         events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
         if usage:
-            events.append({**base, "choices": [],
-                           "usage": {**usage, "total_tokens": sum(usage.values())}})
+            events.append(
+                {**base, "choices": [], "usage": {**usage, "total_tokens": sum(usage.values())}}
+            )
     return events
-

@@ -112,7 +112,7 @@ class Tool:
             need = "required" if a.required else "optional"
             lines.append(f"- {a.name} ({a.json_type}, {need}): {a.description}")
         if not self.args:
-            lines.append("- no arguments: send \"args\": {}")
+            lines.append('- no arguments: send "args": {}')
         return "\n".join(lines)
 
 

@@ -39,8 +39,9 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
     return replace(_edit(ctx, rel, real, current, _lf(old), _lf(new)), target=rel)
 
 
-def _edit(ctx: ToolContext, rel: str, real: Path, current: TextFile, old: str, new: str) \
-        -> ToolResult:
+def _edit(
+    ctx: ToolContext, rel: str, real: Path, current: TextFile, old: str, new: str
+) -> ToolResult:
     text = current.text
     if not old.strip():
         if not text.strip():  # filling an empty file needs nothing to match
@@ -48,27 +49,38 @@ def _edit(ctx: ToolContext, rel: str, real: Path, current: TextFile, old: str, n
         return ToolResult(False, "'old' is empty; give the exact text to replace")
     count = text.count(old)
     if count == 1 and _extension_already_there(text, old, new):
-        return ToolResult(True, f"{rel} already contains the new text (the edit was applied "
-                                "before); nothing changed")
+        return ToolResult(
+            True,
+            f"{rel} already contains the new text (the edit was applied before); nothing changed",
+        )
     if count == 1 and _cut_line(text, old, new):
         line = _cut_line(text, old, new)
-        return ToolResult(False, f"edit_file: 'old' matches only the beginning of this line of "
-                                 f"{rel}:\n{line}\nso adding to its end could double what "
-                                 "follows; give the whole line in 'old' and 'new'. Nothing "
-                                 "changed.")
+        return ToolResult(
+            False,
+            f"edit_file: 'old' matches only the beginning of this line of "
+            f"{rel}:\n{line}\nso adding to its end could double what "
+            "follows; give the whole line in 'old' and 'new'. Nothing "
+            "changed.",
+        )
     if count == 1 and _in_place(text, old, new):
         return write_change(ctx, rel, real, current, text.replace(old, new, 1))
     if count > 1:
         lines = ", ".join(map(str, _occurrence_lines(text, old)))
-        return ToolResult(False, f"edit_file: 'old' occurs {count} times in {rel} (lines "
-                                 f"{lines}); include more surrounding lines so it is unique. "
-                                 "Nothing changed.")
+        return ToolResult(
+            False,
+            f"edit_file: 'old' occurs {count} times in {rel} (lines "
+            f"{lines}); include more surrounding lines so it is unique. "
+            "Nothing changed.",
+        )
     try:
         updated = splice(text, _lines(old), _lines(new))
     except matching.NoMatch as miss:
         if _applied_before(miss, text, old, new):
-            return ToolResult(True, f"{rel} already contains the new text (the edit was applied "
-                                    "before); nothing changed")
+            return ToolResult(
+                True,
+                f"{rel} already contains the new text (the edit was applied "
+                "before); nothing changed",
+            )
         return ToolResult(False, f"edit_file: 'old' {_explain(miss, text, _lines(old), rel)}")
     return write_change(ctx, rel, real, current, updated)
 
@@ -79,9 +91,9 @@ def _extension_already_there(text: str, old: str, new: str) -> bool:
     start = text.find(old)
     end = start + len(old)
     if new.startswith(old) and len(new) > len(old):
-        return text.startswith(new[len(old):], end)
+        return text.startswith(new[len(old) :], end)
     if new.endswith(old) and len(new) > len(old):
-        added = new[:len(new) - len(old)]
+        added = new[: len(new) - len(old)]
         return text[:start].endswith(added)
     return False
 
@@ -93,7 +105,7 @@ def _cut_line(text: str, old: str, new: str) -> str | None:
     if old.endswith("\n") or not new.startswith(old):
         return None
     line_end = text.find("\n", end)
-    rest = text[end:line_end if line_end != -1 else len(text)]
+    rest = text[end : line_end if line_end != -1 else len(text)]
     if not rest.strip():
         return None
     start = text.rfind("\n", 0, end - 1) + 1
@@ -105,7 +117,7 @@ def _in_place(text: str, old: str, new: str) -> bool:
     starts after some of its line's indentation (the model copied the line with less
     indentation; the line-wise match re-indents what it sent)."""
     start = text.find(old)
-    before = text[text.rfind("\n", 0, start) + 1:start]
+    before = text[text.rfind("\n", 0, start) + 1 : start]
     return not before or bool(before.strip())
 
 
@@ -120,8 +132,7 @@ def _applied_before(miss: matching.NoMatch, text: str, old: str, new: str) -> bo
     once, with lines of `old` it keeps (so the place is proven, not a coincidence)."""
     if miss.places or isinstance(miss, Unsafe) or not new.strip() or text.count(new) != 1:
         return False
-    kept = {line.strip() for line in old.splitlines()} & {line.strip() for line in
-                                                          new.splitlines()}
+    kept = {line.strip() for line in old.splitlines()} & {line.strip() for line in new.splitlines()}
     return any(kept)
 
 
@@ -132,12 +143,16 @@ def _explain(miss: matching.NoMatch, text: str, snippet: list[str], rel: str) ->
         return f"was found in {rel}, but {miss.reason}. Nothing changed."
     if miss.places:
         where = ", ".join(map(str, miss.places))
-        return (f"{miss.reason} in {rel} (lines {where}), even allowing for whitespace; include "
-                "more surrounding lines so it is unique. Nothing changed.")
+        return (
+            f"{miss.reason} in {rel} (lines {where}), even allowing for whitespace; include "
+            "more surrounding lines so it is unique. Nothing changed."
+        )
     first, near = matching.closest(lines, snippet)
-    return (f"was not found in {rel}, not even ignoring whitespace and indentation. Nothing "
-            f"changed. The closest lines in the file are:\n{matching.numbered(first, near)}\n"
-            "Copy the text exactly from the file (without line numbers) and try again.")
+    return (
+        f"was not found in {rel}, not even ignoring whitespace and indentation. Nothing "
+        f"changed. The closest lines in the file are:\n{matching.numbered(first, near)}\n"
+        "Copy the text exactly from the file (without line numbers) and try again."
+    )
 
 
 def _lf(text: str) -> str:
@@ -176,15 +191,19 @@ def patch_file(ctx: ToolContext, path: str, diff: str) -> ToolResult:
     return replace(_patch(ctx, rel, real, current, diff), target=rel)
 
 
-def _patch(ctx: ToolContext, rel: str, real: Path, current: TextFile | None, diff: str) \
-        -> ToolResult:
+def _patch(
+    ctx: ToolContext, rel: str, real: Path, current: TextFile | None, diff: str
+) -> ToolResult:
     try:
         patches = parse_patch(diff)
-        others = sorted({p for fp in patches for p in (fp.source, fp.target)
-                         if p and not _same_path(p, rel)})
+        others = sorted(
+            {p for fp in patches for p in (fp.source, fp.target) if p and not _same_path(p, rel)}
+        )
         if others:
-            raise PatchError(f"the diff is for {', '.join(others)}, not {rel}; send one "
-                             "patch_file call per file, with that file's path")
+            raise PatchError(
+                f"the diff is for {', '.join(others)}, not {rel}; send one "
+                "patch_file call per file, with that file's path"
+            )
         if current is None and not all(fp.creates or fp.source is None for fp in patches):
             raise PatchError(f"{rel} does not exist; use write_file to create it")
         lines, final_newline = _split(current.text if current else "")

@@ -79,15 +79,19 @@ def read_file(
     if not shown:
         if total == 0:
             return ToolResult(True, f"{rel} is empty", read=(rel,), target=rel)
-        return ToolResult(False, f"{rel} has only {total} lines; start_line {first} is past it",
-                          target=rel)
+        return ToolResult(
+            False, f"{rel} has only {total} lines; start_line {first} is past it", target=rel
+        )
     width = len(str(shown[-1][0]))
     body = "\n".join(f"{number:>{width}}  {line}" for number, line in shown)
     end_shown = shown[-1][0]
     of = f"{total}" if total is not None else f"? (a {real.stat().st_size / 1e6:.1f} MB file)"
     if first > 1 or total is None or end_shown < total:
-        more = "" if total is not None and end_shown >= total else \
-            f"; read on with start_line={end_shown + 1}"
+        more = (
+            ""
+            if total is not None and end_shown >= total
+            else f"; read on with start_line={end_shown + 1}"
+        )
         body += f"\n[showing lines {first}-{end_shown} of {of}{more}]"
     return ToolResult(True, body, read=(rel,), target=rel)
 
@@ -139,8 +143,10 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
         if len(hits) > SEARCH_CAP or stopped:
             break
     if stopped:
-        hits.append(f"[search stopped after {ctx.search_seconds:g} s: the pattern is too slow "
-                    "(nested repetition backtracks); simplify it or search a smaller path]")
+        hits.append(
+            f"[search stopped after {ctx.search_seconds:g} s: the pattern is too slow "
+            "(nested repetition backtracks); simplify it or search a smaller path]"
+        )
     if not hits:
         note = f" ({skipped_secrets} secret files not searched)" if skipped_secrets else ""
         return ToolResult(True, f"no matches for {pattern!r} in '{path}'{note}")
@@ -234,7 +240,7 @@ def _numbered(lines: list[str], real: Path, first: int, cap: int) -> Iterator[tu
     """(number, line) from line `first` on, each line cut to about `cap` characters (saying
     so); a file too large to load is read in pieces of bounded size, never a whole line."""
     if lines:
-        for number, line in enumerate(lines[first - 1:], first):
+        for number, line in enumerate(lines[first - 1 :], first):
             yield number, _cut(number, line, cap, len(line) - cap, "characters")
         return
     with real.open("rb") as handle:

@@ -32,11 +32,13 @@ def git_status(ctx: ToolContext) -> ToolResult:
     theirs: list[str] = []
     for code, path in repo.changes():
         (ours if path in mine else theirs).append(f"  {code} {path}")
-    lines.append("changed by heph in this session:" if ours else
-                 "changed by heph in this session: nothing")
+    lines.append(
+        "changed by heph in this session:" if ours else "changed by heph in this session: nothing"
+    )
     lines += ours
-    lines.append("other changes (the user's; leave them alone):" if theirs else
-                 "other changes: none")
+    lines.append(
+        "other changes (the user's; leave them alone):" if theirs else "other changes: none"
+    )
     lines += theirs
     lines.append("(codes: first letter = staged, second = not staged; ?? = untracked)")
     return ToolResult(True, "\n".join(lines))
@@ -63,8 +65,11 @@ def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) ->
     changed = _git(repo, "diff", *args, "--name-only", "-z", "--", scope)
     if isinstance(changed, ToolResult):
         return changed
-    secret = [] if ctx.allow_secrets else \
-        [name for name in changed.split("\0") if name and is_secret_name(name)]
+    secret = (
+        []
+        if ctx.allow_secrets
+        else [name for name in changed.split("\0") if name and is_secret_name(name)]
+    )
     # Secret files stay out of the diff, as they stay out of read_file and search.
     hidden = [f":(top,exclude,literal){name}" for name in secret]
     output = _git(repo, "diff", *args, "--", scope, *hidden)
@@ -73,8 +78,9 @@ def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) ->
     untracked = [p for code, p in repo.changes() if code == "??"]
     note = f"\n(untracked files, not in any diff: {', '.join(untracked)})" if untracked else ""
     if secret:
-        note += (f"\n(left out as secret files: {', '.join(secret)}; allow_secrets = true "
-                 "shows them)")
+        note += (
+            f"\n(left out as secret files: {', '.join(secret)}; allow_secrets = true shows them)"
+        )
     if not output.strip():
         return ToolResult(True, ("no staged changes" if staged else "no unstaged changes") + note)
     return ToolResult(True, clip(output, ctx.observation_limit) + note)
@@ -116,20 +122,24 @@ def git_commit(ctx: ToolContext, message: str, paths: str | None = None) -> Tool
     names = ", ".join(relative)
     decision = ctx.approve(CommitRequest(relative, message))
     if decision == "refuse":
-        return ToolResult(False, f"commit not approved: nothing was committed ({names})",
-                          decision=decision)
+        return ToolResult(
+            False, f"commit not approved: nothing was committed ({names})", decision=decision
+        )
     if decision == "decline":
-        return ToolResult(False, "the user declined this commit; nothing was committed",
-                          decision=decision)
+        return ToolResult(
+            False, "the user declined this commit; nothing was committed", decision=decision
+        )
     if decision == "skip":
-        return ToolResult(True, f"dry run: would commit {names} with message {message!r}",
-                          decision=decision)
+        return ToolResult(
+            True, f"dry run: would commit {names} with message {message!r}", decision=decision
+        )
     tracked = repo.tracked([str(t) for t in targets])
     new_files = [str(t) for t in targets if repo.relative(t) not in tracked]
     if new_files:
         _git(repo, "add", "--intent-to-add", "--", *new_files)
-    result = _git(repo, "commit", "--only", "--no-edit", "-m", message, "--",
-                  *[str(t) for t in targets])
+    result = _git(
+        repo, "commit", "--only", "--no-edit", "-m", message, "--", *[str(t) for t in targets]
+    )
     if isinstance(result, ToolResult):
         if new_files:
             _git(repo, "rm", "--cached", "--quiet", "--", *new_files)
@@ -142,6 +152,7 @@ TOOLS = ((git_status, False), (git_diff, False), (git_log, False), (git_commit, 
 
 
 # -- helpers -------------------------------------------------------------------------------
+
 
 def _repo(ctx: ToolContext) -> Repository | ToolResult:
     repo = Repository.find(ctx.workspace.root)

@@ -33,14 +33,57 @@ SHORT_OPTION_VALUE = re.compile(r"^-[A-Za-z](.+)$")
 # The variables a command's child gets: what toolchains need to run, never credentials. The
 # project config adds its own (`pass_env`).
 CHILD_ENV = {
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR",
-    "TEMP", "TMP", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CI", "SSL_CERT_FILE",
-    "SSL_CERT_DIR", "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "PYTHONPATH",
-    "PYTHONHOME", "PYTHONUTF8", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE", "PYENV_ROOT",
-    "PYENV_VERSION", "JAVA_HOME", "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS",
-    "CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "NODE_PATH", "NVM_DIR", "GEM_HOME",
-    "GEM_PATH", "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "PKG_CONFIG_PATH",
-    "LD_LIBRARY_PATH", "MAKEFLAGS", "DOTNET_ROOT",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "COLUMNS",
+    "LINES",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CI",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "CONDA_DEFAULT_ENV",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONUTF8",
+    "PYTHONIOENCODING",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+    "JAVA_HOME",
+    "GOPATH",
+    "GOROOT",
+    "GOCACHE",
+    "GOMODCACHE",
+    "GOFLAGS",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "NODE_PATH",
+    "NVM_DIR",
+    "GEM_HOME",
+    "GEM_PATH",
+    "CC",
+    "CXX",
+    "CFLAGS",
+    "CXXFLAGS",
+    "LDFLAGS",
+    "PKG_CONFIG_PATH",
+    "LD_LIBRARY_PATH",
+    "MAKEFLAGS",
+    "DOTNET_ROOT",
 }
 CHILD_ENV_PREFIXES = ("LC_", "XDG_")
 SHELL_OPERATORS = re.compile(r"&&|\|\||[|;<>`$]")
@@ -59,8 +102,11 @@ def run_command(ctx: ToolContext, name: str, args: str | None = None) -> ToolRes
     command = ctx.commands.get(name)
     if command is None:
         known = ", ".join(ctx.commands) or "none are configured"
-        return ToolResult(False, f"no project command named '{name}' (available: {known}); "
-                                 "only configured or detected commands can run")
+        return ToolResult(
+            False,
+            f"no project command named '{name}' (available: {known}); "
+            "only configured or detected commands can run",
+        )
     try:
         extra = plain_arguments(ctx, args or "")
     except ValueError as error:
@@ -68,8 +114,7 @@ def run_command(ctx: ToolContext, name: str, args: str | None = None) -> ToolRes
     argv = command_argv(command, extra)
     decision = ctx.approve(CommandRequest(name, " ".join(shlex.quote(a) for a in argv)))
     if decision == "refuse":
-        return ToolResult(False, f"command not approved: `{name}` did not run",
-                          decision=decision)
+        return ToolResult(False, f"command not approved: `{name}` did not run", decision=decision)
     if decision == "decline":
         return ToolResult(False, f"the user declined to run `{name}`", decision=decision)
     if decision == "skip":
@@ -79,8 +124,9 @@ def run_command(ctx: ToolContext, name: str, args: str | None = None) -> ToolRes
     status = "timed out" if exit_code is None else f"exit code {exit_code}"
     header = f"$ {shown}\n{status} after {seconds:.1f} s\n"
     body = clip(output, max(1000, ctx.observation_limit - len(header) - 100), keep="tail")
-    return ToolResult(exit_code == 0, scrub(header + body),
-                      command=CommandRun(name, summarize(exit_code, output)))
+    return ToolResult(
+        exit_code == 0, scrub(header + body), command=CommandRun(name, summarize(exit_code, output))
+    )
 
 
 def plain_arguments(ctx: ToolContext, text: str) -> list[str]:
@@ -92,14 +138,18 @@ def plain_arguments(ctx: ToolContext, text: str) -> list[str]:
         raise ValueError(f"cannot read the arguments: {error}") from None
     for word in words:
         if not PLAIN_ARG.match(word):
-            raise ValueError(f"'{word}' is not a plain argument: no shell syntax, quotes or "
-                             "special characters; give test ids, paths or -flags")
+            raise ValueError(
+                f"'{word}' is not a plain argument: no shell syntax, quotes or "
+                "special characters; give test ids, paths or -flags"
+            )
         if ".." in word:
             raise ValueError(f"'{word}' contains '..'; name paths inside the workspace directly")
         for piece in _path_pieces(word):
             if piece.startswith("/"):
-                raise ValueError(f"'{word}' names an absolute path; arguments may only name "
-                                 "places inside the workspace, relative to it")
+                raise ValueError(
+                    f"'{word}' names an absolute path; arguments may only name "
+                    "places inside the workspace, relative to it"
+                )
             if not ("/" in piece or "." in piece or (ctx.workspace.root / piece).exists()):
                 continue  # a test name or option value, not a path
             try:
@@ -132,10 +182,14 @@ def child_environment(pass_env: Iterable[str] = ()) -> dict[str, str]:
     config names (`pass_env`, glob patterns), which the user chose to share."""
     named = tuple(pass_env)
     return {
-        name: value for name, value in os.environ.items()
+        name: value
+        for name, value in os.environ.items()
         if any(fnmatch.fnmatchcase(name, pattern) for pattern in named)
-        or ((name in CHILD_ENV or name.startswith(CHILD_ENV_PREFIXES))
-            and not SECRET_NAME.search(name) and not CREDENTIAL_TEXT.search(value))
+        or (
+            (name in CHILD_ENV or name.startswith(CHILD_ENV_PREFIXES))
+            and not SECRET_NAME.search(name)
+            and not CREDENTIAL_TEXT.search(value)
+        )
     }
 
 
@@ -144,9 +198,14 @@ def execute(argv: list[str], ctx: ToolContext) -> tuple[int | None, str, float]:
     started = time.monotonic()
     try:
         process = subprocess.Popen(
-            argv, cwd=ctx.workspace.root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, env=child_environment(ctx.pass_env),
-            start_new_session=True)
+            argv,
+            cwd=ctx.workspace.root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=child_environment(ctx.pass_env),
+            start_new_session=True,
+        )
     except OSError as error:
         return 127, f"cannot start {argv[0]}: {error.strerror or error}", 0.0
     try:

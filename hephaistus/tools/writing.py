@@ -52,7 +52,11 @@ def unified_diff(rel: str, before: str, after: str, *, created: bool) -> str:
 
 
 def write_change(
-    ctx: ToolContext, rel: str, real: Path, old: TextFile | None, content: str,
+    ctx: ToolContext,
+    rel: str,
+    real: Path,
+    old: TextFile | None,
+    content: str,
     rebase: Callable[[TextFile | None], str] | None = None,
 ) -> ToolResult:
     """Show the change, ask for approval, and write it, unless the file changed since `old`
@@ -65,14 +69,24 @@ def write_change(
     change = FileChange(rel, unified_diff(rel, before, after, created=old is None), old is None)
     decision = ctx.approve(change)
     if decision == "refuse":
-        return ToolResult(False, f"write not approved: {rel} was not changed", change.diff,
-                          decision=decision, target=rel)
+        return ToolResult(
+            False,
+            f"write not approved: {rel} was not changed",
+            change.diff,
+            decision=decision,
+            target=rel,
+        )
     if decision == "decline":
         declined = f"the user declined this change; {rel} was not changed"
         return ToolResult(False, declined, change.diff, decision=decision, target=rel)
     if decision == "skip":
-        return ToolResult(True, f"dry run: the change to {rel} was shown, not written",
-                          change.diff, decision=decision, target=rel)
+        return ToolResult(
+            True,
+            f"dry run: the change to {rel} was shown, not written",
+            change.diff,
+            decision=decision,
+            target=rel,
+        )
     try:
         if not ctx.workspace.heph_dir.is_dir():
             ctx.workspace.ensure_heph_dir()  # for the lock, kept out of git
@@ -81,12 +95,19 @@ def write_change(
             now = _current(real, rel)
             if now != old:
                 if rebase is None:
-                    return ToolResult(False, f"{rel} changed on disk since heph read it (another "
-                                             "program wrote it); nothing was written. Read it "
-                                             "again and redo the change.", target=rel)
+                    return ToolResult(
+                        False,
+                        f"{rel} changed on disk since heph read it (another "
+                        "program wrote it); nothing was written. Read it "
+                        "again and redo the change.",
+                        target=rel,
+                    )
                 old, after = now, rebase(now).replace("\r\n", "\n")
-                change = FileChange(rel, unified_diff(rel, old.text if old else "", after,
-                                                      created=old is None), old is None)
+                change = FileChange(
+                    rel,
+                    unified_diff(rel, old.text if old else "", after, created=old is None),
+                    old is None,
+                )
             data = (old or NEW_FILE).encode(after)
             if ctx.checkpoints:
                 ctx.checkpoints.record(rel, data)
@@ -98,8 +119,14 @@ def write_change(
     verb = "created" if change.created else "updated"
     added = after.count("\n") + (0 if after.endswith("\n") or not after else 1)
     plural = "" if added == 1 else "s"
-    return ToolResult(True, f"{verb} {rel} ({added} line{plural})\n{change.diff}", change.diff,
-                      decision=decision, changed=(change,), target=rel)
+    return ToolResult(
+        True,
+        f"{verb} {rel} ({added} line{plural})\n{change.diff}",
+        change.diff,
+        decision=decision,
+        changed=(change,),
+        target=rel,
+    )
 
 
 def _current(real: Path, rel: str) -> TextFile | None:

@@ -96,8 +96,9 @@ class Approval:
         names = visible(", ".join(request.paths))
         while True:
             try:
-                answer = self.ask(f"Commit {names} with message {visible(request.message)!r}? "
-                                  "[y]es / [n]o: ")
+                answer = self.ask(
+                    f"Commit {names} with message {visible(request.message)!r}? [y]es / [n]o: "
+                )
             except EOFError:
                 return "refuse"
             choice = answer.strip().lower()[:1]
@@ -113,8 +114,7 @@ class Approval:
         verb = "Create" if change.created else "Change"
         while True:
             try:
-                answer = self.ask(f"{verb} {visible(change.path)}? [y]es / [n]o / [a]ll / "
-                                  "[d]iff: ")
+                answer = self.ask(f"{verb} {visible(change.path)}? [y]es / [n]o / [a]ll / [d]iff: ")
             except EOFError:
                 return "refuse"
             choice = answer.strip().lower()[:1]
@@ -139,8 +139,9 @@ class Approval:
             return "refuse"
         while True:
             try:
-                answer = self.ask(f"Run `{visible(name)}`: {visible(shown)}? [y]es / [n]o / "
-                                  "[a]ll commands: ")
+                answer = self.ask(
+                    f"Run `{visible(name)}`: {visible(shown)}? [y]es / [n]o / [a]ll commands: "
+                )
             except EOFError:
                 return "refuse"
             choice = answer.strip().lower()[:1]
@@ -157,8 +158,10 @@ class Approval:
         if self.saved is None or self.saved.writes:
             return
         try:
-            answer = self.ask("Approve writes in this workspace from now on too "
-                              f"(saved in {self.saved.path.name})? [y/N]: ")
+            answer = self.ask(
+                "Approve writes in this workspace from now on too "
+                f"(saved in {self.saved.path.name})? [y/N]: "
+            )
         except EOFError:
             return
         if answer.strip().lower().startswith("y"):

@@ -38,8 +38,14 @@ def plain_requested() -> bool:
 def make_console(*, stderr: bool) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     if plain_requested():
-        return Console(file=stream, highlight=False, soft_wrap=True, force_terminal=False,
-                       no_color=True, color_system=None)
+        return Console(
+            file=stream,
+            highlight=False,
+            soft_wrap=True,
+            force_terminal=False,
+            no_color=True,
+            color_system=None,
+        )
     # In a terminal rich wraps to its width; into a pipe or file, lines stay whole.
     return Console(file=stream, highlight=False, soft_wrap=not stream.isatty())
 
@@ -48,8 +54,9 @@ class ConsoleSink:
     """Shows each step as it happens: a spinner while the model works, the thought, the tool
     call, a short observation, the diff of every write, and the answer."""
 
-    def __init__(self, *, verbose: bool = False, quiet: bool = False,
-                 console: Console | None = None) -> None:
+    def __init__(
+        self, *, verbose: bool = False, quiet: bool = False, console: Console | None = None
+    ) -> None:
         self.err = console or make_console(stderr=True)
         self.out = console or make_console(stderr=False)
         self.verbose = verbose
@@ -108,8 +115,9 @@ class ConsoleSink:
 
     def tool_called(self, action: Action) -> None:
         if not self.quiet:
-            self._print(Text("→ ", style="cyan") + Text(self.safe(describe_call(action)),
-                                                       style="bold"))
+            self._print(
+                Text("→ ", style="cyan") + Text(self.safe(describe_call(action)), style="bold")
+            )
 
     def tool_finished(self, action: Action, result: ToolResult) -> None:
         if result.diff and result.diff not in self._diffs_shown and not result.refused:
@@ -134,8 +142,9 @@ class ConsoleSink:
         if self.err.is_terminal and not self.err.no_color:
             from rich.syntax import Syntax
 
-            self._print(Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark",
-                               background_color="default"))
+            self._print(
+                Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default")
+            )
         else:
             self._print(diff.rstrip("\n"), markup=False)
 

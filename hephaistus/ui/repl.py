@@ -60,8 +60,16 @@ class ReplCompleter(Completer):
 
 
 class Repl:
-    def __init__(self, agent: Agent, sink: ConsoleSink, approval: Approval, *,
-                 input: Any = None, output: Any = None, history: Path | None = None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        sink: ConsoleSink,
+        approval: Approval,
+        *,
+        input: Any = None,
+        output: Any = None,
+        history: Path | None = None,
+    ) -> None:
         self.agent = agent
         self.sink = sink
         self.console = sink.out
@@ -86,10 +94,14 @@ class Repl:
 
         file_history = _history(history)
         self.prompt: PromptSession[str] = PromptSession(
-            history=file_history, completer=ReplCompleter(self.commands(), self._workspace_files),
-            key_bindings=bindings, enable_history_search=False, input=input, output=output,
-            complete_while_typing=False, prompt_continuation=lambda width, *_: "." * (width - 1)
-            + " ",
+            history=file_history,
+            completer=ReplCompleter(self.commands(), self._workspace_files),
+            key_bindings=bindings,
+            enable_history_search=False,
+            input=input,
+            output=output,
+            complete_while_typing=False,
+            prompt_continuation=lambda width, *_: "." * (width - 1) + " ",
         )
         self._ask_session: PromptSession[str] = PromptSession(input=input, output=output)
         approval.ask = lambda question: self._ask_session.prompt(question)
@@ -99,10 +111,18 @@ class Repl:
         warm_up()
         model = self.agent.model.name
         where = self.agent.config.base_url or "api.openai.com"
-        self.console.print(Text(f"heph {__version__} · {model} at {where} · "
-                                f"{self.agent.workspace.root}", style="bold"))
-        self.console.print(Text("Type a task, /help for commands, Ctrl-D to leave. "
-                                "Esc-Enter adds a line.", style="dim"))
+        self.console.print(
+            Text(
+                f"heph {__version__} · {model} at {where} · {self.agent.workspace.root}",
+                style="bold",
+            )
+        )
+        self.console.print(
+            Text(
+                "Type a task, /help for commands, Ctrl-D to leave. Esc-Enter adds a line.",
+                style="dim",
+            )
+        )
         while True:
             try:
                 line = self.prompt.prompt("heph> ")
@@ -154,8 +174,9 @@ class Repl:
         for name in self.commands():
             doc = (getattr(self, f"cmd_{name}").__doc__ or "").strip().splitlines()[0]
             self.console.print(Text(f"/{name:<10}", style="bold") + Text(doc))
-        self.console.print(Text("Anything else is a task. @path completes file names.",
-                                style="dim"))
+        self.console.print(
+            Text("Anything else is a task. @path completes file names.", style="dim")
+        )
 
     def cmd_exit(self, argument: str) -> bool:
         """Leave the chat (Ctrl-D does too)."""
@@ -164,17 +185,24 @@ class Repl:
     def cmd_undo(self, argument: str) -> None:
         """Undo the file changes of the last turn (--force: even if edited since)."""
         store = self._checkpoints()
-        pending = [t for t in self.turns if t in store.sessions_with_changes()
-                   and not store.is_undone(t)]
+        pending = [
+            t for t in self.turns if t in store.sessions_with_changes() and not store.is_undone(t)
+        ]
         if not pending:
             self.console.print("nothing to undo")
             return
         try:
             result = store.undo(pending[-1], force=argument == "--force")
         except UndoConflict as conflict:
-            self.console.print(Text(self.sink.safe(
-                f"not undone: changed since heph wrote them: {', '.join(conflict.paths)} "
-                "(/undo --force to undo anyway)"), style="yellow"))
+            self.console.print(
+                Text(
+                    self.sink.safe(
+                        f"not undone: changed since heph wrote them: {', '.join(conflict.paths)} "
+                        "(/undo --force to undo anyway)"
+                    ),
+                    style="yellow",
+                )
+            )
             return
         self.undone.append(pending[-1])
         self._report("undone", result.restored, result.deleted)
@@ -188,9 +216,14 @@ class Repl:
         try:
             result = store.redo(self.undone[-1], force=argument == "--force")
         except UndoConflict as conflict:
-            self.console.print(Text(self.sink.safe(
-                f"not redone: changed since the undo: {', '.join(conflict.paths)}"),
-                style="yellow"))
+            self.console.print(
+                Text(
+                    self.sink.safe(
+                        f"not redone: changed since the undo: {', '.join(conflict.paths)}"
+                    ),
+                    style="yellow",
+                )
+            )
             return
         self.undone.pop()
         self._report("redone", result.restored, result.deleted)
@@ -239,8 +272,10 @@ class Repl:
         compactor = self.agent.compactor
         used = compactor.size(self.agent.messages) if self.agent.messages else 0
         share = 100 * used / compactor.window if compactor.window else 0
-        self.console.print(f"this chat: {self.sink.tokens:,} tokens used; context: about "
-                           f"{used:,} of {compactor.window:,} tokens ({share:.0f}%)")
+        self.console.print(
+            f"this chat: {self.sink.tokens:,} tokens used; context: about "
+            f"{used:,} of {compactor.window:,} tokens ({share:.0f}%)"
+        )
 
     def cmd_model(self, argument: str) -> None:
         """Show the model, or switch to another: /model [name]."""

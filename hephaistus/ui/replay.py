@@ -12,8 +12,15 @@ from hephaistus.ui.render import ConsoleSink
 
 def replay(recorded: RecordedSession, sink: ConsoleSink) -> None:
     header = recorded.header
-    sink.err.print(Text(sink.safe(f"session {header.get('id')}  {header.get('started', '')}  "
-                                  f"model {header.get('model')}"), style="bold"))
+    sink.err.print(
+        Text(
+            sink.safe(
+                f"session {header.get('id')}  {header.get('started', '')}  "
+                f"model {header.get('model')}"
+            ),
+            style="bold",
+        )
+    )
     step = 0
     for span in recorded.spans:
         if span.kind == "INPUT":
@@ -30,9 +37,15 @@ def replay(recorded: RecordedSession, sink: ConsoleSink) -> None:
             action = Action("", span.name, span.args)
             output = span.output if isinstance(span.output, dict) else {"output": span.output}
             sink.tool_called(action)
-            sink.tool_finished(action, ToolResult(
-                span.ok, str(output.get("output") or span.error or ""), output.get("diff"),
-                decision=output.get("decision")))
+            sink.tool_finished(
+                action,
+                ToolResult(
+                    span.ok,
+                    str(output.get("output") or span.error or ""),
+                    output.get("diff"),
+                    decision=output.get("decision"),
+                ),
+            )
         elif span.kind == "MEMO":
             _memo(span, sink)
         elif span.kind == "ANSWER":

@@ -15,23 +15,31 @@ from hephaistus.ui.escape import visible
 def sessions_table(rows: list[SessionRow]) -> Table:
     table = _table("ID", "STARTED (UTC)", "STEPS", "TOKENS", "OUTCOME", "TASK")
     for row in rows:
-        table.add_row(row.id, row.started, str(row.steps), str(row.tokens), row.outcome,
-                      visible(row.task))
+        table.add_row(
+            row.id, row.started, str(row.steps), str(row.tokens), row.outcome, visible(row.task)
+        )
     return table
 
 
 def stats_table(rows: list[ModelStats]) -> Table:
     table = _table("MODEL", "SESSIONS", "ANSWERED", "STEPS", "WELL-FORMED", "EDITS OK", "TOKENS")
     for s in rows:
-        table.add_row(visible(s.model), str(s.sessions), str(s.answered), str(s.steps),
-                      _percent(s.well_formed_rate), f"{_percent(s.edit_success_rate)} of {s.edits}",
-                      f"{s.prompt_tokens + s.completion_tokens:,}")
+        table.add_row(
+            visible(s.model),
+            str(s.sessions),
+            str(s.answered),
+            str(s.steps),
+            _percent(s.well_formed_rate),
+            f"{_percent(s.edit_success_rate)} of {s.edits}",
+            f"{s.prompt_tokens + s.completion_tokens:,}",
+        )
     return table
 
 
 def _table(*headers: str) -> Table:
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold",
-                  padding=(0, 2, 0, 0))
+    table = Table(
+        box=None, pad_edge=False, show_edge=False, header_style="bold", padding=(0, 2, 0, 0)
+    )
     for header in headers[:-1]:
         table.add_column(header, no_wrap=True)
     table.add_column(headers[-1], no_wrap=True, overflow="ellipsis")

@@ -33,7 +33,7 @@ def spacing_key(line: str) -> str:
     stripped = line.strip()
     parts, last = [], 0
     for literal in STRING.finditer(stripped):
-        parts += [_squeeze(stripped[last:literal.start()]), literal.group()]
+        parts += [_squeeze(stripped[last : literal.start()]), literal.group()]
         last = literal.end()
     parts.append(_squeeze(stripped[last:]))
     return "".join(parts)
@@ -108,7 +108,8 @@ class Finder:
         found = self._where.get((tier.name, coarse_key))
         if found is None:
             found = self._where[tier.name, coarse_key] = [
-                number for number, key in enumerate(self.coarse(tier)) if key == coarse_key]
+                number for number, key in enumerate(self.coarse(tier)) if key == coarse_key
+            ]
         return found
 
     def key(self, tier: Tier, number: int) -> str:
@@ -119,23 +120,30 @@ class Finder:
             cached = self._keys[tier.name, number] = tier.key(self.file[number])
         return cached
 
-    def differences(self, tier: Tier, start: int, keys: Lines, coarse: Lines,
-                    limit: int) -> list[int]:
+    def differences(
+        self, tier: Tier, start: int, keys: Lines, coarse: Lines, limit: int
+    ) -> list[int]:
         """Indices where the window at `start` differs from the snippet's keys (up to `limit`
         + 1 of them)."""
         found = []
         file_coarse = self.coarse(tier)
         for i, (want, rough) in enumerate(zip(keys, coarse, strict=True)):
-            if file_coarse[start + i] != rough or (tier.coarse is not None
-                                                   and self.key(tier, start + i) != want):
+            if file_coarse[start + i] != rough or (
+                tier.coarse is not None and self.key(tier, start + i) != want
+            ):
                 found.append(i)
                 if len(found) > limit:
                     break
         return found
 
 
-def locate(file: Lines | Finder, snippet: Lines, *, context: frozenset[int] = frozenset(),
-           consistent: Callable[[Lines, Lines], bool] | None = None) -> Match:
+def locate(
+    file: Lines | Finder,
+    snippet: Lines,
+    *,
+    context: frozenset[int] = frozenset(),
+    consistent: Callable[[Lines, Lines], bool] | None = None,
+) -> Match:
     """The unique place of `snippet` in `file`, by the strictest tier that finds one.
 
     `context` holds the indices of snippet lines the edit keeps; one of them may differ from
@@ -148,8 +156,9 @@ def locate(file: Lines | Finder, snippet: Lines, *, context: frozenset[int] = fr
         for variant, offset, tail in variants:
             starts = _starts(finder, variant, tier)
             if len(starts) > 1 and not tier.same_indent and consistent is not None:
-                starts = [s for s in starts
-                          if consistent(variant, finder.file[s:s + len(variant)])] or starts
+                starts = [
+                    s for s in starts if consistent(variant, finder.file[s : s + len(variant)])
+                ] or starts
             if len(starts) == 1:
                 return Match(starts[0], starts[0] + len(variant), tier, variant, offset, tail)
             if len(starts) > 1:
@@ -159,11 +168,13 @@ def locate(file: Lines | Finder, snippet: Lines, *, context: frozenset[int] = fr
             shifted = frozenset(i - offset for i in context if 0 <= i - offset < len(variant))
             found = _starts_with_one_difference(finder, variant, tier, shifted)
             if len(found) == 1:
-                (start, differs), = found
+                ((start, differs),) = found
                 return Match(start, start + len(variant), tier, variant, offset, tail, differs)
             if len(found) > 1:
-                raise NoMatch(f"with one context line differing it matches {len(found)} places",
-                              sorted(s + 1 for s, _ in found))
+                raise NoMatch(
+                    f"with one context line differing it matches {len(found)} places",
+                    sorted(s + 1 for s, _ in found),
+                )
     raise NoMatch("it was not found")
 
 
@@ -192,7 +203,7 @@ def closest(file: Lines, snippet: Lines, *, context: int = 2) -> tuple[int, Line
     best = max(votes, key=lambda start: (votes[start], -start)) if votes else 0
     best = min(max(best, 0), max(0, len(file) - size))
     first = max(0, best - context)
-    return first + 1, file[first:best + size + context]
+    return first + 1, file[first : best + size + context]
 
 
 def _places_of(word: str, text: str, starts: list[int]) -> list[int]:
@@ -203,8 +214,9 @@ def _places_of(word: str, text: str, starts: list[int]) -> list[int]:
     while at != -1 and len(places) <= MAX_PLACES_PER_WORD and seen < 20 * MAX_PLACES_PER_WORD:
         seen += 1
         end = at + len(word)
-        if (at == 0 or not _is_word_char(text[at - 1])) and \
-                (end == len(text) or not _is_word_char(text[end])):
+        if (at == 0 or not _is_word_char(text[at - 1])) and (
+            end == len(text) or not _is_word_char(text[end])
+        ):
             places.append(bisect_right(starts, at) - 1)
         at = text.find(word, at + 1)
     return places if seen < 20 * MAX_PLACES_PER_WORD else places + [-1] * MAX_PLACES_PER_WORD
@@ -220,6 +232,7 @@ def numbered(first: int, lines: Lines) -> str:
 
 
 # -- helpers -------------------------------------------------------------------------------
+
 
 def _variants(snippet: Lines) -> list[tuple[Lines, int, int]]:
     """The snippet, and without its leading and trailing blank lines (how many of each)."""
@@ -259,8 +272,9 @@ def _starts(finder: Finder, snippet: Lines, tier: Tier) -> list[int]:
     found = []
     for position in finder.where(tier, coarse[anchor]):
         start = position - anchor
-        if 0 <= start <= len(finder.file) - size and \
-                not finder.differences(tier, start, keys, coarse, 0):
+        if 0 <= start <= len(finder.file) - size and not finder.differences(
+            tier, start, keys, coarse, 0
+        ):
             found.append(start)
     return found
 
@@ -268,8 +282,9 @@ def _starts(finder: Finder, snippet: Lines, tier: Tier) -> list[int]:
 MIN_LINES_FOR_FUZZ = 3  # a differing line is tolerated only where the others prove the place
 
 
-def _starts_with_one_difference(finder: Finder, snippet: Lines, tier: Tier,
-                                context: frozenset[int]) -> list[tuple[int, int]]:
+def _starts_with_one_difference(
+    finder: Finder, snippet: Lines, tier: Tier, context: frozenset[int]
+) -> list[tuple[int, int]]:
     """(start, index of the differing line) of each place where every line but one context
     line matches."""
     keys, coarse = _keys(snippet, tier)
@@ -277,8 +292,11 @@ def _starts_with_one_difference(finder: Finder, snippet: Lines, tier: Tier,
     if not context or len(anchors) < MIN_LINES_FOR_FUZZ or len(snippet) > len(finder.file):
         return []
     size = len(snippet)
-    starts = {position - anchor for anchor in anchors[:2]
-              for position in finder.where(tier, coarse[anchor])}
+    starts = {
+        position - anchor
+        for anchor in anchors[:2]
+        for position in finder.where(tier, coarse[anchor])
+    }
     found = []
     for start in sorted(starts):
         if not 0 <= start <= len(finder.file) - size:

@@ -53,8 +53,10 @@ def parse_patch(text: str) -> list[FilePatch]:
 
     sections = _sections(_unwrap(text))
     if not sections:
-        raise PatchError("the diff has no hunks: each change needs a line starting with @@ "
-                         "followed by ' ' (context), '-' (removed) and '+' (added) lines")
+        raise PatchError(
+            "the diff has no hunks: each change needs a line starting with @@ "
+            "followed by ' ' (context), '-' (removed) and '+' (added) lines"
+        )
     normalised = "".join(_render(source, target, hunks) for source, target, hunks in sections)
     try:
         parsed = unidiff.PatchSet(normalised)
@@ -63,8 +65,10 @@ def parse_patch(text: str) -> list[FilePatch]:
     patches = []
     for (source, target, bodies), patched in zip(sections, parsed, strict=True):
         headers = [body[0].strip() for body in bodies]
-        hunks = [_hunk(n, header, h) for n, (header, h) in enumerate(zip(headers, patched,
-                                                                         strict=True), 1)]
+        hunks = [
+            _hunk(n, header, h)
+            for n, (header, h) in enumerate(zip(headers, patched, strict=True), 1)
+        ]
         patches.append(FilePatch(source, target, hunks))
     return patches
 
@@ -78,13 +82,16 @@ def apply_hunks(lines: list[str], hunks: list[Hunk]) -> list[str]:
 
 # -- applying ------------------------------------------------------------------------------
 
+
 def _apply_one(lines: list[str], hunk: Hunk) -> list[str]:
     if not any(line.strip() for line in hunk.before):
         if not any(line.strip() for line in lines):
             return list(hunk.after)  # adding to an empty file needs no context
-        raise PatchError(f"hunk {hunk.number} ({hunk.header}) has no context or removed lines, "
-                         "so there is no way to tell where it goes; include a few unchanged "
-                         "lines around the change. Nothing changed.")
+        raise PatchError(
+            f"hunk {hunk.number} ({hunk.header}) has no context or removed lines, "
+            "so there is no way to tell where it goes; include a few unchanged "
+            "lines around the change. Nothing changed."
+        )
     finder = matching.Finder(lines)  # the file's keys, shared by every try below
     try:
         return replace(finder, hunk.before, hunk.after, alignment=hunk.kept)
@@ -97,14 +104,18 @@ def _apply_one(lines: list[str], hunk: Hunk) -> list[str]:
     for lead, trail in FUZZ:
         if lead > hunk.lead or trail > hunk.trail:
             continue
-        before = hunk.before[lead: len(hunk.before) - trail]
+        before = hunk.before[lead : len(hunk.before) - trail]
         if not any(line.strip() for line in before):
             continue
-        kept = {j - lead: i - lead for j, i in hunk.kept.items()
-                if lead <= i < lead + len(before) and lead <= j < len(hunk.after) - trail}
+        kept = {
+            j - lead: i - lead
+            for j, i in hunk.kept.items()
+            if lead <= i < lead + len(before) and lead <= j < len(hunk.after) - trail
+        }
         try:
-            return replace(finder, before, hunk.after[lead: len(hunk.after) - trail],
-                           alignment=kept)
+            return replace(
+                finder, before, hunk.after[lead : len(hunk.after) - trail], alignment=kept
+            )
         except Unsafe as unsafe:
             raise _unsafe(hunk, unsafe) from None
         except matching.NoMatch as miss:
@@ -121,15 +132,18 @@ def _apply_one(lines: list[str], hunk: Hunk) -> list[str]:
 
 
 def _unsafe(hunk: Hunk, unsafe: Unsafe) -> PatchError:
-    return PatchError(f"hunk {hunk.number} ({hunk.header}) was found, but {unsafe.reason}. "
-                      "Nothing changed.")
+    return PatchError(
+        f"hunk {hunk.number} ({hunk.header}) was found, but {unsafe.reason}. Nothing changed."
+    )
 
 
 def _ambiguous(hunk: Hunk, miss: matching.NoMatch) -> PatchError:
     where = ", ".join(map(str, miss.places))
-    return PatchError(f"hunk {hunk.number} ({hunk.header}) is ambiguous: its context matches "
-                      f"{len(miss.places)} places (lines {where}); include more unchanged lines "
-                      "so it fits only one. Nothing changed.")
+    return PatchError(
+        f"hunk {hunk.number} ({hunk.header}) is ambiguous: its context matches "
+        f"{len(miss.places)} places (lines {where}); include more unchanged lines "
+        "so it fits only one. Nothing changed."
+    )
 
 
 def _quote(lines: list[str], limit: int = 12) -> str:
@@ -139,8 +153,16 @@ def _quote(lines: list[str], limit: int = 12) -> str:
 
 # -- parsing -------------------------------------------------------------------------------
 
-SKIPPED_LINES = ("diff --git ", "index ", "new file mode", "deleted file mode", "similarity ",
-                 "*** Begin Patch", "*** End Patch", "*** End of File")
+SKIPPED_LINES = (
+    "diff --git ",
+    "index ",
+    "new file mode",
+    "deleted file mode",
+    "similarity ",
+    "*** Begin Patch",
+    "*** End Patch",
+    "*** End of File",
+)
 
 
 def _unwrap(text: str) -> list[str]:
@@ -154,7 +176,7 @@ def _unwrap(text: str) -> list[str]:
     while lines and not lines[-1].strip():
         lines.pop()
     if lines and lines[0].strip().startswith("<code>"):
-        lines[0] = lines[0].strip()[len("<code>"):]
+        lines[0] = lines[0].strip()[len("<code>") :]
     if lines and lines[-1].strip() == "</code>":
         lines.pop()
     kept = []
@@ -170,8 +192,9 @@ def _unwrap(text: str) -> list[str]:
                 kept.append("@@ -0,0 +1 @@")
             continue
         if line.startswith(("*** Delete File: ", "*** Move to: ")):
-            raise PatchError(f"'{line.strip()}' is not supported; patch_file only changes or "
-                             "creates one file")
+            raise PatchError(
+                f"'{line.strip()}' is not supported; patch_file only changes or creates one file"
+            )
         kept.append(line)
     return kept
 
@@ -226,8 +249,10 @@ def _header_path(line: str) -> str | None:
 
 def _render(source: str | None, target: str | None, hunks: list[list[str]]) -> str:
     """A well-formed diff for unidiff: headers present, hunk line counts recomputed."""
-    out = [f"--- {'a/' + source if source else '/dev/null'}\n",
-           f"+++ {'b/' + target if target else 'b/' + (source or 'file')}\n"]
+    out = [
+        f"--- {'a/' + source if source else '/dev/null'}\n",
+        f"+++ {'b/' + target if target else 'b/' + (source or 'file')}\n",
+    ]
     for hunk in hunks:
         header, body = hunk[0], [line if line else " " for line in hunk[1:]]
         old = sum(1 for line in body if line[0] in " -")

@@ -31,27 +31,32 @@ class Unsafe(NoMatch):
 Alignment = dict[int, int]  # index in the new lines -> index in the old lines it keeps
 
 
-def replace(file: Lines | Finder, old: Lines, new: Lines, *,
-            alignment: Alignment | None = None) -> Lines:
+def replace(
+    file: Lines | Finder, old: Lines, new: Lines, *, alignment: Alignment | None = None
+) -> Lines:
     """`file` with `old` (found tolerantly, uniquely) replaced by `new`. `alignment` says which
     new lines are old ones kept (a diff's context lines); by default it is worked out. A Finder
     may stand for the file, to share its keys between several tries."""
     finder = file if isinstance(file, Finder) else Finder(file)
     alignment = align(old, new) if alignment is None else alignment
     try:
-        match = locate(finder, old, context=frozenset(alignment.values()),
-                       consistent=_indentation_consistent)
+        match = locate(
+            finder, old, context=frozenset(alignment.values()), consistent=_indentation_consistent
+        )
     except NoMatch as miss:
         if miss.places or not any(ELISION.match(line) for line in old):
             raise
         return _replace_elided(finder, old, new)
-    return finder.file[:match.start] + rewrite(finder.file, match, new, alignment) + \
-        finder.file[match.end:]
+    return (
+        finder.file[: match.start]
+        + rewrite(finder.file, match, new, alignment)
+        + finder.file[match.end :]
+    )
 
 
 def rewrite(file: Lines, match: Match, new: Lines, alignment: Alignment) -> Lines:
     """The lines to put where `match` was found, for the snippet's new lines `new`."""
-    window = file[match.start:match.end]
+    window = file[match.start : match.end]
     old = match.snippet
     first, last = match.offset, match.offset + len(old)
     # New lines kept from blank old lines the match left out are framing, not content.
@@ -64,10 +69,15 @@ def rewrite(file: Lines, match: Match, new: Lines, alignment: Alignment) -> Line
     if match.tier.name == "spacing":
         _refuse_respelled_sources(old, window, new_lines, kept)
     changed = [line for index, line in enumerate(new_lines) if index not in kept]
-    reindent = indentation_mapper(old, window, file, changed, skip=match.differs) \
-        if not match.tier.same_indent else (lambda line: line)
-    result = [window[kept[index]] if index in kept else reindent(line)  # kept: file's bytes
-              for index, line in enumerate(new_lines)]
+    reindent = (
+        indentation_mapper(old, window, file, changed, skip=match.differs)
+        if not match.tier.same_indent
+        else (lambda line: line)
+    )
+    result = [
+        window[kept[index]] if index in kept else reindent(line)  # kept: file's bytes
+        for index, line in enumerate(new_lines)
+    ]
     check_only_indentation_changed(new_lines, result, {i: window[j] for i, j in kept.items()})
     return result
 
@@ -87,6 +97,7 @@ def check_only_indentation_changed(new: Lines, result: Lines, kept: dict[int, st
 
 # -- which lines the edit keeps -------------------------------------------------------------
 
+
 def align(old: Lines, new: Lines) -> Alignment:
     """Which new lines keep old ones: the common first and last lines, then a diff of the
     middle (so a kept line is paired with its own place, not a look-alike further on)."""
@@ -99,19 +110,22 @@ def align(old: Lines, new: Lines) -> Alignment:
         tail += 1
     pairs = {j: j for j in range(head)}
     pairs.update({len(b) - 1 - k: len(a) - 1 - k for k in range(tail)})
-    middle = difflib.SequenceMatcher(None, a[head:len(a) - tail], b[head:len(b) - tail],
-                                     autojunk=False)
+    middle = difflib.SequenceMatcher(
+        None, a[head : len(a) - tail], b[head : len(b) - tail], autojunk=False
+    )
     for block in middle.get_matching_blocks():
         pairs.update({head + block.b + k: head + block.a + k for k in range(block.size)})
     return pairs
 
 
-def _refuse_respelled_sources(old: Lines, window: Lines, new: Lines,
-                              kept: dict[int, int]) -> None:
+def _refuse_respelled_sources(old: Lines, window: Lines, new: Lines, kept: dict[int, int]) -> None:
     """In a match that ignored spacing, a new line built from an old line the model copied
     with other spacing would carry that spacing into the file: refuse instead of guessing."""
-    respelled = [i for i, (mine, theirs) in enumerate(zip(old, window, strict=True))
-                 if mine.strip() != theirs.strip()]
+    respelled = [
+        i
+        for i, (mine, theirs) in enumerate(zip(old, window, strict=True))
+        if mine.strip() != theirs.strip()
+    ]
     kept_old = set(kept.values())
     for i in respelled:
         if i in kept_old:
@@ -124,13 +138,16 @@ def _refuse_respelled_sources(old: Lines, window: Lines, new: Lines,
                 raise Unsafe(
                     f"the old text's line {i + 1} is spaced otherwise than the file's "
                     f"({window[i].strip()!r}), and the new text changes it; copy the line "
-                    "exactly as the file has it, then change it")
+                    "exactly as the file has it, then change it"
+                )
 
 
 # -- indentation ------------------------------------------------------------------------------
 
-def indentation_mapper(old: Lines, window: Lines, file: Lines, new: Lines, *,
-                       skip: int | None = None) -> Callable[[str], str]:
+
+def indentation_mapper(
+    old: Lines, window: Lines, file: Lines, new: Lines, *, skip: int | None = None
+) -> Callable[[str], str]:
     """How to re-indent the model's new lines into the file's indentation.
 
     Learned from the matched lines: the file's indentation is the model's with a prefix added
@@ -141,9 +158,11 @@ def indentation_mapper(old: Lines, window: Lines, file: Lines, new: Lines, *,
     context line that lost its diff marker must not shift the rest by one space). When no
     reading gives every new line an indentation, the edit is refused.
     """
-    pairs = [(indentation(m), indentation(f))
-             for i, (m, f) in enumerate(zip(old, window, strict=True))
-             if i != skip and m.strip() and f.strip()]
+    pairs = [
+        (indentation(m), indentation(f))
+        for i, (m, f) in enumerate(zip(old, window, strict=True))
+        if i != skip and m.strip() and f.strip()
+    ]
     unit = file_unit(file)
     indents = [indentation(line) for line in new if line.strip()]
     readings = [h(pairs) for h in (_same, _added_prefix, _removed_prefix)]
@@ -160,9 +179,11 @@ def indentation_mapper(old: Lines, window: Lines, file: Lines, new: Lines, *,
                 break
             usable.append(reading)
     if not usable:
-        raise Unsafe("cannot tell how to indent the new lines in the file (the old text's "
-                     "indentation does not map to the file's); copy the old lines with their "
-                     "exact indentation")
+        raise Unsafe(
+            "cannot tell how to indent the new lines in the file (the old text's "
+            "indentation does not map to the file's); copy the old lines with their "
+            "exact indentation"
+        )
     chosen = usable[0]
 
     def reindent(line: str) -> str:
@@ -170,8 +191,10 @@ def indentation_mapper(old: Lines, window: Lines, file: Lines, new: Lines, *,
             return ""
         indent = _in_file_style(chosen(indentation(line)) or "", unit)
         if indent is None:
-            raise Unsafe(f"the new line {line.strip()!r} is indented with spaces, the file "
-                         "with tabs; send it indented with tabs, as the file is")
+            raise Unsafe(
+                f"the new line {line.strip()!r} is indented with spaces, the file "
+                "with tabs; send it indented with tabs, as the file is"
+            )
         return indent + line.lstrip(" \t")
 
     return reindent
@@ -179,11 +202,13 @@ def indentation_mapper(old: Lines, window: Lines, file: Lines, new: Lines, *,
 
 def _indentation_consistent(snippet: Lines, window: Lines) -> bool:
     """Whether the window's indentation is the snippet's, shifted or in another unit."""
-    pairs = [(indentation(m), indentation(f)) for m, f in zip(snippet, window, strict=True)
-             if m.strip() and f.strip()]
+    pairs = [
+        (indentation(m), indentation(f))
+        for m, f in zip(snippet, window, strict=True)
+        if m.strip() and f.strip()
+    ]
     readings = [h(pairs) for h in (_same, _added_prefix, _removed_prefix)]
-    return any(r is not None for r in readings) or \
-        _other_unit(pairs, file_unit(window)) is not None
+    return any(r is not None for r in readings) or _other_unit(pairs, file_unit(window)) is not None
 
 
 Mapping = Callable[[str], "str | None"]
@@ -197,7 +222,7 @@ def _same(pairs: Pairs) -> Mapping | None:
 def _added_prefix(pairs: Pairs) -> Mapping | None:
     if not pairs or not all(f.endswith(m) for m, f in pairs):
         return None
-    prefixes = {f[:len(f) - len(m)] for m, f in pairs}
+    prefixes = {f[: len(f) - len(m)] for m, f in pairs}
     if len(prefixes) != 1:
         return None
     prefix = prefixes.pop()
@@ -207,11 +232,11 @@ def _added_prefix(pairs: Pairs) -> Mapping | None:
 def _removed_prefix(pairs: Pairs) -> Mapping | None:
     if not pairs or not all(m.endswith(f) for m, f in pairs):
         return None
-    prefixes = {m[:len(m) - len(f)] for m, f in pairs}
+    prefixes = {m[: len(m) - len(f)] for m, f in pairs}
     if len(prefixes) != 1:
         return None
     prefix = prefixes.pop()
-    return lambda indent: indent[len(prefix):] if indent.startswith(prefix) else None
+    return lambda indent: indent[len(prefix) :] if indent.startswith(prefix) else None
 
 
 def _other_unit(pairs: Pairs, unit: str | None) -> Mapping | None:
@@ -254,7 +279,7 @@ def _each_known(pairs: Pairs) -> Mapping:
         if not bases:
             return None
         base = max(bases, key=len)
-        return known[base] + indent[len(base):]
+        return known[base] + indent[len(base) :]
 
     return mapped
 
@@ -307,35 +332,45 @@ def _in_file_style(indent: str, unit: str | None) -> str | None:
 
 # -- elided lines -----------------------------------------------------------------------------
 
+
 def _replace_elided(finder: Finder, old: Lines, new: Lines) -> Lines:
     """Each piece of old between `...` lines replaced by the same piece of new, each found
     once and in order; the lines the `...` stand for stay as they are."""
     old_pieces, new_pieces = _pieces(old), _pieces(new)
     if len(old_pieces) != len(new_pieces):
-        raise NoMatch("it has '...' lines that the new text does not have at the same places; "
-                      "put '...' in both, or write the lines out")
+        raise NoMatch(
+            "it has '...' lines that the new text does not have at the same places; "
+            "put '...' in both, or write the lines out"
+        )
     file = finder.file
     matches = []
     for number, (piece, replacement) in enumerate(zip(old_pieces, new_pieces, strict=True), 1):
         if not any(line.strip() for line in piece):
             if any(line.strip() for line in replacement):
-                raise NoMatch(f"piece {number} of the old text is empty around a '...', so there "
-                              "is no telling where its new lines go")
+                raise NoMatch(
+                    f"piece {number} of the old text is empty around a '...', so there "
+                    "is no telling where its new lines go"
+                )
             continue
         alignment = align(piece, replacement)
         try:
-            match = locate(finder, piece, context=frozenset(alignment.values()),
-                           consistent=_indentation_consistent)
+            match = locate(
+                finder,
+                piece,
+                context=frozenset(alignment.values()),
+                consistent=_indentation_consistent,
+            )
         except NoMatch as miss:
-            raise NoMatch(f"its piece {number} (between '...' lines) {miss.reason}",
-                          miss.places) from None
+            raise NoMatch(
+                f"its piece {number} (between '...' lines) {miss.reason}", miss.places
+            ) from None
         matches.append((match, replacement, alignment))
     for (first, _, _), (second, _, _) in zip(matches, matches[1:], strict=False):
         if second.start < first.end:
             raise NoMatch("its pieces between '...' lines are not in the file in that order")
     result = list(file)
     for match, replacement, alignment in reversed(matches):
-        result[match.start:match.end] = rewrite(file, match, replacement, alignment)
+        result[match.start : match.end] = rewrite(file, match, replacement, alignment)
     return result
 
 
