@@ -12,10 +12,11 @@ from hephaistus.testing import ChatServer
 HELLO = [{"role": "user", "content": "hello"}]
 
 
-def model_for(server, pauses=None, **settings):
+def model_for(server, pauses=None, timeout=1.0, **settings):
     """The client for `server`, recording the waits between retries instead of waiting."""
     record = pauses if pauses is not None else []
-    return ChatModel(Config(base_url=server.url, timeout=1.0, **settings), pause=record.append)
+    config = Config(base_url=server.url, timeout=timeout, **settings)
+    return ChatModel(config, pause=record.append)
 
 
 def test_reply_usage_and_json_mode_request(chat_server):
@@ -57,10 +58,11 @@ def test_backoff_grows_between_attempts(chat_server):
 
 
 def test_a_read_timeout_is_retried(chat_server):
-    chat_server.fault("timeout", delay=2.0).reply("ok")
+    chat_server.fault("timeout", delay=1.0).reply("ok")
     retries = []
-    reply = model_for(chat_server).complete(HELLO, on_retry=lambda why, d: retries.append(why))
-    assert reply.text == "ok" and retries == ["no reply within 1 s"]
+    model = model_for(chat_server, timeout=0.3)
+    reply = model.complete(HELLO, on_retry=lambda why, d: retries.append(why))
+    assert reply.text == "ok" and retries == ["no reply within 0.3 s"]
 
 
 def test_retries_are_bounded(chat_server):

@@ -17,11 +17,17 @@ from hephaistus.workspace import Workspace
 TOOLS = default_registry()
 SECRET = "SECRET-CANARY-7f3a"
 OUTSIDE = "OUTSIDE-CANARY-91c2"
-FUZZ = settings(
-    max_examples=int(os.environ.get("HEPH_FUZZ_EXAMPLES", "150")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+# Examples per test are kept small for the suite; HEPH_FUZZ_SCALE=50 makes a deep run (the
+# reliability benchmark fuzzes 10,000 paths).
+SCALE = float(os.environ.get("HEPH_FUZZ_SCALE", "1"))
+
+
+def fuzz(examples: int) -> settings:
+    return settings(
+        max_examples=max(1, int(examples * SCALE)),
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
 
 
 class Sandbox:
@@ -122,7 +128,7 @@ paths = st.one_of(
 )
 
 
-@FUZZ
+@fuzz(80)
 @given(
     tool=st.sampled_from(
         [
@@ -177,7 +183,7 @@ ARG_WORDS = [
 ]
 
 
-@FUZZ
+@fuzz(40)
 @given(
     words=st.lists(
         st.lists(st.sampled_from(ARG_WORDS), min_size=1, max_size=4).map("".join),
@@ -245,7 +251,7 @@ replies = st.one_of(
 )
 
 
-@settings(max_examples=600, deadline=None)
+@fuzz(300)
 @given(text=replies)
 def test_any_reply_parses_or_is_a_format_error(text):
     try:
@@ -258,11 +264,7 @@ def test_any_reply_parses_or_is_a_format_error(text):
         assert not TOOLS.get(reply.tool).problems(reply.args)
 
 
-@settings(
-    max_examples=int(os.environ.get("HEPH_FUZZ_EXAMPLES", "60")) // 2 or 1,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@fuzz(30)
 @given(script=st.lists(replies, min_size=1, max_size=5))
 def test_any_run_of_replies_ends_with_an_outcome_and_a_closed_session(sandbox, script):
     from hephaistus.agent import Agent
