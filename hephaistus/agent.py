@@ -14,7 +14,7 @@ from hephaistus.checkpoints import Checkpoints
 from hephaistus.compaction import Compactor, context_window
 from hephaistus.config import Config
 from hephaistus.engine import Outcome, ReactEngine, Run
-from hephaistus.errors import HephError, ModelError
+from hephaistus.errors import HephError, ModelError, Terminated
 from hephaistus.prompting import system_prompt
 from hephaistus.repomap import Focus, RepoMap
 from hephaistus.seams import Approver, Engine, EventSink, Message, Model, NullSink
@@ -37,6 +37,7 @@ class Agent:
         registry: Registry | None = None,
         sink: EventSink | None = None,
         approve: Approver = approve_all,
+        announce_window: bool = False,
     ) -> None:
         if model is None:
             from hephaistus.llm import ChatModel
@@ -49,13 +50,16 @@ class Agent:
         self.registry = registry or default_registry()
         self.sink = sink or NullSink()
         self.approve = approve
+        self.announce_window = announce_window  # say which window is used (-v)
         self.sessions = SessionStore(workspace.heph_dir / "sessions")
         self.state = AgentState.load(self._state_file)
         self.commands = project_commands.resolve(
             workspace.root, dict(config.commands), config.test_cmd
         )
         self.messages: list[Message] = []
-        self.compactor = Compactor(context_window(model.name, config.context_window))
+        window, source = context_window(model.name, config.context_window)
+        self.compactor = Compactor(window, source, config.max_reply_tokens)
+        self.window_asked = bool(config.context_window)  # the server is asked once
         self.session: Session | None = None
         self.changes: list[FileChange] = []
 
@@ -76,6 +80,8 @@ class Agent:
                 f"cannot create {self.workspace.heph_dir} (where sessions are kept): "
                 f"{error.strerror or error}"
             ) from None
+        if not self.window_asked:
+            self._ask_server_for_the_window()
         summary = self._workspace_summary(task)  # before the session, so it never dangles
         if not self.messages:
             self.messages = [
@@ -128,13 +134,27 @@ class Agent:
             outcome = self.engine.run(task, run)
         except ModelError as error:
             outcome = Outcome("failed", error.message)
-        except KeyboardInterrupt:
-            outcome = Outcome("interrupted", "interrupted by Ctrl-C; the session was saved")
+        except KeyboardInterrupt as stop:
+            why = str(stop) or "Ctrl-C"
+            outcome = Outcome("interrupted", f"interrupted by {why}; the session was saved")
+            if isinstance(stop, Terminated):
+                raise  # the process ends; the session is ended first, below
         finally:
             self.changes.extend(tools.changed)
             self._save_state()
             session.end(outcome.status, outcome.exit_code, outcome.message)
         return outcome
+
+    def _ask_server_for_the_window(self) -> None:
+        """A local server knows the window it runs the model with: ask it (once, cached)."""
+        self.window_asked = True
+        ask = getattr(self.model, "served_window", None)
+        served = ask(self.workspace.heph_dir / "cache" / "windows.json") if ask else None
+        if served:
+            window, source = context_window(self.model.name, None, served)
+            self.compactor.window, self.compactor.source = window, source
+        if self.announce_window:
+            self.sink.notice(self.compactor.describe())
 
     def _workspace_summary(self, task: str) -> str:
         focus = Focus(task, [self.state.last_modified_file or "", *self.state.active_files])

@@ -36,6 +36,7 @@ environment: OPENAI_API_KEY, OPENAI_BASE_URL, HEPH_MODEL, HEPH_MAX_STEPS, HEPH_T
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    previous = _end_on_signals()
     try:
         command, rest = split_command(argv)
         if command is None:
@@ -45,9 +46,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         if error.message:  # argparse has already explained a usage error
             say(f"heph: {error.message}", sys.stderr)
         return error.exit_code
-    except KeyboardInterrupt:
-        print("heph: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as stop:
+        print(f"heph: interrupted{f' by {stop}' if str(stop) else ''}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        _restore_signals(previous)
+
+
+def _end_on_signals() -> dict[int, Any]:
+    """SIGTERM and SIGHUP (a closed terminal) end a run as Ctrl-C does: the session is ended
+    and saved, files are never left half written. Returns the handlers it replaced."""
+    import signal
+
+    from hephaistus.errors import Terminated
+
+    def stop(number: int, _frame: Any) -> None:
+        raise Terminated(signal.Signals(number).name)
+
+    replaced: dict[int, Any] = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is None:
+            continue
+        try:
+            replaced[number] = signal.signal(number, stop)
+        except ValueError:  # not the main thread (an embedding program): leave them be
+            break
+    return replaced
+
+
+def _restore_signals(previous: dict[int, Any]) -> None:
+    import signal
+
+    for number, handler in previous.items():
+        signal.signal(number, handler)
 
 
 def say(text: str, stream: Any = None) -> None:
@@ -223,7 +255,7 @@ def run_task(args: argparse.Namespace) -> int:
     approval = Approval(
         sink, yes=args.yes, dry_run=args.dry_run, interactive=False if args.json else None
     )
-    agent = Agent(workspace, config, sink=sink, approve=approval)
+    agent = Agent(workspace, config, sink=sink, approve=approval, announce_window=args.verbose)
     if args.continue_:
         agent.continue_conversation(_last_conversation(agent))
     outcome = agent.execute(task)
@@ -269,7 +301,7 @@ def run_chat(args: argparse.Namespace) -> int:
         interactive=True,
         saved=SavedApprovals(workspace.heph_dir),
     )
-    agent = Agent(workspace, config, sink=sink, approve=approval)
+    agent = Agent(workspace, config, sink=sink, approve=approval, announce_window=args.verbose)
     if args.continue_:
         agent.continue_conversation(_last_conversation(agent))
     return Repl(agent, sink, approval, history=history_path()).run()

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from hephaistus import tokens
 from hephaistus.seams import Message
 
-DEFAULT_WINDOW = 32_000
+DEFAULT_WINDOW = 8192  # conservative: small local servers often run with less than 32k
 # Context windows of common models, matched by the longest prefix of the model name.
 KNOWN_WINDOWS = {
     "gpt-4o": 128_000,
@@ -54,12 +54,20 @@ DROPPED_NOTE = re.compile(r"\n\n\[\d+ earlier steps were dropped to fit the cont
 ELIDE_CHARS = 200
 
 
-def context_window(model: str, configured: int | None) -> int:
+def context_window(
+    model: str, configured: int | None, served: tuple[int, str] | None = None
+) -> tuple[int, str]:
+    """(window in tokens, where it comes from): the configuration, else what the server says,
+    else the table of known models, else a conservative default."""
     if configured:
-        return configured
+        return configured, "context_window in the configuration"
+    if served:
+        return served
     name = model.lower().rsplit("/", 1)[-1]
     matches = [prefix for prefix in KNOWN_WINDOWS if name.startswith(prefix)]
-    return KNOWN_WINDOWS[max(matches, key=len)] if matches else DEFAULT_WINDOW
+    if matches:
+        return KNOWN_WINDOWS[max(matches, key=len)], "the table of known models"
+    return DEFAULT_WINDOW, "the default for unknown models (set context_window)"
 
 
 def count(messages: list[Message]) -> int:
@@ -69,15 +77,31 @@ def count(messages: list[Message]) -> int:
 @dataclass
 class Compactor:
     window: int
+    source: str = "default"  # where the window's size came from, to say so
+    reply_limit: int | None = None  # configured max_reply_tokens
     ratio: float = 1.0  # server's count / our estimate, learned from usage reports
     dropped_steps: int = 0
     warned_truncation: bool = False
     records: dict[str, str] = field(default_factory=dict)  # observation → its one-line record
 
     @property
+    def reply_tokens(self) -> int:
+        """The room kept for the reply, sent as max_tokens with every request."""
+        return self.reply_limit or min(4096, max(256, self.window // 4))
+
+    @property
     def budget(self) -> int:
         """Tokens the prompt may use: the window less room for the reply."""
-        return self.window - min(4096, self.window // 4)
+        return max(0, self.window - self.reply_tokens)
+
+    def fits(self, messages: list[Message]) -> bool:
+        return self.size(messages) <= self.budget
+
+    def describe(self) -> str:
+        return (
+            f"context window {self.window:,} tokens (from {self.source}), of which "
+            f"{self.reply_tokens:,} are kept for the reply"
+        )
 
     def size(self, messages: list[Message]) -> int:
         return int(count(messages) * self.ratio)
@@ -103,7 +127,8 @@ class Compactor:
 
         `task_index` is the current task's message, kept whole with the system prompt.
         Messages from `protected_from` on are the newest steps; they are compacted too only if
-        everything older was not enough, and the very last message never is.
+        everything older was not enough. The very last message is only ever shortened, and only
+        when it is an observation too large for the window on its own.
         """
         if self.size(messages) <= self.budget:
             return False
@@ -117,7 +142,37 @@ class Compactor:
                 self._drop_oldest(messages, task_index, keep_from, target)
             if self.size(messages) <= self.budget:
                 break
+        if self.size(messages) > self.budget and len(messages) - 1 != task_index:
+            self._shorten_last_observation(messages)
         return True
+
+    def observation_chars(self) -> int:
+        """The most characters of a tool's output worth sending: a third of the prompt budget
+        (a small window cannot take the usual 16 KB)."""
+        return max(500, int(self.budget / 3 * tokens.MOST_CHARS_PER_TOKEN / 1.5))
+
+    def learn_window(self, window: int | None, request_tokens: int) -> None:
+        """The server said the request was too large: take the window it names, else assume
+        it is smaller than the request that failed (prompt and reply limit), and a quarter less
+        than we thought."""
+        if window:
+            self.window, self.source = min(window, self.window), "the server's error"
+        else:
+            self.window = min(self.window * 3 // 4, max(1024, request_tokens - 1))
+            self.source = "the size of a request the server could not take"
+
+    def _shorten_last_observation(self, messages: list[Message]) -> None:
+        last = messages[-1]
+        if last["role"] != "user" or not last["content"].startswith("Observation: "):
+            return
+        room = self.budget - self.size(messages[:-1]) - MESSAGE_OVERHEAD
+        keep = max(200, int(room * tokens.MOST_CHARS_PER_TOKEN / 1.5 / self.ratio))
+        state = STATE_BLOCK.search(last["content"])
+        body = last["content"][: state.start()] if state else last["content"]
+        tail = last["content"][state.start() :] if state else ""
+        if len(body) > keep:
+            cut = f"\n[... {len(body) - keep} characters cut to fit the context window]"
+            messages[-1] = {"role": "user", "content": body[:keep] + cut + tail}
 
     def _compact(self, messages: list[Message], index: int) -> None:
         message = messages[index]

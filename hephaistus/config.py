@@ -76,6 +76,13 @@ class Config:
         default=None, metadata=_doc("the model's context window in tokens (default: known or 32k)")
     )
     map_tokens: int = field(default=1000, metadata=_doc("tokens for the workspace map"))
+    max_reply_tokens: int | None = field(
+        default=None,
+        metadata=_doc(
+            "the reply limit sent with every request (default: a quarter of the "
+            "window, at most 4096)"
+        ),
+    )
     allow_secrets: bool = field(
         default=False, metadata=_doc("let tools read .env*, *.pem, *.key and id_* files")
     )

@@ -32,3 +32,16 @@ class ModelError(HephError):
     """The model endpoint failed in a way retrying did not fix: exit 1."""
 
     exit_code = EXIT_FAILED
+
+
+class ContextOverflow(ModelError):
+    """The request was larger than the model's context window; `window` is its size in tokens
+    when the server said it."""
+
+    def __init__(self, message: str, window: int | None = None) -> None:
+        super().__init__(message)
+        self.window = window
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (the terminal was closed): end as Ctrl-C does, the session saved."""

@@ -7,14 +7,18 @@ transient faults in a row and stay bounded in time, then fail with a message nam
 
 from __future__ import annotations
 
+import json
 import random
+import re
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from hephaistus import tokens
 from hephaistus.config import Config
-from hephaistus.errors import ModelError
+from hephaistus.errors import ContextOverflow, ModelError
 from hephaistus.seams import Message, ModelReply, Usage
 from hephaistus.textfile import encodable
 
@@ -29,10 +33,11 @@ PROGRESS_INTERVAL = 0.1  # seconds between updates of a streaming reply shown so
 class _Transient(Exception):
     """A fault worth another attempt; `after` is the server's Retry-After, if it gave one."""
 
-    def __init__(self, reason: str, after: float | None = None) -> None:
+    def __init__(self, reason: str, after: float | None = None, *, timeout: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.after = after
+        self.timeout = timeout  # no reply in time: worth one more try only
 
 
 class ChatModel:
@@ -44,22 +49,32 @@ class ChatModel:
         self.name = config.model
         self.url = (config.base_url or OPENAI_URL).rstrip("/")
         self.json_mode = config.json_mode
+        self.stream_usage = True  # ask a stream for its token counts, until a server refuses
         self._client: Any = None
 
     def complete(
         self,
         messages: list[Message],
         *,
+        max_tokens: int | None = None,
         on_retry: Callable[[str, float], None] | None = None,
         on_text: Callable[[str], None] | None = None,
     ) -> ModelReply:
         deadline = time.monotonic() + RETRY_BUDGET_SECONDS
         attempts = self.config.max_retries + 1
+        timeouts = 0
         for attempt in range(1, attempts + 1):
             try:
-                text, usage = self._request(messages, on_text)
-                return ModelReply(text, usage, attempt)
+                text, usage, finish = self._request(messages, max_tokens, on_text)
+                if not usage.total:  # the server said nothing: our estimate, marked as such
+                    usage = Usage(estimated_tokens(messages), tokens.estimate(text), True)
+                return ModelReply(text, usage, attempt, cut_off=finish == "length")
             except _Transient as fault:
+                # Against a server that serves one request at a time, a retry after a timeout
+                # waits behind the request it gave up on: retry a timeout once only.
+                timeouts += fault.timeout
+                if fault.timeout and timeouts > 1:
+                    raise ModelError(self._timed_out(fault)) from None
                 delay = _backoff(attempt, fault.after)
                 if attempt == attempts or time.monotonic() + delay > deadline:
                     raise ModelError(self._gave_up(fault, attempt)) from None
@@ -67,6 +82,14 @@ class ChatModel:
                     on_retry(fault.reason, delay)
                 (self.pause or pause)(delay)
         raise AssertionError("unreachable")
+
+    def served_window(self, cache: Path) -> tuple[int, str] | None:
+        """The context window the server says it runs the model with (not asked of OpenAI)."""
+        if self.url == OPENAI_URL:
+            return None
+        from hephaistus.serverinfo import cached_window
+
+        return cached_window(cache, self.url, self.name, self.config.resolved_api_key())
 
     def _gave_up(self, fault: _Transient, attempts: int) -> str:
         if fault.reason.startswith("nothing is listening"):
@@ -79,26 +102,47 @@ class ChatModel:
             "attempts; try again later or check the server"
         )
 
+    def _timed_out(self, fault: _Transient) -> str:
+        return (
+            f"the model at {self.url} gave no complete reply within {self.config.timeout:g} s, "
+            "twice. A slow (local) model may need longer: raise `timeout` in .heph.toml or "
+            "HEPH_TIMEOUT"
+        )
+
     def _request(
-        self, messages: list[Message], on_text: Callable[[str], None] | None = None
-    ) -> tuple[str, Usage]:
+        self,
+        messages: list[Message],
+        max_tokens: int | None = None,
+        on_text: Callable[[str], None] | None = None,
+    ) -> tuple[str, Usage, str | None]:
         import openai
 
         client = self._get_client()
         # A lone surrogate (an undecodable file name in an observation) cannot be encoded.
         sent = [{**m, "content": encodable(m["content"])} for m in messages]
         params: dict[str, Any] = {"model": self.name, "messages": sent}
+        if max_tokens:
+            params["max_tokens"] = max_tokens
         if self.json_mode:
             params["response_format"] = {"type": "json_object"}
+        if self.config.stream and self.stream_usage:
+            params["stream_options"] = {"include_usage": True}
         try:
             if self.config.stream:
                 return self._stream(client, params, on_text)
             response = client.chat.completions.create(**params)
-            return _content(response, self.url), _usage(getattr(response, "usage", None))
+            text, finish = _content(response, self.url)
+            return text, _usage(getattr(response, "usage", None)), finish
         except openai.BadRequestError as exc:
-            if self.json_mode and _mentions_response_format(exc):
+            overflow = context_overflow(exc)
+            if overflow is not None:
+                raise overflow from None
+            if self.json_mode and _mentions(exc, "response_format", "json_object"):
                 self.json_mode = False  # remembered for the rest of the session
-                return self._request(messages, on_text)
+                return self._request(messages, max_tokens, on_text)
+            if "stream_options" in params and _mentions(exc, "stream_options", "include_usage"):
+                self.stream_usage = False  # likewise
+                return self._request(messages, max_tokens, on_text)
             raise ModelError(
                 f"the model endpoint {self.url} rejected the request: {_detail(exc)}"
             ) from None
@@ -124,7 +168,9 @@ class ChatModel:
                 f"the model endpoint {self.url} answered HTTP {exc.status_code}: {_detail(exc)}"
             ) from None
         except openai.APITimeoutError:
-            raise _Transient(f"no reply within {self.config.timeout:g} s") from None
+            raise _Transient(
+                f"no reply within {self.config.timeout:g} s (the `timeout` setting)", timeout=True
+            ) from None
         except openai.APIConnectionError as exc:
             if _refused(exc):
                 raise _Transient(f"nothing is listening at {self.url}") from None
@@ -138,16 +184,17 @@ class ChatModel:
 
     def _stream(
         self, client: Any, params: dict[str, Any], on_text: Callable[[str], None] | None
-    ) -> tuple[str, Usage]:
+    ) -> tuple[str, Usage, str | None]:
         import openai
 
         broken: tuple[type[BaseException], ...] = (openai.APIConnectionError, *_httpx_errors())
         parts: list[str] = []
         usage = Usage()
-        finished = False
-        shown_at = 0.0
+        finish: str | None = None
+        started = shown_at = time.monotonic()
         try:
-            for chunk in client.chat.completions.create(**params, stream=True):
+            stream = client.chat.completions.create(**params, stream=True)
+            for chunk in stream:
                 if getattr(chunk, "usage", None):
                     usage = _usage(chunk.usage)
                 for choice in chunk.choices or ():
@@ -157,7 +204,14 @@ class ChatModel:
                         if on_text and time.monotonic() - shown_at >= PROGRESS_INTERVAL:
                             shown_at = time.monotonic()
                             on_text("".join(parts))
-                    finished = finished or bool(choice.finish_reason)
+                    finish = finish or choice.finish_reason
+                if time.monotonic() - started > self.config.timeout:  # the whole reply's deadline
+                    stream.close()
+                    raise _Transient(
+                        f"no complete reply within {self.config.timeout:g} s (the `timeout` "
+                        "setting)",
+                        timeout=True,
+                    )
         except broken:
             raise _Transient("the reply stream broke off") from None
         except openai.APIStatusError:
@@ -166,9 +220,16 @@ class ChatModel:
             raise _Transient(
                 f"the server reported an error while streaming: {_detail(exc)}"
             ) from None
-        if not finished:
+        if not parts and finish is None:
+            # llama.cpp's servers answer a request too large for the context with an empty
+            # 200 stream: no retry will help, compacting the conversation may.
+            raise ContextOverflow(
+                f"the model endpoint {self.url} sent an empty reply stream, which usually means "
+                "the request is larger than the model's context window"
+            )
+        if finish is None:
             raise _Transient("the reply stream ended before the reply was complete")
-        return "".join(parts), usage
+        return "".join(parts), usage, finish
 
     def _get_client(self) -> Any:
         if self._client is None:
@@ -214,21 +275,24 @@ def missing_key_message() -> str:
     )
 
 
-def _content(response: Any, url: str) -> str:
+def _content(response: Any, url: str) -> tuple[str, str | None]:
+    """The reply's text and finish_reason."""
     if isinstance(response, (str, bytes)):  # some client versions hand back an unparsed body
         raise _not_json(url)
     choices = getattr(response, "choices", None)
     if not choices:
         raise ModelError(f"the model endpoint {url} answered without any choices")
+    finish = getattr(choices[0], "finish_reason", None)
     message = getattr(choices[0], "message", None)
     if message is None:  # a 200 whose message is null: an empty reply, which the loop explains
-        return ""
+        return "", finish
     # Some servers put a reasoning model's whole reply in reasoning_content, leaving content empty.
-    return (
+    text = (
         message.content
         or (getattr(message, "model_extra", None) or {}).get("reasoning_content")
         or ""
     )
+    return text, finish
 
 
 def _usage(raw: Any) -> Usage:
@@ -262,9 +326,41 @@ def _detail(exc: Any) -> str:
     return str(getattr(exc, "message", exc))
 
 
-def _mentions_response_format(exc: Any) -> bool:
+def _mentions(exc: Any, *words: str) -> bool:
     text = (_detail(exc) + str(getattr(exc, "body", ""))).lower()
-    return "response_format" in text or "json_object" in text
+    return any(word in text for word in words)
+
+
+# How servers say a request is larger than the context window (OpenAI, vLLM, llama.cpp's two
+# servers, Ollama), and where they say how large the window is.
+OVERFLOW_WORDS = (
+    "context_length_exceeded",
+    "exceed_context_size",
+    "maximum context length",
+    "exceeds the available context size",
+    "context length exceeded",
+    "exceed context window",
+    "prompt is too long",
+    "input length exceeds",
+)
+WINDOW_NUMBER = re.compile(r"(?:maximum context length is|context window of|n_ctx\W+)\s*(\d+)")
+
+
+def context_overflow(exc: Any) -> ContextOverflow | None:
+    """The error as a ContextOverflow (with the window when the server names it), if it is one."""
+    body = json.dumps(getattr(exc, "body", "") or "", default=str)
+    text = f"{_detail(exc)} {body}".lower()
+    if not any(word in text for word in OVERFLOW_WORDS):
+        return None
+    number = WINDOW_NUMBER.search(text)
+    return ContextOverflow(
+        f"the model's context window is too small for this request: {_detail(exc)}",
+        window=int(number.group(1)) if number else None,
+    )
+
+
+def estimated_tokens(messages: list[Message]) -> int:
+    return sum(tokens.estimate(m["content"]) + 4 for m in messages)
 
 
 def _refused(exc: BaseException) -> bool:

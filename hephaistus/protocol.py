@@ -16,10 +16,29 @@ from typing import Any
 from hephaistus.textfile import LONE_SURROGATE
 from hephaistus.tools import Registry
 
-VALID_SHAPES = (
-    '{"thought": "why", "action": {"tool": "<tool name>", "args": {...}, "reason": "what for"}}\n'
-    'or\n{"thought": "why", "final": {"message": "the answer for the user"}}'
+# A concrete example: small models copy placeholders like "the answer for the user" verbatim.
+EXAMPLE_ACTION = (
+    '{"thought": "I need to see the function before changing it.", '
+    '"action": {"tool": "read_file", "args": {"path": "src/app.py"}}}'
 )
+EXAMPLE_FINAL_MESSAGE = "Fixed the sign in add() in src/app.py; the tests pass now."
+VALID_SHAPES = (
+    f"{EXAMPLE_ACTION}\nor, when the task is done:\n"
+    f'{{"thought": "The test passes.", "final": {{"message": "{EXAMPLE_FINAL_MESSAGE}"}}}}'
+)
+# Texts of the examples (here and in the system prompt) that are never a real answer.
+PLACEHOLDERS = {
+    text.strip(".").lower()
+    for text in (
+        "why",
+        "what for",
+        "the answer for the user",
+        "what you did or found, for the user",
+        "why you are done",
+        "what you know and why this step",
+        EXAMPLE_FINAL_MESSAGE,
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -136,11 +155,16 @@ def parse_reply(text: str, registry: Registry) -> Reply:
 
 
 def _final(thought: str, final: Any) -> Final:
-    if isinstance(final, str):  # unambiguous, so accepted
-        return Final(thought, final)
-    if not isinstance(final, dict) or not isinstance(final.get("message"), str):
+    if isinstance(final, dict) and isinstance(final.get("message"), str):
+        final = final["message"]
+    elif not isinstance(final, str):  # a plain string is unambiguous, so accepted
         raise FormatError("'final' must be an object with a string 'message'.")
-    return Final(thought, final["message"])
+    if final.strip().strip(".").lower() in PLACEHOLDERS or not final.strip():
+        raise FormatError(
+            "the final message is the example's text (or empty), not your answer; say what you "
+            "did or found in this task."
+        )
+    return Final(thought, final)
 
 
 def _action(thought: str, action: Any, registry: Registry) -> Action:

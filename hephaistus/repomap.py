@@ -52,7 +52,12 @@ class RepoMap:
         files = [f for f in self.workspace.files() if not self.workspace.is_secret(f)]
         infos = self._infos(files)
         ranked = self._rank(files, infos, focus)
-        return _render(ranked, infos, tokens.chars_for(budget_tokens))
+        chars = tokens.chars_for(budget_tokens)
+        text = _render(ranked, infos, chars)
+        while text and tokens.estimate(text) > budget_tokens:  # denser text than usual
+            chars = int(chars * 0.9)
+            text = _render(ranked, infos, chars)
+        return text
 
     # -- symbols, cached -----------------------------------------------------------------
     def _infos(self, files: list[str]) -> dict[str, FileInfo]:

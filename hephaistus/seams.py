@@ -27,6 +27,7 @@ Message = dict[str, str]  # {"role": ..., "content": ...}, the Chat Completions 
 class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    estimated: bool = False  # the server sent no counts: these are heph's estimate
 
     @property
     def total(self) -> int:
@@ -36,10 +37,15 @@ class Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
+            self.estimated or other.estimated,
         )
 
-    def to_dict(self) -> dict[str, int]:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+    def to_dict(self) -> dict[str, Any]:
+        counts: dict[str, Any] = {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
+        return {**counts, "estimated": True} if self.estimated else counts
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,7 @@ class ModelReply:
     text: str
     usage: Usage
     attempts: int = 1  # how many HTTP requests the reply took (retries included)
+    cut_off: bool = False  # the reply stopped at the reply limit (finish_reason "length")
 
 
 class Model(Protocol):
@@ -58,6 +65,7 @@ class Model(Protocol):
         self,
         messages: list[Message],
         *,
+        max_tokens: int | None = None,
         on_retry: Callable[[str, float], None] | None = None,
         on_text: Callable[[str], None] | None = None,
     ) -> ModelReply: ...

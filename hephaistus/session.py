@@ -46,7 +46,7 @@ class Span:
     output: Any = None
     ok: bool = True
     error: str | None = None
-    usage: dict[str, int] | None = None
+    usage: dict[str, Any] | None = None  # prompt_tokens, completion_tokens (estimated: true)
 
     @property
     def seconds(self) -> float:

@@ -83,17 +83,21 @@ def test_a_server_that_truncates_is_named_once():
 
 
 @pytest.mark.parametrize(
-    "model, configured, window",
+    "model, configured, served, window, source",
     [
-        ("gpt-4o-mini", None, 128_000),
-        ("qwen2.5-coder:14b", None, 32_768),
-        ("ollama/llama3.1:8b", None, 131_072),
-        ("my-own-model", None, 32_000),
-        ("gpt-4o", 8000, 8000),
+        ("gpt-4o-mini", None, None, 128_000, "the table of known models"),
+        ("qwen2.5-coder:14b", None, None, 32_768, "the table of known models"),
+        ("ollama/llama3.1:8b", None, None, 131_072, "the table of known models"),
+        ("my-own-model", None, None, 8192, "the default for unknown models"),
+        ("gpt-4o", 8000, (2048, "the server"), 8000, "context_window in the configuration"),
+        ("gpt-4o", None, (2048, "the server"), 2048, "the server"),
     ],
 )
-def test_context_window_table(model, configured, window):
-    assert context_window(model, configured) == window
+def test_the_window_comes_from_config_server_table_or_default(
+    model, configured, served, window, source
+):
+    found, said = context_window(model, configured, served)
+    assert found == window and said.startswith(source)
 
 
 def test_truncation_warning_reaches_the_user(heph, chat_server, workspace):
@@ -139,3 +143,18 @@ def test_compaction_survives_hostile_old_replies(reply):
 
     elided = _elide_reply(reply)
     assert len(elided) < 1000 and elided.endswith("[...]")
+
+
+@pytest.mark.parametrize(
+    "text, at_least",
+    [
+        ("def add(a, b):\n    return a + b\n" * 40, 0.29),  # tokens per character
+        ("2026-11-30 12:00:01,123 took 4711.5 ms bytes=99213\n" * 40, 0.6),
+        ("日本語のテキスト" * 50, 1.0),
+    ],
+)
+def test_the_estimate_leans_high_on_dense_text(text, at_least):
+    from hephaistus import tokens
+
+    assert tokens.estimate(text) >= at_least * len(text)
+    assert tokens.estimate(text) > len(text) / 4  # never below the old characters / 4

@@ -62,7 +62,7 @@ def test_a_read_timeout_is_retried(chat_server):
     retries = []
     model = model_for(chat_server, timeout=0.3)
     reply = model.complete(HELLO, on_retry=lambda why, d: retries.append(why))
-    assert reply.text == "ok" and retries == ["no reply within 0.3 s"]
+    assert reply.text == "ok" and retries == ["no reply within 0.3 s (the `timeout` setting)"]
 
 
 def test_retries_are_bounded(chat_server):

@@ -11,8 +11,9 @@ from dataclasses import replace
 
 from hephaistus.compaction import KEEP_RECENT_MESSAGES, count, record
 from hephaistus.engine.base import Outcome, Run
+from hephaistus.errors import ContextOverflow
 from hephaistus.protocol import Action, Final, FormatError, parse_reply
-from hephaistus.seams import Message
+from hephaistus.seams import Message, ModelReply
 from hephaistus.session import Memo
 from hephaistus.tools.results import ToolResult, clip
 
@@ -37,9 +38,17 @@ class ReactEngine:
         checks_left = run.verify_retries
         for step in range(1, run.max_steps + 1):
             run.sink.step_started(step)
-            self._fit(run, task_index)
-            text = self._ask(run, step)
+            answer = self._ask_within_window(run, step, task_index)
+            if isinstance(answer, Outcome):
+                return answer
+            text = answer.text
             try:
+                if answer.cut_off:
+                    raise FormatError(
+                        f"the reply was cut off at the reply limit ({run.compactor.reply_tokens}"
+                        " tokens) before it was complete. Reply more briefly; to write a large "
+                        "file, write_file a first part and append_file the rest."
+                    )
                 reply = parse_reply(text, run.registry)
             except FormatError as error:
                 malformed += 1
@@ -100,36 +109,75 @@ class ReactEngine:
             "answer; raise it with --max-steps or HEPH_MAX_STEPS",
         )
 
+    def _ask_within_window(self, run: Run, step: int, task_index: int) -> ModelReply | Outcome:
+        """The model's reply, the conversation first compacted to fit the window; after an
+        overflow the server reports, the window is learned and the request made once more."""
+        overflowed = ""
+        for attempt in (1, 2):
+            self._fit(run, task_index)
+            if not run.compactor.fits(run.messages):
+                return Outcome("failed", overflowed + self._too_large(run))
+            try:
+                return self._ask(run, step)
+            except ContextOverflow as overflow:
+                overflowed = f"{overflow.message}. "
+                if attempt == 2:
+                    return Outcome("failed", overflowed + self._too_large(run))
+                asked = run.compactor.size(run.messages) + run.compactor.reply_tokens
+                run.compactor.learn_window(overflow.window, asked)
+                run.sink.notice(
+                    f"the request did not fit the model's context; now using "
+                    f"{run.compactor.describe()}"
+                )
+        raise AssertionError("unreachable")
+
+    def _too_large(self, run: Run) -> str:
+        size = run.compactor.size(run.messages)
+        return (
+            f"the conversation does not fit the model's {run.compactor.describe()}: the system "
+            f"prompt, the task and what must stay are about {size:,} tokens, and nothing is left "
+            "to compact. Give the model more context (llama.cpp: --ctx-size; Ollama: num_ctx) "
+            "and set context_window in .heph.toml, lower map_tokens or max_reply_tokens, or "
+            "shorten the task"
+        )
+
     def _fit(self, run: Run, task_index: int) -> None:
         before = run.compactor.size(run.messages)
         protected = max(task_index + 1, len(run.messages) - KEEP_RECENT_MESSAGES)
-        if run.compactor.fit(run.messages, protected, task_index):
-            after = run.compactor.size(run.messages)
-            run.session.record(
-                "MEMO", Memo.COMPACTION, f"{before} -> {after} tokens", budget=run.compactor.budget
-            )
-            run.sink.notice(
-                f"compacted the conversation from about {before} to {after} tokens "
-                f"to fit the context window ({run.compactor.window})"
-            )
+        if not run.compactor.fit(run.messages, protected, task_index):
+            return
+        after = run.compactor.size(run.messages)
+        if after >= before:
+            return  # nothing could be compacted: say nothing about it
+        run.session.record(
+            "MEMO", Memo.COMPACTION, f"{before} -> {after} tokens", budget=run.compactor.budget
+        )
+        run.sink.notice(
+            f"compacted the conversation from about {before} to {after} tokens "
+            f"to fit the context window ({run.compactor.window})"
+        )
 
-    def _ask(self, run: Run, step: int) -> str:
+    def _ask(self, run: Run, step: int) -> ModelReply:
         sent = count(run.messages)
         with run.session.span("LLM", run.model.name, {"step": step}) as span:
             reply = run.model.complete(
                 run.messages,
+                max_tokens=run.compactor.reply_tokens,
                 on_retry=lambda why, delay: run.sink.notice(f"{why}; retrying in {delay:.1f} s"),
                 on_text=run.sink.reply_progress,
             )
             span.output = reply.text
             span.usage = reply.usage.to_dict()
-            span.args.update(attempts=reply.attempts, estimated_prompt_tokens=sent)
+            span.args.update(
+                attempts=reply.attempts, estimated_prompt_tokens=sent, cut_off=reply.cut_off
+            )
         run.sink.model_replied(reply.usage)
-        warning = run.compactor.observe_usage(sent, reply.usage.prompt_tokens)
-        if warning:
-            run.sink.notice(warning)
+        if not reply.usage.estimated:  # only the server's own counts teach anything
+            warning = run.compactor.observe_usage(sent, reply.usage.prompt_tokens)
+            if warning:
+                run.sink.notice(warning)
         self._append(run, {"role": "assistant", "content": reply.text})
-        return reply.text
+        return reply
 
     def _act(self, run: Run, action: Action) -> ToolResult:
         run.sink.tool_called(action)
@@ -138,7 +186,8 @@ class ReactEngine:
         with run.session.span("TOOL", action.tool, action.args) as span:
             result = tool(action.args, run.tools)
             # What the model sees, the session records and the person is shown: never more.
-            result = replace(result, output=clip(result.output, run.tools.observation_limit))
+            limit = min(run.tools.observation_limit, run.compactor.observation_chars())
+            result = replace(result, output=clip(result.output, limit))
             span.ok = result.ok
             span.output = {
                 "output": result.output,

@@ -10,7 +10,15 @@ Faults: "status" (any HTTP status, headers, body), "reset" (connection closed wi
 "timeout" (no answer for `delay` seconds), "not_json" (a 200 whose body is not JSON),
 "truncated_stream" (an SSE stream that stops before its end) and "events" (a 200 SSE stream of
 the given raw events, e.g. an `event: error`). Streaming requests get SSE chunks.
-With `reject_response_format`, a request carrying response_format gets the 400 some servers give.
+With `reject_response_format` / `reject_stream_options`, a request carrying that parameter gets
+the 400 some servers give.
+
+It behaves as real local servers do (see server_flavours): a reply runs on until a token limit
+unless the request sends `max_tokens` (then it is cut there, finish_reason "length"); a stream
+carries usage only when `stream_options.include_usage` asks for it; with a `context_window`, a
+request that does not fit gets the flavour's overflow answer (a 400 with its wording, or a 200
+with an empty stream); and the flavour's own endpoints tell the window (/props, /api/show,
+max_model_len).
 """
 
 from __future__ import annotations
@@ -25,6 +33,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from hephaistus.testing import server_flavours as flavours
+
 
 @dataclass
 class Step:
@@ -36,22 +46,44 @@ class Step:
     body: str = ""
     delay: float = 0.0
     events: list[str] = field(default_factory=list)  # raw SSE events, for "events"
+    run_on: bool = False  # the reply repeats until max_tokens, or the server's own limit
 
 
 class ChatServer:
-    def __init__(self, *, reject_response_format: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        reject_response_format: bool = False,
+        reject_stream_options: bool = False,
+        context_window: int | None = None,
+        flavour: str = "openai",
+    ) -> None:
         self.script: deque[Step] = deque()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.reject_response_format = reject_response_format
+        self.reject_stream_options = reject_stream_options
+        self.context_window = context_window
+        self.flavour = flavours.get(flavour)
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
 
     # -- scripting -------------------------------------------------------------------------
-    def reply(self, content: Any, usage: dict[str, int] | None = None) -> ChatServer:
-        """Queue one normal reply; a dict or list is sent as its JSON text."""
+    def reply(
+        self,
+        content: Any,
+        usage: dict[str, int] | None = None,
+        *,
+        run_on: bool = False,
+        chunk_delay: float = 0.0,
+    ) -> ChatServer:
+        """Queue one normal reply; a dict or list is sent as its JSON text. With run_on, the
+        text repeats until the request's max_tokens (or the server's own limit); with
+        chunk_delay, a stream sends each chunk that long after the last (a slow model)."""
         text = content if isinstance(content, str) else json.dumps(content)
-        self.script.append(Step("reply", content=text, usage=usage))
+        self.script.append(
+            Step("reply", content=text, usage=usage, run_on=run_on, delay=chunk_delay)
+        )
         return self
 
     def fault(self, kind: str, **options: Any) -> ChatServer:
@@ -97,14 +129,18 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
-            self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+        answer = self.chat.flavour.get_answer(self.path.rstrip("/"), self.chat.context_window)
+        if answer is not None:
+            self._json(200, answer)
         else:
             self._json(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
+        if self.path.rstrip("/").endswith("/api/show") and self.chat.flavour.name == "ollama":
+            self._json(200, flavours.ollama_show(self.chat.context_window))
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"no route {self.path}"}})
             return
@@ -127,6 +163,19 @@ class _Handler(BaseHTTPRequestHandler):
                 },
             )
             return
+        if self.chat.reject_stream_options and "stream_options" in body:
+            self._json(
+                400,
+                {
+                    "error": {
+                        "message": "Unrecognized request argument supplied: stream_options",
+                        "param": "stream_options",
+                    }
+                },
+            )
+            return
+        if self._overflows(body):
+            return
         step = self.chat._next()
         if step is None:
             self._json(500, {"error": {"message": "the test script has no reply left"}})
@@ -135,11 +184,26 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- replies and faults ----------------------------------------------------------------
     def _reply(self, step: Step, body: dict[str, Any]) -> None:
-        usage = step.usage or _estimate_usage(body, step.content)
+        content, finish = flavours.capped(step.content, step.run_on, body.get("max_tokens"))
+        usage = step.usage or _estimate_usage(body, content)
         if body.get("stream"):
-            self._sse(_chunks(body, step.content, usage, complete=True))
+            asked = (body.get("stream_options") or {}).get("include_usage")
+            events = _chunks(body, content, usage if asked else None, finish=finish)
+            self._sse(events, pause=step.delay)
         else:
-            self._json(200, _completion(body, step.content, usage))
+            self._json(200, _completion(body, content, usage, finish))
+
+    def _overflows(self, body: dict[str, Any]) -> bool:
+        """Answer as the flavour does when the request does not fit its context window."""
+        window = self.chat.context_window
+        wanted = flavours.prompt_tokens(body) + int(body.get("max_tokens") or 0)
+        if window is None or wanted <= window:
+            return False
+        if body.get("stream") and self.chat.flavour.empty_stream_on_overflow:
+            self._sse([], truncate=True)  # a 200 with nothing in it, as llama-cpp-python sends
+        else:
+            self._json(400, self.chat.flavour.overflow_error(window, wanted))
+        return True
 
     def _status(self, step: Step, body: dict[str, Any]) -> None:
         payload = step.body or json.dumps({"error": {"message": f"injected {step.status}"}})
@@ -195,7 +259,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _sse(self, events: list[dict[str, Any]], truncate: bool = False) -> None:
+    def _sse(
+        self, events: list[dict[str, Any]], truncate: bool = False, pause: float = 0.0
+    ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -204,6 +270,7 @@ class _Handler(BaseHTTPRequestHandler):
         for event in events:
             self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
             self.wfile.flush()
+            time.sleep(pause)  # a slow model: each chunk takes a while
         if not truncate:
             self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
@@ -215,7 +282,9 @@ def _estimate_usage(body: dict[str, Any], content: str) -> dict[str, int]:
     return {"prompt_tokens": sent // 4 + 1, "completion_tokens": len(content) // 4 + 1}
 
 
-def _completion(body: dict[str, Any], content: str, usage: dict[str, int] | None) -> dict[str, Any]:
+def _completion(
+    body: dict[str, Any], content: str, usage: dict[str, int] | None, finish: str = "stop"
+) -> dict[str, Any]:
     result: dict[str, Any] = {
         "id": "chatcmpl-scripted",
         "object": "chat.completion",
@@ -224,7 +293,7 @@ def _completion(body: dict[str, Any], content: str, usage: dict[str, int] | None
         "choices": [
             {
                 "index": 0,
-                "finish_reason": "stop",
+                "finish_reason": finish,
                 "message": {"role": "assistant", "content": content},
             }
         ],
@@ -235,7 +304,12 @@ def _completion(body: dict[str, Any], content: str, usage: dict[str, int] | None
 
 
 def _chunks(
-    body: dict[str, Any], content: str, usage: dict[str, int] | None, *, complete: bool
+    body: dict[str, Any],
+    content: str,
+    usage: dict[str, int] | None,
+    *,
+    complete: bool = True,
+    finish: str = "stop",
 ) -> list[dict[str, Any]]:
     base = {
         "id": "chatcmpl-scripted",
@@ -256,7 +330,7 @@ def _chunks(
         for p in pieces
     ]
     if complete:
-        events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         if usage:
             events.append(
                 {**base, "choices": [], "usage": {**usage, "total_tokens": sum(usage.values())}}

@@ -16,6 +16,7 @@ class ScriptedModel:
         self.name = name
         self.replies: deque[Any] = deque(replies or [])
         self.calls: list[list[Message]] = []
+        self.max_tokens: list[int | None] = []  # the reply limit each request was sent with
 
     def enqueue(self, *replies: Any) -> ScriptedModel:
         """Add replies: a str is sent as is, a dict as JSON, an exception is raised."""
@@ -26,10 +27,12 @@ class ScriptedModel:
         self,
         messages: list[Message],
         *,
+        max_tokens: int | None = None,
         on_retry: Callable[[str, float], None] | None = None,
         on_text: Callable[[str], None] | None = None,
     ) -> ModelReply:
         self.calls.append(copy.deepcopy(messages))
+        self.max_tokens.append(max_tokens)
         if not self.replies:
             raise AssertionError("ScriptedModel has no reply left for this request")
         reply = self.replies.popleft()

@@ -274,7 +274,7 @@ class Repl:
         share = 100 * used / compactor.window if compactor.window else 0
         self.console.print(
             f"this chat: {self.sink.tokens:,} tokens used; context: about "
-            f"{used:,} of {compactor.window:,} tokens ({share:.0f}%)"
+            f"{used:,} of {compactor.window:,} tokens ({share:.0f}%)\n{compactor.describe()}"
         )
 
     def cmd_model(self, argument: str) -> None:
@@ -287,7 +287,9 @@ class Repl:
 
         self.agent.config = replace(self.agent.config, model=argument)
         self.agent.model = ChatModel(self.agent.config)
-        self.agent.compactor = Compactor(context_window(argument, self.agent.config.context_window))
+        window, source = context_window(argument, self.agent.config.context_window)
+        self.agent.compactor = Compactor(window, source, self.agent.config.max_reply_tokens)
+        self.agent.window_asked = bool(self.agent.config.context_window)
         self.console.print(f"model: {argument}")
 
     def cmd_sessions(self, argument: str) -> None:

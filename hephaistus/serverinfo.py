@@ -1,0 +1,92 @@
+"""What an OpenAI-compatible server can tell about the model it serves: its context window.
+
+Each kind of server says it its own way: vLLM in `/v1/models` (max_model_len), llama.cpp's server
+in `/props` (n_ctx), Ollama in `/api/show` (num_ctx, the size it truncates prompts to), LM Studio
+in `/api/v0/models`. Asked with short timeouts, once per endpoint and model (the answer is cached in
+the workspace); servers that say nothing leave the choice to the table of known models.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ASK_SECONDS = 2.0
+OLLAMA_DEFAULT_NUM_CTX = 4096  # what Ollama runs a model with when num_ctx is not set
+CACHE_DAYS = 7
+
+
+def served_window(base_url: str, model: str, api_key: str | None) -> tuple[int, str] | None:
+    """(window in tokens, which server said it), or None when the server does not say."""
+    root = re.sub(r"/v1/?$", "", base_url.rstrip("/"))
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    models = _get(f"{base_url.rstrip('/')}/models", headers)
+    entries = [e for e in (models or {}).get("data") or [] if isinstance(e, dict)]
+    for entry in entries:
+        size = entry.get("max_model_len")
+        if isinstance(size, int) and (entry.get("id") == model or len(entries) == 1):
+            return size, "the server (vLLM max_model_len)"
+    props = _get(f"{root}/props", headers)
+    settings = (props or {}).get("default_generation_settings") or props or {}
+    if isinstance(settings.get("n_ctx"), int):
+        return settings["n_ctx"], "the server (llama.cpp n_ctx)"
+    show = _post(f"{root}/api/show", {"model": model}, headers)
+    if show and ("model_info" in show or "parameters" in show):
+        num_ctx = re.search(r"^num_ctx\s+(\d+)", str(show.get("parameters") or ""), re.M)
+        if num_ctx:
+            return int(num_ctx.group(1)), "the server (Ollama num_ctx)"
+        return OLLAMA_DEFAULT_NUM_CTX, "Ollama's default num_ctx (set num_ctx to use more)"
+    studio = _get(f"{root}/api/v0/models", headers)
+    loaded = [e for e in (studio or {}).get("data") or [] if isinstance(e, dict)]
+    for entry in loaded:
+        size = entry.get("loaded_context_length") or entry.get("max_context_length")
+        if isinstance(size, int) and (entry.get("id") == model or len(loaded) == 1):
+            return size, "the server (LM Studio)"
+    return None
+
+
+def cached_window(
+    cache: Path, base_url: str, model: str, api_key: str | None
+) -> tuple[int, str] | None:
+    """served_window, remembered in `cache` (a JSON file) per endpoint and model."""
+    key = f"{base_url.rstrip('/')} {model}"
+    try:
+        known = json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    entry = known.get(key) if isinstance(known, dict) else None
+    if isinstance(entry, list) and len(entry) == 3 and time.time() - entry[2] < CACHE_DAYS * 86400:
+        return (entry[0], entry[1]) if entry[0] else None
+    found = served_window(base_url, model, api_key)
+    known = known if isinstance(known, dict) else {}
+    known[key] = [found[0], found[1], time.time()] if found else [0, "", time.time()]
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(known, indent=1), encoding="utf-8")
+    except OSError:
+        pass  # asking again next time only costs a moment
+    return found
+
+
+def _get(url: str, headers: dict[str, str]) -> Any:
+    return _ask(urllib.request.Request(url, headers=headers))
+
+
+def _post(url: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(
+        url, data=data, headers={**headers, "Content-Type": "application/json"}
+    )
+    return _ask(request)
+
+
+def _ask(request: urllib.request.Request) -> Any:
+    try:
+        with urllib.request.urlopen(request, timeout=ASK_SECONDS) as response:  # noqa: S310
+            return json.loads(response.read(1_000_000))
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,100 @@
+"""How real OpenAI-compatible servers behave, for the loopback test server to behave alike.
+
+Each flavour says how the server tells its context window and how it answers a request that does
+not fit it. What they have in common: without `max_tokens` a small model may write until a limit
+of the server's own; usage comes in a stream only when asked for.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+RUN_ON_TOKENS = 6000  # how long a reply runs without max_tokens (a server's own limit)
+CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class Flavour:
+    name: str
+    empty_stream_on_overflow: bool = False  # a 200 with an empty stream instead of a 400
+
+    def get_answer(self, path: str, window: int | None) -> dict[str, Any] | None:
+        """The answer to a GET the server knows, or None (a 404)."""
+        model: dict[str, Any] = {"id": "scripted", "object": "model"}
+        if path.endswith("/api/v0/models"):
+            if self.name != "lmstudio" or not window:
+                return None
+            loaded = {"max_context_length": window * 4, "loaded_context_length": window}
+            return {"data": [{"id": "scripted", **loaded}]}
+        if path.endswith("/models"):
+            if self.name == "vllm" and window:
+                model["max_model_len"] = window
+            return {"object": "list", "data": [model]}
+        if path.endswith("/props") and self.name == "llama.cpp" and window:
+            return {"default_generation_settings": {"n_ctx": window}, "total_slots": 1}
+        return None
+
+    def overflow_error(self, window: int, wanted: int) -> dict[str, Any]:
+        if self.name == "llama.cpp":
+            return {
+                "error": {
+                    "code": 400,
+                    "type": "exceed_context_size_error",
+                    "message": "the request exceeds the available context size, try increasing it",
+                    "n_prompt_tokens": wanted,
+                    "n_ctx": window,
+                }
+            }
+        return {
+            "error": {
+                "message": f"This model's maximum context length is {window} tokens. "
+                f"However, you requested {wanted} tokens. Please reduce the "
+                "length of the messages or completion.",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+        }
+
+
+FLAVOURS = {
+    f.name: f
+    for f in (
+        Flavour("openai"),
+        Flavour("llama-cpp-python", empty_stream_on_overflow=True),
+        Flavour("llama.cpp"),
+        Flavour("vllm"),
+        Flavour("ollama"),
+        Flavour("lmstudio"),
+    )
+}
+
+
+def get(name: str) -> Flavour:
+    if name not in FLAVOURS:
+        raise ValueError(f"unknown server flavour {name!r} (known: {', '.join(FLAVOURS)})")
+    return FLAVOURS[name]
+
+
+def ollama_show(window: int | None) -> dict[str, Any]:
+    """Ollama's /api/show: the model's trained length, and the num_ctx it runs with."""
+    return {
+        "model_info": {"general.architecture": "llama", "llama.context_length": 131072},
+        "parameters": f"num_ctx                        {window or 2048}",
+    }
+
+
+def prompt_tokens(body: dict[str, Any]) -> int:
+    return len(json.dumps(body.get("messages", []))) // CHARS_PER_TOKEN
+
+
+def capped(content: str, run_on: bool, max_tokens: Any) -> tuple[str, str]:
+    """The reply as the server sends it, and its finish_reason."""
+    limit = int(max_tokens) if isinstance(max_tokens, int) and max_tokens > 0 else RUN_ON_TOKENS
+    if run_on:
+        content = content * (limit * CHARS_PER_TOKEN // max(1, len(content)) + 1)
+    if len(content) > limit * CHARS_PER_TOKEN:
+        return content[: limit * CHARS_PER_TOKEN], "length"
+    return content, "stop"
