@@ -11,7 +11,7 @@ from pathlib import Path
 from hephaistus import project_commands
 from hephaistus.approvals import approve_all
 from hephaistus.checkpoints import Checkpoints
-from hephaistus.compaction import Compactor, context_window
+from hephaistus.compaction import LEARNED_FROM_ERROR, Compactor, context_window
 from hephaistus.config import Config
 from hephaistus.engine import Outcome, ReactEngine, Run
 from hephaistus.errors import HephError, ModelError, Terminated
@@ -140,6 +140,7 @@ class Agent:
             if isinstance(stop, Terminated):
                 raise  # the process ends; the session is ended first, below
         finally:
+            self._remember_a_learned_window()
             self.changes.extend(tools.changed)
             self._save_state()
             session.end(outcome.status, outcome.exit_code, outcome.message)
@@ -155,6 +156,15 @@ class Agent:
             self.compactor.window, self.compactor.source = window, source
         if self.announce_window:
             self.sink.notice(self.compactor.describe())
+
+    def _remember_a_learned_window(self) -> None:
+        """A window the server named in an overflow error is kept for the next runs."""
+        remember = getattr(self.model, "remember_window", None)
+        if remember and self.compactor.source == LEARNED_FROM_ERROR:
+            window = self.compactor.window
+            remember(
+                self.workspace.heph_dir / "cache" / "windows.json", window, self.compactor.source
+            )
 
     def _workspace_summary(self, task: str) -> str:
         focus = Focus(task, [self.state.last_modified_file or "", *self.state.active_files])

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from hephaistus import tokens
 from hephaistus.seams import Message
 
+LEARNED_FROM_ERROR = "the server's overflow error"
 DEFAULT_WINDOW = 8192  # conservative: small local servers often run with less than 32k
 # Context windows of common models, matched by the longest prefix of the model name.
 KNOWN_WINDOWS = {
@@ -156,7 +157,7 @@ class Compactor:
         it is smaller than the request that failed (prompt and reply limit), and a quarter less
         than we thought."""
         if window:
-            self.window, self.source = min(window, self.window), "the server's error"
+            self.window, self.source = min(window, self.window), LEARNED_FROM_ERROR
         else:
             self.window = min(self.window * 3 // 4, max(1024, request_tokens - 1))
             self.source = "the size of a request the server could not take"

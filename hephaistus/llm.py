@@ -91,6 +91,11 @@ class ChatModel:
 
         return cached_window(cache, self.url, self.name, self.config.resolved_api_key())
 
+    def remember_window(self, cache: Path, window: int, source: str) -> None:
+        from hephaistus.serverinfo import remember_window
+
+        remember_window(cache, self.url, self.name, window, source)
+
     def _gave_up(self, fault: _Transient, attempts: int) -> str:
         if fault.reason.startswith("nothing is listening"):
             return (

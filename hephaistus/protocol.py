@@ -16,9 +16,12 @@ from typing import Any
 from hephaistus.textfile import LONE_SURROGATE
 from hephaistus.tools import Registry
 
-# A concrete example: small models copy placeholders like "the answer for the user" verbatim.
+# A concrete example: small models copy placeholders like "the answer for the user" verbatim,
+# and a copy of the example itself is refused too.
+EXAMPLE_THOUGHT = "I need to see the function before changing it."
+EXAMPLE_ARGS = {"path": "src/app.py"}
 EXAMPLE_ACTION = (
-    '{"thought": "I need to see the function before changing it.", '
+    f'{{"thought": "{EXAMPLE_THOUGHT}", '
     '"action": {"tool": "read_file", "args": {"path": "src/app.py"}}}'
 )
 EXAMPLE_FINAL_MESSAGE = "Fixed the sign in add() in src/app.py; the tests pass now."
@@ -184,5 +187,7 @@ def _action(thought: str, action: Any, registry: Registry) -> Action:
         raise FormatError(
             f"bad arguments for {name}: {'; '.join(problems)}. {name} takes: {tool.signature()}."
         )
+    if thought.strip() == EXAMPLE_THOUGHT and name == "read_file" and args == EXAMPLE_ARGS:
+        raise FormatError("the reply is the example, copied; decide your own next step.")
     reason = action.get("reason", "")
     return Action(thought, name, dict(args), reason if isinstance(reason, str) else "")

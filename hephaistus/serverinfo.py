@@ -72,6 +72,21 @@ def cached_window(
     return found
 
 
+def remember_window(cache: Path, base_url: str, model: str, window: int, source: str) -> None:
+    """Keep a window learned another way (a server's overflow error) for the next runs."""
+    try:
+        known = json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    known = known if isinstance(known, dict) else {}
+    known[f"{base_url.rstrip('/')} {model}"] = [window, source, time.time()]
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(known, indent=1), encoding="utf-8")
+    except OSError:
+        pass
+
+
 def _get(url: str, headers: dict[str, str]) -> Any:
     return _ask(urllib.request.Request(url, headers=headers))
 

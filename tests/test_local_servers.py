@@ -213,3 +213,26 @@ def test_a_closed_terminal_ends_the_session(chat_server, workspace, home, sig):
     assert process.wait(timeout=15) == 130
     recorded = sessions(workspace)[-1]
     assert recorded.outcome == "interrupted" and sig.name in recorded.end["message"]
+
+
+@pytest.mark.server(flavour="openai", context_window=3000)
+def test_a_window_learned_from_an_overflow_is_kept_for_the_next_run(heph, server, workspace):
+    # An unknown model gets 8,192 tokens, a quarter kept for the reply: too much for this server.
+    server.reply(final("one")).reply(final("two"))
+    first = run_heph(heph, server, "-m", "tiny-local", "go")
+    assert first.code == 0 and "did not fit" in first.stderr
+    second = run_heph(heph, server, "-v", "-m", "tiny-local", "go")
+    assert second.code == 0 and "did not fit" not in second.stderr
+    assert "context window 3,000 tokens (from the server's overflow error)" in second.stderr
+    assert len(server.requests) == 3  # one overflow, once: the second run knew the window
+
+
+def test_a_copy_of_the_example_action_is_refused(heph, chat_server):
+    from hephaistus.protocol import EXAMPLE_ACTION
+
+    chat_server.reply(EXAMPLE_ACTION).reply(final("done"))
+    result = heph("go")
+    assert (
+        result.code == 0
+        and "the example, copied" in chat_server.requests[1]["messages"][-1]["content"]
+    )
