@@ -1,16 +1,23 @@
 """The workspace summary: a file tree with each source file's top-level symbols, ranked and
 clipped to a token budget.
 
-Files that matter for the task come first: those the task mentions, those active in the agent's
-state, those changed recently in git, then the files those import. Symbols come from the light
-scanners in `symbols`, cached per file in `.heph/cache/repomap.json` by size and modification
-time, so a warm run re-reads nothing that did not change. The result never exceeds the budget
-(by the local token estimate) and says what it left out.
+Files that matter for the task come first: those the task names by a path or an identifier
+(`core.py`, `pkg/core`, `answer()`, `StockLedger`; a rare identifier counts more than one many
+files define; plain words such as "list" or "main" count for nothing), those active in the
+agent's state, those changed recently in git, then the files those import. Among the rest, and
+within each of those groups, a file ranks by how much other code refers to it: a PageRank over
+the import graph, so the modules everything builds on come before leaf scripts and tests.
+
+Symbols come from the light scanners in `symbols`, cached per file in `.heph/cache/repomap.json`
+by size and modification time, with the reference ranks, so a warm run re-reads nothing that did
+not change. The result never exceeds the budget (by the local token estimate) and says what it
+left out.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Iterable
@@ -21,7 +28,7 @@ from hephaistus import symbols, tokens
 from hephaistus.textfile import MAX_WHOLE_FILE_BYTES
 from hephaistus.workspace import Workspace
 
-CACHE_VERSION = f"1.{symbols.VERSION}"
+CACHE_VERSION = f"2.{symbols.VERSION}"
 MAX_SYMBOLS_PER_FILE = 40
 TRAILER_RESERVE = 24  # characters kept for the "left out" line
 
@@ -40,6 +47,7 @@ class FileInfo:
     mtime: int
     symbols: list[str]
     imports: list[str]
+    names: list[str] = field(default_factory=list)  # the names the symbols declare
 
 
 class RepoMap:
@@ -49,9 +57,9 @@ class RepoMap:
 
     def render(self, focus: Focus, budget_tokens: int) -> str:
         # The same check as every tool's: no file outside (files() drops such links), no secret.
-        files = [f for f in self.workspace.files() if not self.workspace.is_secret(f)]
-        infos = self._infos(files)
-        ranked = self._rank(files, infos, focus)
+        files = self.workspace.without_secrets(self.workspace.files())
+        infos, references = self._infos(files)
+        ranked = self._rank(files, infos, references, focus)
         chars = tokens.chars_for(budget_tokens)
         text = _render(ranked, infos, chars)
         while text and tokens.estimate(text) > budget_tokens:  # denser text than usual
@@ -60,8 +68,9 @@ class RepoMap:
         return text
 
     # -- symbols, cached -----------------------------------------------------------------
-    def _infos(self, files: list[str]) -> dict[str, FileInfo]:
-        cache = self._load_cache()
+    def _infos(self, files: list[str]) -> tuple[dict[str, FileInfo], dict[str, float]]:
+        """Each source file's symbols, and how much other code refers to each (cached)."""
+        cache, references = self._load_cache()
         infos: dict[str, FileInfo] = {}
         dirty = False
         for rel in files:
@@ -78,8 +87,9 @@ class RepoMap:
             infos[rel] = self._scan(rel, stat.st_size, stat.st_mtime_ns)
             dirty = True
         if dirty or len(cache) != len(infos):
-            self._save_cache(infos)
-        return infos
+            references = reference_ranks(infos)
+            self._save_cache(infos, references)
+        return infos, references
 
     def _scan(self, rel: str, size: int, mtime: int) -> FileInfo:
         if size > MAX_WHOLE_FILE_BYTES:
@@ -89,22 +99,28 @@ class RepoMap:
         except OSError:
             return FileInfo(size, mtime, [], [])
         imports = symbols.python_imports(text) if symbols.language_of(rel) == "python" else []
-        return FileInfo(size, mtime, symbols.scan(rel, text), imports)
+        found = symbols.scan(rel, text)
+        return FileInfo(size, mtime, found, imports, [symbols.name_of(line) for line in found])
 
-    def _load_cache(self) -> dict[str, list]:
+    def _load_cache(self) -> tuple[dict[str, list], dict[str, float]]:
         try:
             data = json.loads(self.cache_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return {}
+            return {}, {}
         if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
-            return {}
-        files = data.get("files")
-        return files if isinstance(files, dict) else {}
+            return {}, {}
+        files, references = data.get("files"), data.get("references")
+        if not isinstance(files, dict) or not isinstance(references, dict):
+            return {}, {}
+        return files, references
 
-    def _save_cache(self, infos: dict[str, FileInfo]) -> None:
+    def _save_cache(self, infos: dict[str, FileInfo], references: dict[str, float]) -> None:
         data = {
             "version": CACHE_VERSION,
-            "files": {rel: [i.size, i.mtime, i.symbols, i.imports] for rel, i in infos.items()},
+            "files": {
+                rel: [i.size, i.mtime, i.symbols, i.imports, i.names] for rel, i in infos.items()
+            },
+            "references": references,
         }
         try:
             self.cache_path.parent.mkdir(parents=True, exist_ok=True)
@@ -115,14 +131,20 @@ class RepoMap:
             pass  # a cache that cannot be written only costs time
 
     # -- ranking -------------------------------------------------------------------------
-    def _rank(self, files: list[str], infos: dict[str, FileInfo], focus: Focus) -> list[str]:
+    def _rank(
+        self,
+        files: list[str],
+        infos: dict[str, FileInfo],
+        references: dict[str, float],
+        focus: Focus,
+    ) -> list[str]:
         score: dict[str, float] = {}
 
         def boost(paths: Iterable[str], points: float) -> None:
             for rel in paths:
                 score[rel] = max(score.get(rel, 0), points)
 
-        for rel, points in _mentioned(files, focus.task).items():
+        for rel, points in _mentioned(files, infos, focus.task).items():
             boost([rel], points)
         for position, rel in enumerate(focus.active):
             boost([rel], 80 - min(position, 10))
@@ -135,10 +157,16 @@ class RepoMap:
         boost(
             (m for rel in in_focus for m in _resolve_imports(rel, infos[rel].imports, modules)), 20
         )
-        present = set(files)
-        # Then everything else: source before the rest, shallow files before deep ones.
+        # Within a group, and for everything else, what other code refers to comes first (up
+        # to 10 points, less than any boost), then source before the rest, shallow before deep.
         return sorted(
-            present, key=lambda rel: (-score.get(rel, 0), rel not in infos, rel.count("/"), rel)
+            set(files),
+            key=lambda rel: (
+                -(score.get(rel, 0) + references.get(rel, 0)),
+                rel not in infos,
+                rel.count("/"),
+                rel,
+            ),
         )
 
     def _recent_in_git(self) -> tuple[list[str], list[str]]:
@@ -156,35 +184,102 @@ class RepoMap:
         return uncommitted, committed
 
 
-def _mentioned(files: Iterable[str], task: str) -> dict[str, float]:
-    """Files the task names: by path (100), file name (90) or, for 4+ letters, by stem (70)."""
+# How a task names code: a path (`pkg/core.py`, `core.py`, `pkg/core`) or an identifier: a call
+# (`answer()`), CamelCase, snake_case, a dotted name, or anything in backticks.
+_PATHLIKE = re.compile(r"[\w.-]*[\w-]/[\w./-]*\w|[\w-]+\.[A-Za-z]\w{0,9}\b")
+_IDENTIFIER = re.compile(
+    r"`(?P<quoted>[\w.]+)(?:\(\))?`"
+    r"|(?P<called>\w+)\(\)"
+    r"|(?P<camel>\b[A-Za-z]+[a-z0-9][A-Z]\w*)"
+    r"|(?P<snake>\b\w+_\w+)"
+)
+
+
+def _mentioned(files: Iterable[str], infos: dict[str, FileInfo], task: str) -> dict[str, float]:
+    """Files the task names: by path (100), file name or path without suffix (90), or by an
+    identifier they declare (60-85: the fewer files declare it, the more it says)."""
     if not task:
         return {}
-    words = set(re.findall(r"[\w./-]+", task))
-    stems = {w.lower() for w in re.findall(r"\w{4,}", task)}
+    paths = {p.strip("./-") for p in _PATHLIKE.findall(task)}
+    names = _identifiers(task)
     found: dict[str, float] = {}
     for rel in files:
         path = PurePosixPath(rel)
-        if rel in words:
+        bare = str(path.with_suffix(""))
+        if rel in paths:
             found[rel] = 100
-        elif path.name in words:
+        elif path.name in paths or any(bare == p or bare.endswith("/" + p) for p in paths):
             found[rel] = 90
-        elif path.stem.lower() in stems:
+        elif path.stem in names:
             found[rel] = 70
+    if names:
+        declared: dict[str, list[str]] = {}
+        for rel, info in infos.items():
+            for name in names.intersection(info.names):
+                declared.setdefault(name, []).append(rel)
+        for where in declared.values():
+            points = 60 + 25 / len(where)
+            for rel in where:
+                found[rel] = max(found.get(rel, 0), points)
     return found
 
 
+def _identifiers(task: str) -> set[str]:
+    """The names in a task that look like code; the last part of a dotted one counts too."""
+    names = set()
+    for match in _IDENTIFIER.finditer(task):
+        text = next(group for group in match.groups() if group)
+        names.add(text)
+        names.update(part for part in text.split(".") if part)
+    return names
+
+
+def reference_ranks(infos: dict[str, FileInfo], rounds: int = 20) -> dict[str, float]:
+    """How much other code refers to each file, 0-10: a PageRank over the import graph (a file
+    passes its rank to the files it imports), scaled so the most referred-to file has 10.
+    Only files that something imports are listed."""
+    modules = _module_index(infos)
+    edges = {
+        rel: sorted(set(_resolve_imports(rel, info.imports, modules)) - {rel})
+        for rel, info in infos.items()
+        if info.imports
+    }
+    targets = {target for out in edges.values() for target in out}
+    if not targets:
+        return {}
+    nodes = set(infos)
+    damping, base = 0.85, 0.15 / len(nodes)
+    rank = dict.fromkeys(nodes, 1 / len(nodes))
+    for _ in range(rounds):
+        incoming = dict.fromkeys(targets, 0.0)
+        for rel, out in edges.items():
+            if out:
+                share = rank[rel] / len(out)
+                for target in out:
+                    incoming[target] += share
+        rank = {rel: base + damping * incoming.get(rel, 0.0) for rel in nodes}
+    top = max(rank[t] for t in targets)
+    # Logarithmic, so a file many import does not drown one some import.
+    scale = 10 / math.log1p(top / base)
+    return {t: round(math.log1p(rank[t] / base) * scale, 3) for t in targets}
+
+
 def _module_index(infos: dict[str, FileInfo]) -> dict[str, str]:
-    """Dotted module names (by every suffix of the path) to Python files."""
+    """Dotted module names to Python files: the whole path, and the path below any folder that
+    is not a package (`src/pkg/core.py` is `pkg.core`), never a name inside a package (so
+    `import operator` is not `pkg/operator.py`)."""
+    packages = {rel.rpartition("/")[0] for rel in infos if rel.endswith("/__init__.py")}
     index: dict[str, str] = {}
     for rel in infos:
         if not rel.endswith(".py"):
             continue
         parts = list(PurePosixPath(rel).with_suffix("").parts)
+        folders = ["/".join(parts[:start]) for start in range(len(parts))]
         if parts[-1] == "__init__":
             parts.pop()
         for start in range(len(parts)):
-            index.setdefault(".".join(parts[start:]), rel)
+            if start == 0 or folders[start] not in packages:
+                index.setdefault(".".join(parts[start:]), rel)
     return index
 
 

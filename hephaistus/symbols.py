@@ -136,6 +136,23 @@ def _java(text: str) -> list[str]:
     return symbols
 
 
+_GO_RECEIVER = re.compile(r"^\s*func\s+\([^)]*\)\s*")
+_NAME_BEFORE_PARAMETERS = re.compile(r"([A-Za-z_$][\w$]*)\s*(?:<[^()]*>)?\s*\(")
+_NAME_AFTER_KIND = re.compile(r"^\s*[\w*]+\s+([\w$]+)")
+
+
+def name_of(line: str) -> str:
+    """The name a symbol line (as scan() writes it) declares: `def area(r)` → area,
+    `class Item` → Item, `func (s *Shop) Sell(n int)` → Sell, `int size()` → size."""
+    line = _GO_RECEIVER.sub("", line)
+    if "(" in line:
+        found = _NAME_BEFORE_PARAMETERS.search(line)
+        if found:
+            return found[1]
+    found = _NAME_AFTER_KIND.match(line)
+    return found[1] if found else ""
+
+
 def _line(kind: str, name: str, signature: str) -> str:
     return f"{kind} {name}{signature}"
 

@@ -7,7 +7,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 HEPH_DIR = ".heph"
 # File names (matched in lower case) whose content is a credential. `allow_secrets` lifts the rule.
@@ -34,6 +34,7 @@ SECRET_PATTERNS = (
     "*.secret",
     "*.secrets",
 )
+SECRET_NAME = re.compile("|".join(fnmatch.translate(p) for p in SECRET_PATTERNS))
 # Folders whose every file is a credential.
 SECRET_DIRS = {".ssh", ".gnupg", ".aws"}
 # Folders nobody wants listed or searched, skipped when there is no git to ask.
@@ -55,6 +56,8 @@ SKIPPED_DIRS = {
     ".idea",
 }
 PROTECTED_DIRS = {".git", HEPH_DIR}
+# A relative path without ".", ".." or empty parts: normalizing it changes nothing.
+PLAIN_RELATIVE = re.compile(r"(?!/)(?:(?!\.\.?(?:/|$))[^/]+/)*(?!\.\.?$)[^/]+")
 NAME_MAX = 255  # bytes in one file name, on every common file system
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
@@ -113,13 +116,26 @@ class Workspace:
 
     def is_secret(self, path: str) -> bool:
         """Whether `path` holds a credential, by its own name or, for a link, its target's."""
+        return self._secret(path, {})
+
+    def without_secrets(self, paths: list[str]) -> list[str]:
+        """`paths` less those is_secret() refuses, checked in one pass (the map's thousands)."""
+        real_folders: dict[str, str] = {}
+        return [path for path in paths if not self._secret(path, real_folders)]
+
+    def _secret(self, path: str, real_folders: dict[str, str]) -> bool:
         spelled = self._spelled(path)
         if is_secret_name(spelled):
             return True
-        real = Path(os.path.realpath(self.root / spelled))
-        if real == self.root / spelled:
-            return False
-        return self.root not in real.parents or is_secret_name(self.relative(real))
+        named = os.path.join(self.root, spelled)  # strings, not Paths: this runs per file
+        folder = os.path.dirname(named)
+        if folder not in real_folders:
+            real_folders[folder] = os.path.realpath(folder)
+        if real_folders[folder] == folder and not os.path.islink(named):
+            return False  # neither the file nor a folder on the way is a link
+        real = os.path.realpath(named)
+        inside = real.startswith(os.path.join(self.root, ""))
+        return not inside or is_secret_name(os.path.relpath(real, self.root))
 
     def check(
         self, path: str, *, allow_secrets: bool = False, for_write: bool = False
@@ -137,6 +153,8 @@ class Workspace:
 
     def _spelled(self, path: str) -> str:
         """`path` as named, made relative to the root without following links."""
+        if PLAIN_RELATIVE.fullmatch(path):
+            return path  # already so (the common case, and the map's thousands of files)
         return os.path.relpath(os.path.normpath(self.root / path), self.root)
 
     def files(self, under: str = ".") -> list[str]:
@@ -218,12 +236,12 @@ class Workspace:
 
 def is_secret_name(path: str) -> bool:
     """Whether a path's spelling names a credential file (any case)."""
-    parts = PurePosixPath(path.lower().replace(os.sep, "/")).parts
+    parts = [part for part in path.lower().replace(os.sep, "/").split("/") if part]
     if not parts:
         return False
     if SECRET_DIRS.intersection(parts[:-1]):
         return True
-    return any(fnmatch.fnmatchcase(parts[-1], pattern) for pattern in SECRET_PATTERNS)
+    return SECRET_NAME.match(parts[-1]) is not None
 
 
 def _join(folder: str, name: str) -> str:

@@ -84,3 +84,71 @@ def test_a_corrupt_cache_is_rebuilt(ws):
 
 def test_an_empty_workspace(tmp_path):
     assert RepoMap(Workspace.at(tmp_path)).render(Focus(), 1000) == ""
+
+
+# -- ranking by meaning ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A package whose core everything imports, and modules named like everyday words."""
+    root = tmp_path / "project"
+    pkg = root / "src" / "shop"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from shop.core import answer\n")
+    (pkg / "core.py").write_text(
+        "class StockLedger:\n    def balance(self) -> int:\n        return 0\n\n"
+        "def answer() -> int:\n    return 42\n"
+    )
+    (pkg / "report.py").write_text("from shop.core import StockLedger\n\ndef report():\n    pass\n")
+    (pkg / "pricing.py").write_text("from .core import answer\n\ndef price():\n    pass\n")
+    (pkg / "cli.py").write_text("import shop.core\nimport operator\n\ndef run():\n    pass\n")
+    (pkg / "operator.py").write_text("def apply():\n    pass\n")
+    for word in ("list", "main", "this", "modules", "project"):
+        (pkg / f"{word}.py").write_text(f"def {word}_helper():\n    pass\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_core.py").write_text("from shop.core import answer\n")
+    return Workspace.at(root)
+
+
+def files_in_order(text: str) -> list[str]:
+    return [line for line in text.splitlines() if not line.startswith((" ", "["))]
+
+
+def test_everyday_words_do_not_pull_files_up_and_the_core_comes_first(project):
+    text = RepoMap(project).render(Focus("list the main modules of this project"), 1000)
+    order = files_in_order(text)
+    assert order[0] == "src/shop/core.py"  # three modules and a test import it
+    assert order == files_in_order(RepoMap(project).render(Focus(), 1000))  # no word counted
+
+
+def test_a_path_or_an_identifier_in_the_task_counts(project):
+    for task, first in [
+        ("fix list.py", "src/shop/list.py"),
+        ("look at shop/pricing", "src/shop/pricing.py"),
+        ("why does report() fail", "src/shop/report.py"),
+        ("the `this_helper` is slow", "src/shop/this.py"),
+        ("StockLedger loses stock", "src/shop/core.py"),
+    ]:
+        assert files_in_order(RepoMap(project).render(Focus(task), 1000))[0] == first, task
+
+
+def test_a_rare_identifier_counts_more_than_a_common_one(project):
+    for index in range(3):
+        (project.root / f"run_{index}.py").write_text("def run():\n    pass\n")
+    (project.root / "src" / "shop" / "zz.py").write_text("def rarely_used():\n    pass\n")
+    order = files_in_order(RepoMap(project).render(Focus("run() calls rarely_used()"), 1000))
+    assert order[0] == "src/shop/zz.py"  # declared once; run() in four files
+    assert set(order[1:5]) == {"run_0.py", "run_1.py", "run_2.py", "src/shop/cli.py"}
+
+
+def test_an_import_of_the_standard_library_is_not_a_file_inside_a_package(project):
+    from hephaistus.repomap import reference_ranks
+
+    repomap = RepoMap(project)
+    repomap.render(Focus(), 1000)
+    infos, references = repomap._infos(project.files())
+    assert references == reference_ranks(infos)  # cached as computed
+    assert "src/shop/operator.py" not in references  # `import operator` is the stdlib's
+    assert references["src/shop/core.py"] == 10
+    assert "tests/test_core.py" not in references  # nothing imports a test
