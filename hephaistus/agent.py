@@ -154,8 +154,10 @@ class Agent:
         if served:
             window, source = context_window(self.model.name, None, served)
             self.compactor.window, self.compactor.source = window, source
-        if self.announce_window:
+        if self.announce_window:  # -v: what the run works with, and where that came from
             self.sink.notice(self.compactor.describe())
+            for command in self.commands.values():
+                self.sink.notice(f"command {command.name}: {command.command} ({command.source})")
 
     def _remember_a_learned_window(self) -> None:
         """A window the server named in an overflow error is kept for the next runs."""

@@ -48,7 +48,7 @@ KNOWN_WINDOWS = {
 KEEP_RECENT_MESSAGES = 6  # the last three steps (reply and observation) stay whole
 LOW_WATER = 0.6  # compact down to this share of the budget
 MESSAGE_OVERHEAD = 4  # tokens the chat format adds per message
-STATE_BLOCK = re.compile(r"\n*<agent_state>\n.*?\n</agent_state>\s*$", re.S)
+STATE_BLOCK = re.compile(r"\n*<agent_state( update)?>\n.*?\n</agent_state>\s*$", re.S)
 WORKSPACE_BLOCK = re.compile(r"\n*<workspace>\n.*?\n</workspace>", re.S)
 COMPACTED = "Observation (compacted): "
 DROPPED_NOTE = re.compile(r"\n\n\[\d+ earlier steps were dropped to fit the context window\]")
@@ -154,13 +154,14 @@ class Compactor:
 
     def learn_window(self, window: int | None, request_tokens: int) -> None:
         """The server said the request was too large: take the window it names, else assume
-        it is smaller than the request that failed (prompt and reply limit), and a quarter less
-        than we thought."""
+        at most half the request that failed (prompt and reply limit)."""
         if window:
             self.window, self.source = min(window, self.window), LEARNED_FROM_ERROR
         else:
-            self.window = min(self.window * 3 // 4, max(1024, request_tokens - 1))
-            self.source = "the size of a request the server could not take"
+            # The estimate leans high, so the real window may be well under the request: half
+            # of it leaves room to compact into and still fit.
+            self.window = max(1024, min(self.window * 3 // 4, request_tokens // 2))
+            self.source = "half the size of a request the server could not take"
 
     def _shorten_last_observation(self, messages: list[Message]) -> None:
         last = messages[-1]

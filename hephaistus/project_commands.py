@@ -67,14 +67,13 @@ def detect(root: Path) -> list[ProjectCommand]:
 
 
 def describe(commands: dict[str, ProjectCommand]) -> str:
-    """The commands as the system prompt lists them."""
+    """The commands as the system prompt lists them (why one was detected is not the
+    model's business: the user sees it with -v)."""
     if not commands:
         return (
-            "No project commands are configured, so run_command cannot run anything; "
-            "the user can add them under [commands] in .heph.toml."
+            "No project commands are configured (the user can add them under [commands] in "
+            ".heph.toml), so run_command cannot run anything."
         )
-    lines = ["run_command can run these project commands, by name:"]
-    for command in commands.values():
-        note = "" if command.source == "configured" else f" ({command.source})"
-        lines.append(f"- {command.name}: `{command.command}`{note}")
+    lines = ["Project commands:"]
+    lines += [f"- {command.name}: `{command.command}`" for command in commands.values()]
     return "\n".join(lines)

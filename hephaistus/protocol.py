@@ -39,6 +39,9 @@ PLACEHOLDERS = {
         "what you did or found, for the user",
         "why you are done",
         "what you know and why this step",
+        "why this step",
+        "what you did or found",
+        "what you did",
         EXAMPLE_FINAL_MESSAGE,
     )
 }

@@ -59,24 +59,44 @@ class AgentState:
     def _touch(self, path: str) -> None:
         self.active_files = _front(self.active_files, path)
 
-    def render(self) -> str:
-        """The state as the model sees it, at the end of the last user message."""
+    def rows(self) -> list[tuple[str, str]]:
+        """(name, value) of every field that has a value, as the model reads them."""
         answer = self.last_answer
         if answer and len(answer) > ANSWER_CHARS:
             answer = answer[:ANSWER_CHARS] + " [...]"
         rows = [
-            ("last modified file", self.last_modified_file),
+            ("last modified file", self.last_modified_file or ""),
             ("recently created files", ", ".join(self.recently_created_files)),
             ("active files", ", ".join(self.active_files)),
-            ("last task", self.last_task),
-            ("last answer", answer),
+            ("last task", self.last_task or ""),
+            ("last answer", answer or ""),
         ]
-        rows += [("open problem", problem) for problem in self.open_problems]
+        rows.append(("open problems", "; ".join(self.open_problems)))
         rows += [
             (f"failing command {name}", summary) for name, summary in self.failing_commands.items()
         ]
-        body = "\n".join(f"{name}: {value}" for name, value in rows if value)
+        return [(name, value) for name, value in rows if value]
+
+    def render(self) -> str:
+        """The whole state as the model sees it, at the end of a user message."""
+        body = "\n".join(f"{name}: {value}" for name, value in self.rows())
         return f"<agent_state>\n{body or '(nothing yet)'}\n</agent_state>"
+
+    def render_changes(self, sent: list[tuple[str, str]]) -> str:
+        """What changed since the state `sent` (rows()), or "" when nothing that matters did.
+        The order of the active files alone is not news: the conversation shows the reads."""
+        before, now = dict(sent), dict(self.rows())
+
+        def same(name: str) -> bool:
+            if name == "active files":
+                return set(before.get(name, "").split(", ")) == set(now.get(name, "").split(", "))
+            return before.get(name) == now.get(name)
+
+        changed = [name for name in dict.fromkeys([*before, *now]) if not same(name)]
+        if not changed:
+            return ""
+        body = "\n".join(f"{name}: {now.get(name, '(none now)')}" for name in changed)
+        return f"<agent_state update>\n{body}\n</agent_state>"
 
     # -- persistence -----------------------------------------------------------------------
     def save(self, path: Path) -> None:

@@ -80,6 +80,12 @@ def encodable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def numbered(first: int, lines: list[str]) -> str:
+    """Lines as the model reads them: "12 text". Unpadded numbers and one space cost the
+    fewest tokens (padding to a column costs about a tenth more)."""
+    return "\n".join(f"{first + i} {line}" for i, line in enumerate(lines))
+
+
 def read_text(path: Path, name: str) -> TextFile:
     return decode(path.read_bytes(), name)
 

@@ -39,13 +39,15 @@ def test_a_60_step_session_stays_under_a_small_window_and_keeps_the_state(ws):
     assert outcome.status == "answered", outcome.message
     assert len(model.calls) == 61
     budget = agent.compactor.budget
-    for request in model.calls:
+    for number, request in enumerate(model.calls):
         assert count(request) <= budget
         assert request[0]["role"] == "system"
         assert request[1]["content"].startswith("read every module")  # the task is kept
-        assert request[-1]["content"].rstrip().endswith("</agent_state>")
+        if number > 30:  # once big.py is written, no compaction loses it from the state
+            assert any("last modified file: big.py" in m["content"] for m in request[2:])
     last = model.calls[-1]
-    assert "last modified file: big.py" in last[-1]["content"]
+    # After a compaction the whole current state is sent again, so it is never lost.
+    assert any("last modified file: big.py" in m["content"] for m in last[2:])
     assert any(
         m["content"].startswith("Observation (compacted): read_file(path=module_")
         for request in model.calls
@@ -126,8 +128,10 @@ def test_open_problems_are_kept_until_the_file_is_fixed(ws):
     )
     agent = Agent(ws, Config(), model=model)
     agent.execute("edit")
-    assert "open problem: module_0.py: edit_file failed" in model.calls[2][-1]["content"]
-    assert "open problem" not in model.calls[3][-1]["content"]
+    after_failure, unchanged, fixed = (model.calls[i][-1]["content"] for i in (1, 2, 3))
+    assert "open problems: module_0.py: edit_file failed" in after_failure
+    assert "<agent_state>" not in unchanged  # nothing changed: nothing repeated
+    assert "open problems: (none now)" in fixed
 
 
 @pytest.mark.parametrize(

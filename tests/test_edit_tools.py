@@ -114,8 +114,8 @@ def test_a_miss_quotes_the_closest_real_lines_with_numbers(ctx):
     result = edit(ctx, "    def greet(self):\n        return 'hi ' + self.name", "x")
     assert not result.ok
     assert "Nothing changed" in result.output
-    assert "5      def greet(self):" in result.output
-    assert '6          return "hello " + self.name' in result.output
+    assert "5     def greet(self):" in result.output
+    assert '6         return "hello " + self.name' in result.output
     assert text(ctx) == SOURCE
 
 
@@ -199,7 +199,7 @@ def test_all_hunks_or_none(ctx):
     result = patch(ctx, diff)
     assert not result.ok
     assert "hunk 2" in result.output and "Nothing changed" in result.output
-    assert '10      print(Greeter("world").greet())' in result.output  # the closest real line
+    assert '10     print(Greeter("world").greet())' in result.output  # the closest real line
     assert text(ctx) == SOURCE
 
 

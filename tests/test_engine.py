@@ -38,14 +38,15 @@ def test_read_write_final(ws):
     assert "return a + b" in (ws.root / "app.py").read_text()
     model.assert_used_up()
     observation = model.calls[1][-1]["content"]
-    assert observation.startswith("Observation: 1  def add(a, b):")
+    assert observation.startswith("Observation: 1 def add(a, b):")
 
 
-def test_every_request_ends_with_the_state_and_keeps_earlier_messages_identical(ws):
+def test_the_state_is_sent_when_it_changes_and_earlier_messages_stay_identical(ws):
     agent, model = agent_with(
         ws,
         act("read_file", path="app.py"),
         act("write_file", path="new.py", content="x = 1\n"),
+        act("read_file", path="app.py"),
         final("done"),
     )
     agent.execute("make new.py")
@@ -53,9 +54,13 @@ def test_every_request_ends_with_the_state_and_keeps_earlier_messages_identical(
         assert later[: len(earlier)] == earlier  # prompt caches keep hitting
     for request in model.calls:
         assert request[-1]["role"] == "user"
-        assert request[-1]["content"].rstrip().endswith("</agent_state>")
-    assert "last modified file: new.py" in model.calls[2][-1]["content"]
-    assert "active files: new.py, app.py" in model.calls[2][-1]["content"]
+    assert "<agent_state>" not in model.calls[0][-1]["content"]  # nothing known yet
+    assert model.calls[1][-1]["content"].endswith("active files: app.py\n</agent_state>")
+    changes = model.calls[2][-1]["content"]
+    assert changes.count("<agent_state update>") == 1
+    assert "last modified file: new.py" in changes
+    assert "active files: new.py, app.py" in changes
+    assert "<agent_state>" not in model.calls[3][-1]["content"]  # reading again changes nothing
     assert "<workspace>\napp.py\n  def add(a, b)\n</workspace>" in model.calls[0][1]["content"]
 
 

@@ -24,14 +24,14 @@ def call(ctx, tool, **args):
 def test_read_file_numbers_lines_and_records_the_read(ctx):
     result = call(ctx, "read_file", path="app.py")
     assert result.ok
-    assert result.output == "1  def add(a, b):\n2      return a - b"
+    assert result.output == "1 def add(a, b):\n2     return a - b"
     assert result.read == ("app.py",) and result.changed == ()
 
 
 def test_read_file_range_and_continuation_hint(ctx):
     (ctx.workspace.root / "long.txt").write_text("".join(f"line {i}\n" for i in range(1, 101)))
     result = call(ctx, "read_file", path="long.txt", start_line=10, end_line=12)
-    assert result.output.splitlines()[:3] == ["10  line 10", "11  line 11", "12  line 12"]
+    assert result.output.splitlines()[:3] == ["10 line 10", "11 line 11", "12 line 12"]
     assert "showing lines 10-12 of 100; read on with start_line=13" in result.output
     past = call(ctx, "read_file", path="long.txt", start_line=500)
     assert not past.ok and "only 100 lines" in past.output
@@ -51,11 +51,11 @@ def test_huge_files_are_read_in_part(ctx):
     line = "z" * 99 + "\n"
     (ctx.workspace.root / "huge.txt").write_text(line * 20_000)  # 2 MB
     first = call(ctx, "read_file", path="huge.txt")
-    assert first.ok and first.output.startswith("  1  zzz")
+    assert first.ok and first.output.startswith("1 zzz")
     assert "of ? (a 2.0 MB file); read on with start_line=" in first.output
     assert len(first.output) <= ctx.observation_limit
     late = call(ctx, "read_file", path="huge.txt", start_line=19_999)
-    assert late.output.splitlines()[:2] == ["19999  " + "z" * 99, "20000  " + "z" * 99]
+    assert late.output.splitlines()[:2] == ["19999 " + "z" * 99, "20000 " + "z" * 99]
 
 
 def test_binary_files_are_refused(ctx):
@@ -224,7 +224,7 @@ def test_a_long_line_in_a_small_file_is_cut_to_fit(ctx):
     ctx.observation_limit = 2000
     (ctx.workspace.root / "wide.txt").write_text("short\n" + "y" * 50_000 + "\nend\n")
     result = call(ctx, "read_file", path="wide.txt")
-    assert result.output.startswith("1  short\n[showing lines 1-1 of 3; read on with start_line=2]")
+    assert result.output.startswith("1 short\n[showing lines 1-1 of 3; read on with start_line=2]")
     result = call(ctx, "read_file", path="wide.txt", start_line=2)
     assert result.ok and len(result.output.encode()) <= 2000
-    assert result.output.startswith("2  yyy") and "line 2 is cut here: 48,200 more" in result.output
+    assert result.output.startswith("2 yyy") and "line 2 is cut here: 48,200 more" in result.output

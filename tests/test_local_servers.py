@@ -215,7 +215,7 @@ def test_a_closed_terminal_ends_the_session(chat_server, workspace, home, sig):
     assert recorded.outcome == "interrupted" and sig.name in recorded.end["message"]
 
 
-@pytest.mark.server(flavour="openai", context_window=3000)
+@pytest.mark.server(flavour="openai", context_window=2200)
 def test_a_window_learned_from_an_overflow_is_kept_for_the_next_run(heph, server, workspace):
     # An unknown model gets 8,192 tokens, a quarter kept for the reply: too much for this server.
     server.reply(final("one")).reply(final("two"))
@@ -223,7 +223,7 @@ def test_a_window_learned_from_an_overflow_is_kept_for_the_next_run(heph, server
     assert first.code == 0 and "did not fit" in first.stderr
     second = run_heph(heph, server, "-v", "-m", "tiny-local", "go")
     assert second.code == 0 and "did not fit" not in second.stderr
-    assert "context window 3,000 tokens (from the server's overflow error)" in second.stderr
+    assert "context window 2,200 tokens (from the server's overflow error)" in second.stderr
     assert len(server.requests) == 3  # one overflow, once: the second run knew the window
 
 

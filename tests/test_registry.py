@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from hephaistus.prompting import system_prompt
-from hephaistus.tools import Registry, Tool, ToolContext, ToolResult, default_registry
+from hephaistus.tools import Registry, Tool, ToolArg, ToolContext, ToolResult, default_registry
 from hephaistus.workspace import Workspace
 
 
@@ -30,7 +30,9 @@ def test_arguments_come_from_signature_and_docstring():
         ("times", "integer", False, "how many times (at least one)"),
         ("loud", "boolean", False, "shout it"),
     ]
-    assert "- times (integer, optional): how many times (at least one)" in tool.describe()
+    assert (
+        tool.describe() == "- greet(name, times?: integer, loud?: boolean): Say hello to someone."
+    )
 
 
 def test_a_tool_without_argument_docs_is_rejected():
@@ -64,9 +66,9 @@ def test_system_prompt_lists_every_registered_tool_with_its_arguments(tmp_path):
     prompt = system_prompt(registry, tmp_path)
     assert "{{tools}}" not in prompt
     for tool in registry:
-        assert f"### {tool.name}\n{tool.description}" in prompt
-        for arg in tool.args:
-            assert f"- {arg.name} ({arg.json_type}" in prompt
+        line = f"- {tool.name}({', '.join(map(ToolArg.signature, tool.args))}): "
+        assert f"{line}{' '.join(tool.description.split())}\n" in prompt
+    assert "- read_file(path, start_line?: integer, end_line?: integer): " in prompt
     assert set(registry.names) == {
         "list_files",
         "read_file",
@@ -88,4 +90,4 @@ def test_workspace_prompt_override_wins(tmp_path):
     override.parent.mkdir(parents=True)
     override.write_text("Custom prompt.\n{{tools}}")
     prompt = system_prompt(default_registry(), tmp_path)
-    assert prompt.startswith("Custom prompt.\n### list_files")
+    assert prompt.startswith("Custom prompt.\n- list_files(path?): Files and their sizes")

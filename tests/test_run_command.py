@@ -73,7 +73,7 @@ def test_end_to_end_the_model_fixes_a_failing_test(heph, chat_server, project):
     assert "exit code 1" in first and "1 failed" in first and "assert -1 == 5" in first
     assert "failing command test: failed: tests/test_calc.py::test_add" in first
     assert "exit code 0" in second and "1 passed" in second
-    assert "failing command" not in second
+    assert "failing command test: (none now)" in second  # the state says it passes now
     system = chat_server.requests[0]["messages"][0]["content"]
     assert f"- test: `{PYTEST}`" in system
 
@@ -330,10 +330,12 @@ def test_ctrl_c_kills_the_commands_process_group(chat_server, project, home):
 
 def test_test_cmd_flag_sets_the_test_command_for_one_run(heph, chat_server, project):
     chat_server.reply(act("run_command", name="test")).reply(final("ran"))
-    result = heph("--yes", "--test-cmd", f"{PYTHON} -c print(42)", "run the tests", cwd=project)
-    assert result.code == 0, result.stderr
-    assert (
-        f"- test: `{PYTHON} -c print(42)` (--test-cmd)"
-        in chat_server.requests[0]["messages"][0]["content"]
+    result = heph(
+        "-v", "--yes", "--test-cmd", f"{PYTHON} -c print(42)", "run the tests", cwd=project
     )
+    assert result.code == 0, result.stderr
+    prompt = chat_server.requests[0]["messages"][0]["content"]
+    assert f"Project commands:\n- test: `{PYTHON} -c print(42)`\n" in prompt
+    assert "--test-cmd" not in prompt  # where it came from is for the user, shown with -v
+    assert f"command test: {PYTHON} -c print(42) (--test-cmd)" in result.stderr
     assert "42" in chat_server.requests[1]["messages"][-1]["content"]

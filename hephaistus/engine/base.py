@@ -46,3 +46,5 @@ class Run:
     workspace_summary: str = ""
     verify: list[str] = field(default_factory=list)  # commands to run before a final answer
     verify_retries: int = 2
+    # The state as last sent to the model (AgentState.rows()), so only changes are sent again.
+    sent_state: list[tuple[str, str]] | None = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hephaistus.compaction import KEEP_RECENT_MESSAGES, count, record
+from hephaistus.compaction import KEEP_RECENT_MESSAGES, STATE_BLOCK, count, record
 from hephaistus.engine.base import Outcome, Run
 from hephaistus.errors import ContextOverflow
 from hephaistus.protocol import Action, Final, FormatError, parse_reply
@@ -32,6 +32,7 @@ class ReactEngine:
         self._say(run, task + summary)
         task_index = len(run.messages) - 1
         run.state.task_started(task)
+        run.sent_state = run.state.rows()  # that the task is now the last task is not news
         malformed = repeats = 0
         last_call = ""
         unchecked = False  # files were written since the verify commands last ran
@@ -149,6 +150,12 @@ class ReactEngine:
         after = run.compactor.size(run.messages)
         if after >= before:
             return  # nothing could be compacted: say nothing about it
+        # Old state blocks went with the compaction: the last message (not sent yet) takes the
+        # whole current state, so the newest state the model sees is still the current one.
+        last = run.messages[-1]
+        if last["role"] == "user":
+            text = STATE_BLOCK.sub("", last["content"])  # a block of changes becomes the whole
+            run.messages[-1] = {**last, "content": f"{text}\n\n{run.state.render()}"}
         run.session.record(
             "MEMO", Memo.COMPACTION, f"{before} -> {after} tokens", budget=run.compactor.budget
         )
@@ -230,7 +237,14 @@ class ReactEngine:
         return Outcome("answered", final.message)
 
     def _say(self, run: Run, text: str) -> None:
-        self._append(run, {"role": "user", "content": f"{text}\n\n{run.state.render()}"})
+        """A user message; the state goes with it whole the first time, then only what
+        changed (messages once sent stay as they were, so prompt caches keep hitting)."""
+        if run.sent_state is None:
+            block = run.state.render() if run.state.rows() else ""  # nothing yet: nothing said
+        else:
+            block = run.state.render_changes(run.sent_state)
+        run.sent_state = run.state.rows()
+        self._append(run, {"role": "user", "content": f"{text}\n\n{block}" if block else text})
 
     def _append(self, run: Run, message: Message) -> None:
         run.messages.append(message)

@@ -35,6 +35,12 @@ class ToolArg:
     def json_type(self) -> str:
         return _JSON_TYPES[self.kind]
 
+    def signature(self) -> str:
+        """`name`, `name?` when optional, with `: integer` (etc.) when not a string."""
+        optional = "" if self.required else "?"
+        kind = "" if self.kind is str else f": {self.json_type}"
+        return f"{self.name}{optional}{kind}"
+
     def accepts(self, value: Any) -> bool:
         if self.kind is int:
             return isinstance(value, int) and not isinstance(value, bool)
@@ -106,14 +112,10 @@ class Tool:
         return replace(result, output=encodable(result.output))
 
     def describe(self) -> str:
-        """The tool as listed in the system prompt: name, description, one line per argument."""
-        lines = [f"### {self.name}", self.description]
-        for a in self.args:
-            need = "required" if a.required else "optional"
-            lines.append(f"- {a.name} ({a.json_type}, {need}): {a.description}")
-        if not self.args:
-            lines.append('- no arguments: send "args": {}')
-        return "\n".join(lines)
+        """The tool as the system prompt lists it, in one line: its arguments (? when optional,
+        the type when not a string) and its description."""
+        arguments = ", ".join(a.signature() for a in self.args)
+        return f"- {self.name}({arguments}): {' '.join(self.description.split())}"
 
 
 class Registry:
@@ -138,7 +140,7 @@ class Registry:
         return iter(self._tools.values())
 
     def describe(self) -> str:
-        return "\n\n".join(tool.describe() for tool in self)
+        return "\n".join(tool.describe() for tool in self)
 
 
 def default_registry() -> Registry:

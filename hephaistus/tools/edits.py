@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from hephaistus.textfile import TextFile
+from hephaistus.textfile import TextFile, numbered
 from hephaistus.tools.context import ToolContext
 from hephaistus.tools.editing import matching
 from hephaistus.tools.editing.patching import PatchError, apply_hunks, parse_patch
@@ -21,9 +21,7 @@ from hephaistus.tools.writing import open_for_write, write_change
 
 
 def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
-    """Replace one snippet of a file with new text. `old` must occur exactly once: copy it from
-    read_file (without line numbers), with enough lines to be unique. Small whitespace or
-    indentation differences are tolerated when the match is still unique.
+    """Replace `old` (exact lines of the file, found once) with `new`.
 
     Args:
         path: file to edit, relative to the workspace root
@@ -150,7 +148,7 @@ def _explain(miss: matching.NoMatch, text: str, snippet: list[str], rel: str) ->
     first, near = matching.closest(lines, snippet)
     return (
         f"was not found in {rel}, not even ignoring whitespace and indentation. Nothing "
-        f"changed. The closest lines in the file are:\n{matching.numbered(first, near)}\n"
+        f"changed. The closest lines in the file are:\n{numbered(first, near)}\n"
         "Copy the text exactly from the file (without line numbers) and try again."
     )
 
@@ -176,9 +174,7 @@ def _join(lines: list[str], final_newline: bool) -> str:
 
 
 def patch_file(ctx: ToolContext, path: str, diff: str) -> ToolResult:
-    """Apply a unified diff to one file. Hunks are placed by their context lines, not their line
-    numbers, so `@@ ... @@` headers are fine; give 2-3 unchanged lines around each change. All
-    hunks apply or none does.
+    """Apply a unified diff.
 
     Args:
         path: file to patch, relative to the workspace root

@@ -18,6 +18,7 @@ from hephaistus.textfile import (
     NotTextError,
     TextFile,
     decode,
+    numbered,
     read_text,
 )
 from hephaistus.tools.context import ToolContext
@@ -31,7 +32,7 @@ SEARCH_LINE_CHARS = 300
 
 
 def list_files(ctx: ToolContext, path: str = ".") -> ToolResult:
-    """List the files under a folder of the workspace, with their sizes, respecting .gitignore.
+    """Files and their sizes under a folder.
 
     Args:
         path: folder to list, relative to the workspace root (default: the whole workspace)
@@ -53,7 +54,7 @@ def list_files(ctx: ToolContext, path: str = ".") -> ToolResult:
 def read_file(
     ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None
 ) -> ToolResult:
-    """Read a text file, with line numbers. Large files are shown in part; ask for a line range.
+    """A text file, lines numbered.
 
     Args:
         path: file to read, relative to the workspace root
@@ -82,8 +83,7 @@ def read_file(
         return ToolResult(
             False, f"{rel} has only {total} lines; start_line {first} is past it", target=rel
         )
-    width = len(str(shown[-1][0]))
-    body = "\n".join(f"{number:>{width}}  {line}" for number, line in shown)
+    body = numbered(shown[0][0], [line for _, line in shown])
     end_shown = shown[-1][0]
     of = f"{total}" if total is not None else f"? (a {real.stat().st_size / 1e6:.1f} MB file)"
     if first > 1 or total is None or end_shown < total:
@@ -97,7 +97,7 @@ def read_file(
 
 
 def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
-    """Search workspace text files for a regular expression (Python syntax), line by line.
+    """Lines matching a Python regex.
 
     Args:
         pattern: regular expression to look for
@@ -156,7 +156,7 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
 
 
 def write_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
-    """Create a file or replace its whole content. Parent folders are created as needed.
+    """Create a file or replace all of it.
 
     Args:
         path: file to write, relative to the workspace root
@@ -170,7 +170,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
 
 
 def append_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
-    """Append text to the end of a file, creating the file if it does not exist.
+    """Add to the end of a file.
 
     Args:
         path: file to append to, relative to the workspace root

@@ -20,9 +20,7 @@ LOG_LIMIT = 50
 
 
 def git_status(ctx: ToolContext) -> ToolResult:
-    """Show the branch and the changed files, separating what heph changed in this session from
-    the user's other changes.
-    """
+    """Branch and changed files."""
     repo = _repo(ctx)
     if isinstance(repo, ToolResult):
         return repo
@@ -45,8 +43,7 @@ def git_status(ctx: ToolContext) -> ToolResult:
 
 
 def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) -> ToolResult:
-    """Show the diff of the working tree against the index, or of the index against the last
-    commit with staged=true.
+    """Uncommitted changes, or the staged ones.
 
     Args:
         path: limit the diff to this file or folder (default: everything)
@@ -87,7 +84,7 @@ def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) ->
 
 
 def git_log(ctx: ToolContext, n: int = 10) -> ToolResult:
-    """Show the last commits, one line each.
+    """The last n commits.
 
     Args:
         n: how many commits (default 10, at most 50)
@@ -102,8 +99,7 @@ def git_log(ctx: ToolContext, n: int = 10) -> ToolResult:
 
 
 def git_commit(ctx: ToolContext, message: str, paths: str | None = None) -> ToolResult:
-    """Commit files with a message. By default commits exactly the files heph changed in this
-    session, never the user's other staged or unstaged changes. The repository's hooks run.
+    """Commit your changed files (or `paths`); only when the user asks.
 
     Args:
         message: the commit message

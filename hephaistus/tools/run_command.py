@@ -92,8 +92,7 @@ FAILED_TEST = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
 
 
 def run_command(ctx: ToolContext, name: str, args: str | None = None) -> ToolResult:
-    """Run a project command by name (see the list of project commands), for example `test`,
-    optionally with extra plain arguments such as a test file or test id.
+    """Run a project command; `args` are appended (a test id).
 
     Args:
         name: the command's name, e.g. test or lint

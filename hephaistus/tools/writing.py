@@ -40,12 +40,13 @@ def open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | N
         return ToolResult(False, str(exc))
 
 
-def unified_diff(rel: str, before: str, after: str, *, created: bool) -> str:
+def unified_diff(rel: str, before: str, after: str, *, created: bool, context: int = 3) -> str:
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),
         fromfile="/dev/null" if created else f"a/{rel}",
         tofile=f"b/{rel}",
+        n=context,
     )
     no_newline = "\n\\ No newline at end of file\n"
     return "".join(ln if ln.endswith("\n") else ln + no_newline for ln in lines)
@@ -119,9 +120,15 @@ def write_change(
     verb = "created" if change.created else "updated"
     added = after.count("\n") + (0 if after.endswith("\n") or not after else 1)
     plural = "" if added == 1 else "s"
+    # The model sees the hunks with one line of context (the path is named above), and for a
+    # new file nothing: it knows what it sent. The person and the session get the whole diff.
+    brief = ""
+    if not change.created:
+        hunks = unified_diff(rel, old.text if old else "", after, created=False, context=1)
+        brief = "".join(hunks.splitlines(keepends=True)[2:])  # without the ---/+++ lines
     return ToolResult(
         True,
-        f"{verb} {rel} ({added} line{plural})\n{change.diff}",
+        f"{verb} {rel} ({added} line{plural})\n{brief}",
         change.diff,
         decision=decision,
         changed=(change,),

@@ -226,11 +226,6 @@ def _is_word_char(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
-def numbered(first: int, lines: Lines) -> str:
-    width = len(str(first + len(lines)))
-    return "\n".join(f"{first + i:>{width}}  {line}" for i, line in enumerate(lines))
-
-
 # -- helpers -------------------------------------------------------------------------------
 
 

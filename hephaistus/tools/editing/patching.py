@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hephaistus.textfile import numbered
 from hephaistus.tools.editing import matching
 from hephaistus.tools.editing.replacing import Unsafe, replace
 
@@ -125,7 +126,7 @@ def _apply_one(lines: list[str], hunk: Hunk) -> list[str]:
     raise PatchError(
         f"hunk {hunk.number} ({hunk.header}) did not apply: its context and removed lines were "
         "not found in the file, not even ignoring whitespace. Nothing changed. The closest lines "
-        f"in the file are:\n{matching.numbered(first, near)}\n"
+        f"in the file are:\n{numbered(first, near)}\n"
         f"The hunk expected:\n{_quote(hunk.before)}\n"
         "Make the context and '-' lines match the file exactly and send the patch again."
     )
