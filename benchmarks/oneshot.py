@@ -1,9 +1,13 @@
-"""Wall time of `heph --version`, `--help` and a one-step task against the loopback server.
+"""Wall time of `heph --version`, `--help`, a one-step and a 50-step task against the loopback
+server, and the cost of a step beyond the model's own time.
 
     python benchmarks/oneshot.py [--runs 5]
 
-Each command runs --runs times; the median (and min/max) of the elapsed time is printed. With
-/usr/bin/time present, the elapsed time and peak memory come from it; else from perf_counter.
+Each command runs --runs times; the median (and min/max) of the elapsed time is printed. The CPU
+time of each run comes from wait4, its peak memory from /usr/bin/time when there is one.
+The 50-step task reads a 300-line file 49 times in parts and answers. The per-step overhead,
+what heph itself spends on a step (the loopback server answers at once), is the median over
+interleaved pairs of runs of (T50 - T1) / 49.
 """
 
 from __future__ import annotations
@@ -11,11 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from common import heph_command, report
@@ -23,39 +28,49 @@ from common import heph_command, report
 from hephaistus.testing import ChatServer
 
 FINAL = json.dumps({"thought": "nothing to do", "final": {"message": "done"}})
+STEPS = 50
 
 
-def timed(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, int | None]:
-    """Elapsed seconds and peak resident KB of one run."""
-    gnu_time = shutil.which("time") if Path("/usr/bin/time").exists() else None
-    if gnu_time:
-        fd, report = tempfile.mkstemp()
-        os.close(fd)
-        done = subprocess.run(
-            ["/usr/bin/time", "-f", "%e %M", "-o", report, *argv],
-            env=env,
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-        )
-        elapsed, peak = Path(report).read_text().split()[-2:]
-        os.unlink(report)
-        check(done)
-        return float(elapsed), int(peak)
+def read_step(number: int) -> str:
+    first = 1 + (number * 37) % 280
+    args = {"path": "big.py", "start_line": first, "end_line": first + 20}
+    return json.dumps({"thought": f"part {number}", "action": {"tool": "read_file", "args": args}})
+
+
+@dataclass
+class Sample:
+    wall: float  # seconds
+    cpu: float  # seconds, user + system, of heph and what it ran
+    peak_kb: int  # peak resident memory
+
+
+def timed(argv: list[str], env: dict[str, str], cwd: str) -> Sample:
+    """Wall time, CPU time and peak memory of one run. The CPU time comes from wait4; the peak
+    from /usr/bin/time when there is one (wait4's counts this script's own memory, which a
+    forked child shares until it runs heph)."""
+    fd, report = tempfile.mkstemp()
+    os.close(fd)
+    gnu_time = ["/usr/bin/time", "-f", "%M", "-o", report] if Path("/usr/bin/time").exists() else []
     started = time.perf_counter()
-    check(subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True))
-    return time.perf_counter() - started, None
+    process = subprocess.Popen(
+        [*gnu_time, *argv], env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    measured = Path(report).read_text().split()
+    os.unlink(report)
+    if process.returncode != 0:
+        raise SystemExit(f"command failed ({process.returncode}): {stderr}")
+    peak = int(measured[-1]) if gnu_time and measured else usage.ru_maxrss
+    return Sample(wall, usage.ru_utime + usage.ru_stime, peak)
 
 
-def check(done: subprocess.CompletedProcess[str]) -> None:
-    if done.returncode != 0:
-        raise SystemExit(f"command failed ({done.returncode}): {done.stderr}")
-
-
-def report_runs(name: str, samples: list[tuple[float, int | None]]) -> None:
-    peaks = [p for _, p in samples if p]
-    memory = f"  peak {statistics.median(peaks) / 1024:.0f} MB" if peaks else ""
-    report(name, [seconds for seconds, _ in samples], memory)
+def report_runs(name: str, samples: list[Sample]) -> None:
+    peak = statistics.median(s.peak_kb for s in samples) / 1024
+    cpu = statistics.median(s.cpu for s in samples) * 1000
+    report(name, [s.wall for s in samples], f"  cpu {cpu:.0f} ms  peak {peak:.0f} MB")
 
 
 def main() -> int:
@@ -64,16 +79,35 @@ def main() -> int:
     runs = parser.parse_args().runs
     with tempfile.TemporaryDirectory() as folder, ChatServer() as server:
         (Path(folder) / "app.py").write_text("print('hello')\n")
+        (Path(folder) / "big.py").write_text(
+            "".join(f"def function_{n}(value):\n    return value * {n}\n" for n in range(150))
+        )
         env = {"PATH": os.environ["PATH"], "HOME": folder, "OPENAI_BASE_URL": server.url}
+        if "PYTHONPATH" in os.environ:  # to measure another checkout with the same script
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         for flag in ("--version", "--help"):
             report_runs(
                 f"heph {flag}", [timed([*heph_command(), flag], env, folder) for _ in range(runs)]
             )
-        samples = []
+        # One-step and 50-step runs interleaved, so a slow spell of the machine hits both.
+        samples, many = [], []
         for _ in range(runs):
             server.reply(FINAL)
             samples.append(timed([*heph_command(), "say done"], env, folder))
+            for number in range(STEPS - 1):
+                server.reply(read_step(number))
+            server.reply(FINAL)
+            many.append(timed([*heph_command(), "--max-steps", "60", "read big.py"], env, folder))
         report_runs("heph TASK (one step)", samples)
+        report_runs(f"heph TASK ({STEPS} steps)", many)
+
+        def per_step(measure: Callable[[Sample], float]) -> float:
+            """The median over the pairs of (T50 - T1) / 49, in seconds."""
+            pairs = zip(many, samples, strict=True)
+            return statistics.median((measure(m) - measure(s)) / (STEPS - 1) for m, s in pairs)
+
+        wall, cpu = per_step(lambda s: s.wall) * 1000, per_step(lambda s: s.cpu) * 1000
+        print(f"{'per-step overhead':<28} median {wall:5.1f} ms wall, {cpu:.1f} ms cpu")
     return 0
 
 

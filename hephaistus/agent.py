@@ -53,6 +53,7 @@ class Agent:
         self.announce_window = announce_window  # say which window is used (-v)
         self.sessions = SessionStore(workspace.heph_dir / "sessions")
         self.state = AgentState.load(self._state_file)
+        self._saved_state: bytes | None = None  # what the last save wrote
         self.commands = project_commands.resolve(
             workspace.root, dict(config.commands), config.test_cmd
         )
@@ -174,6 +175,6 @@ class Agent:
 
     def _save_state(self) -> None:
         try:
-            self.state.save(self._state_file)
+            self._saved_state = self.state.save(self._state_file, unless=self._saved_state)
         except OSError as error:
             self.sink.notice(f"could not save {self._state_file}: {error}")

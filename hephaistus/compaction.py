@@ -11,6 +11,7 @@ Compaction goes down to a low-water mark, so it happens rarely and prompt caches
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -72,7 +73,13 @@ def context_window(
 
 
 def count(messages: list[Message]) -> int:
-    return sum(tokens.estimate(m["content"]) + MESSAGE_OVERHEAD for m in messages)
+    return sum(_tokens_of(m["content"]) + MESSAGE_OVERHEAD for m in messages)
+
+
+@functools.lru_cache(maxsize=2048)
+def _tokens_of(content: str) -> int:
+    """tokens.estimate, remembered: every step counts the whole conversation again."""
+    return tokens.estimate(content)
 
 
 @dataclass

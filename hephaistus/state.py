@@ -99,10 +99,14 @@ class AgentState:
         return f"<agent_state update>\n{body}\n</agent_state>"
 
     # -- persistence -----------------------------------------------------------------------
-    def save(self, path: Path) -> None:
+    def save(self, path: Path, unless: bytes | None = None) -> bytes:
+        """Write the state to `path` (atomically) unless it is `unless`, what the last save
+        wrote: most steps change nothing, and an fsync a step adds up. Returns what is saved."""
         data = json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"
-        # Lone surrogates too; the temporary file in .heph/tmp, beside the state.
-        atomic_write(path, data.encode("utf-8", "backslashreplace"), temp_dir=path.parent / "tmp")
+        encoded = data.encode("utf-8", "backslashreplace")  # lone surrogates too
+        if encoded != unless:  # the temporary file in .heph/tmp, beside the state
+            atomic_write(path, encoded, temp_dir=path.parent / "tmp")
+        return encoded
 
     @classmethod
     def load(cls, path: Path) -> AgentState:

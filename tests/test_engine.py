@@ -1,6 +1,7 @@
 """The ReAct loop with a scripted model: recovery, limits, state in every request, caching."""
 
 import json
+import os
 
 import pytest
 
@@ -145,6 +146,27 @@ def test_state_persists_and_the_next_agent_sees_it(ws):
     first_request = model.calls[0][-1]["content"]
     assert "last modified file: fizzbuzz.py" in first_request
     assert "last task: write fizzbuzz" in first_request
+
+
+def test_the_state_file_is_rewritten_only_when_the_state_changed(ws):
+    reads = [act("read_file", path="app.py", start_line=1 + i % 2) for i in range(4)]
+    agent, model = agent_with(ws, *reads, final("read it"))
+    state_file, witness = ws.heph_dir / "state.json", ws.heph_dir / "witness"
+    rewritten = []
+    answer = model.complete
+
+    def complete(messages, **options):  # between two steps
+        if len(model.calls) == 1:  # the first read made app.py active: saved
+            os.link(state_file, witness)  # a second name for the file as saved then
+        elif model.calls:
+            rewritten.append(not os.path.samefile(state_file, witness))
+        return answer(messages, **options)
+
+    model.complete = complete
+    agent.execute("read app.py")
+    assert rewritten == [False, False, False]  # reading app.py again changed nothing
+    assert not os.path.samefile(state_file, witness)  # the answer did
+    assert json.loads(state_file.read_text())["last_answer"] == "read it"
 
 
 def test_conversation_carries_over_between_tasks(ws):

@@ -123,6 +123,9 @@ class ChatServer:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; with Nagle's algorithm the body would wait for
+    # the client's delayed ACK (40 ms a reply). Real servers (uvicorn, llama.cpp) set this too.
+    disable_nagle_algorithm = True
     chat: ChatServer
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
