@@ -1,8 +1,9 @@
-"""AgentState: what the agent is working on, fed into every request so follow-ups resolve.
+"""AgentState: what the agent is working on, sent with each task and whenever it changes, so
+follow-ups resolve.
 
 It is derived from tool events (never from the model's prose), persisted in `.heph/state.json`
-after every step, and restored when the next run starts, so `heph "it is incorrect"` knows what
-"it" is.
+after every step that changes it, and restored when the next run starts, so
+`heph "it is incorrect"` knows what "it" is.
 """
 
 from __future__ import annotations

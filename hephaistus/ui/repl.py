@@ -264,7 +264,7 @@ class Repl:
         self.console.print("new conversation; the agent state is kept (/state shows it)")
 
     def cmd_state(self, argument: str) -> None:
-        """Show the agent state sent with every request."""
+        """Show the agent state (sent with each task, then whenever it changes)."""
         self.console.print(self.sink.safe(self.agent.state.render()), markup=False)
 
     def cmd_tokens(self, argument: str) -> None:
