@@ -22,7 +22,6 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 from hephaistus import symbols, tokens
 from hephaistus.textfile import MAX_WHOLE_FILE_BYTES
@@ -204,13 +203,12 @@ def _mentioned(files: Iterable[str], infos: dict[str, FileInfo], task: str) -> d
     names = _identifiers(task)
     found: dict[str, float] = {}
     for rel in files:
-        path = PurePosixPath(rel)
-        bare = str(path.with_suffix(""))
+        name, bare = rel.rpartition("/")[2], _without_suffix(rel)
         if rel in paths:
             found[rel] = 100
-        elif path.name in paths or any(bare == p or bare.endswith("/" + p) for p in paths):
+        elif name in paths or any(bare == p or bare.endswith("/" + p) for p in paths):
             found[rel] = 90
-        elif path.stem in names:
+        elif bare.rpartition("/")[2] in names:
             found[rel] = 70
     if names:
         declared: dict[str, list[str]] = {}
@@ -264,6 +262,15 @@ def reference_ranks(infos: dict[str, FileInfo], rounds: int = 20) -> dict[str, f
     return {t: round(math.log1p(rank[t] / base) * scale, 3) for t in targets}
 
 
+def _without_suffix(rel: str) -> str:
+    """`pkg/core.py` → `pkg/core` (strings, not Paths: this runs for every file)."""
+    folder, _, name = rel.rpartition("/")
+    stem, dot, _ = name.rpartition(".")
+    if not dot or not stem:  # no suffix, or a dot file such as .env
+        return rel
+    return f"{folder}/{stem}" if folder else stem
+
+
 def _module_index(infos: dict[str, FileInfo]) -> dict[str, str]:
     """Dotted module names to Python files: the whole path, and the path below any folder that
     is not a package (`src/pkg/core.py` is `pkg.core`), never a name inside a package (so
@@ -273,7 +280,7 @@ def _module_index(infos: dict[str, FileInfo]) -> dict[str, str]:
     for rel in infos:
         if not rel.endswith(".py"):
             continue
-        parts = list(PurePosixPath(rel).with_suffix("").parts)
+        parts = _without_suffix(rel).split("/")
         folders = ["/".join(parts[:start]) for start in range(len(parts))]
         if parts[-1] == "__init__":
             parts.pop()
@@ -285,7 +292,7 @@ def _module_index(infos: dict[str, FileInfo]) -> dict[str, str]:
 
 def _resolve_imports(rel: str, imports: list[str], modules: dict[str, str]) -> list[str]:
     found = []
-    package = list(PurePosixPath(rel).parent.parts)
+    package = rel.split("/")[:-1]
     for name in imports:
         if name.startswith("."):
             depth = len(name) - len(name.lstrip("."))
