@@ -25,6 +25,10 @@ EXAMPLE_ACTION = (
     '"action": {"tool": "read_file", "args": {"path": "src/app.py"}}}'
 )
 EXAMPLE_FINAL_MESSAGE = "Fixed the sign in add() in src/app.py; the tests pass now."
+# The system prompt's example (prompts/system.md shows it; a test holds the two together).
+PROMPT_EXAMPLE = '{"thought": "why", "action": {"tool": "read_file", "args": {"path": "app.py"}}}'
+# The example calls: copied with an example's thought, they are not the model's own step.
+EXAMPLE_CALLS = [("read_file", EXAMPLE_ARGS), ("read_file", {"path": "app.py"})]
 VALID_SHAPES = (
     f"{EXAMPLE_ACTION}\nor, when the task is done:\n"
     f'{{"thought": "The test passes.", "final": {{"message": "{EXAMPLE_FINAL_MESSAGE}"}}}}'
@@ -190,7 +194,10 @@ def _action(thought: str, action: Any, registry: Registry) -> Action:
         raise FormatError(
             f"bad arguments for {name}: {'; '.join(problems)}. {name} takes: {tool.signature()}."
         )
-    if thought.strip() == EXAMPLE_THOUGHT and name == "read_file" and args == EXAMPLE_ARGS:
+    copied_thought = (
+        thought.strip() == EXAMPLE_THOUGHT or thought.strip(" .").lower() in PLACEHOLDERS
+    )
+    if copied_thought and (name, args) in EXAMPLE_CALLS:
         raise FormatError("the reply is the example, copied; decide your own next step.")
     reason = action.get("reason", "")
     return Action(thought, name, dict(args), reason if isinstance(reason, str) else "")

@@ -227,12 +227,14 @@ def test_a_window_learned_from_an_overflow_is_kept_for_the_next_run(heph, server
     assert len(server.requests) == 3  # one overflow, once: the second run knew the window
 
 
-def test_a_copy_of_the_example_action_is_refused(heph, chat_server):
-    from hephaistus.protocol import EXAMPLE_ACTION
+@pytest.mark.parametrize("example", ["feedback", "prompt"])
+def test_a_copy_of_the_example_action_is_refused(heph, chat_server, workspace, example):
+    from hephaistus.protocol import EXAMPLE_ACTION, PROMPT_EXAMPLE
 
-    chat_server.reply(EXAMPLE_ACTION).reply(final("done"))
+    (workspace / "app.py").write_text("print('the example names a file that is here')\n")
+    copied = EXAMPLE_ACTION if example == "feedback" else PROMPT_EXAMPLE
+    chat_server.reply(copied).reply(final("done"))
     result = heph("go")
-    assert (
-        result.code == 0
-        and "the example, copied" in chat_server.requests[1]["messages"][-1]["content"]
-    )
+    assert result.code == 0
+    assert PROMPT_EXAMPLE in chat_server.requests[0]["messages"][0]["content"]  # as shown
+    assert "the example, copied" in chat_server.requests[1]["messages"][-1]["content"]
