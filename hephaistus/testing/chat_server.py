@@ -61,6 +61,7 @@ class ChatServer:
         self.script: deque[Step] = deque()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.busy_seconds = 0.0  # spent answering chat requests: the "model's" own time
         self.reject_response_format = reject_response_format
         self.reject_stream_options = reject_stream_options
         self.context_window = context_window
@@ -139,6 +140,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self) -> None:
+        started = time.perf_counter()
+        try:
+            self._post()
+        finally:
+            with self.chat._lock:
+                self.chat.busy_seconds += time.perf_counter() - started
+
+    def _post(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
         if self.path.rstrip("/").endswith("/api/show") and self.chat.flavour.name == "ollama":
