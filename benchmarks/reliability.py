@@ -37,9 +37,8 @@ from pathlib import Path
 from common import heph_command
 
 from hephaistus.testing import ChatServer
+from hephaistus.testing.watched import OUTSIDE, SECRET, WatchedWorkspace
 
-SECRET = "SECRET-CANARY-5d1e"
-OUTSIDE = "OUTSIDE-CANARY-c07a"
 COLUMNS = ("crash", "hang", "escape", "secret", "lost", "stray")
 NULL_CONTENT_CHUNK = json.dumps(
     {
@@ -76,45 +75,6 @@ def act(tool: str, **args: object) -> str:
 
 
 FINAL = json_reply("done", final={"message": "done"})
-
-
-# -- a workspace with secrets and links out, inside a folder whose every byte is watched -----
-
-
-class Sandbox:
-    def __init__(self, base: Path) -> None:
-        self.base = base
-        self.outside = base / "outside"
-        self.root = base / "ws"
-        self.outside.mkdir(parents=True)
-        (self.outside / "victim.txt").write_text(f"{OUTSIDE}\n")
-        self.root.mkdir()
-        (self.root / "app.py").write_text("def add(a, b):\n    return a - b\n")
-        (self.root / ".env").write_text(f"TOKEN={SECRET}\n")
-        (self.root / "id_rsa").write_text(f"{SECRET}\n")
-        (self.root / "credentials.json").write_text(f'{{"key": "{SECRET}"}}\n')
-        (self.root / "out").symlink_to(self.outside)
-        (self.root / "notes.txt").symlink_to(self.outside / "victim.txt")
-        (self.root / "config.txt").symlink_to(self.root / ".env")
-        (self.root / ".git").mkdir()
-        (self.root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-        self.before = self.outside_files()
-
-    def outside_files(self) -> dict[str, bytes]:
-        found = {}
-        for folder, dirs, files in os.walk(self.base):
-            here = Path(folder)
-            if here == self.root:
-                dirs[:] = [".git"]
-                continue
-            for name in files:
-                path = here / name
-                if not path.is_symlink() and path != self.root / ".git" / "info" / "exclude":
-                    found[str(path)] = path.read_bytes()
-        return found
-
-    def escaped(self) -> bool:
-        return self.outside_files() != self.before
 
 
 def base_environment(home: str) -> dict[str, str]:
@@ -453,7 +413,7 @@ def probe_malformed_replies(quick: bool) -> Tally:
     with ChatServer() as server:
         for kind, text in replies:
             with tempfile.TemporaryDirectory() as folder:
-                box = Sandbox(Path(folder))
+                box = WatchedWorkspace(Path(folder))
                 server.script.clear()
                 server.reply(text).reply(FINAL).reply(FINAL).reply(FINAL)
                 config = Config(
@@ -553,7 +513,7 @@ def probe_fuzzed_paths(count: int, seed: int) -> Tally:
     tools = default_registry()
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as folder:
-        box = Sandbox(Path(folder))
+        box = WatchedWorkspace(Path(folder))
         ctx = ToolContext(Workspace.at(box.root))
         ctx.search_seconds = 1.0
         for number in range(count):
@@ -692,7 +652,7 @@ def probe_secrets(quick: bool) -> Tally:
     hunts = secret_hunts()[:3] if quick else secret_hunts()
     for name, steps in hunts:
         with tempfile.TemporaryDirectory() as folder, ChatServer() as server:
-            box = Sandbox(Path(folder))
+            box = WatchedWorkspace(Path(folder))
             shutil.rmtree(box.root / ".git")
             root = box.root
             git = ["git", "-c", "user.email=a@b", "-c", "user.name=a"]

@@ -2,21 +2,19 @@
 
 import json
 import os
-import shutil
 import string
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hephaistus.protocol import Action, Final, FormatError, parse_reply
+from hephaistus.testing.watched import OUTSIDE, SECRET, WatchedWorkspace
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.workspace import Workspace
 
 TOOLS = default_registry()
-SECRET = "SECRET-CANARY-7f3a"
-OUTSIDE = "OUTSIDE-CANARY-91c2"
+
 # Examples per test are kept small for the suite; HEPH_FUZZ_SCALE=50 makes a deep run (the
 # reliability benchmark fuzzes 10,000 paths).
 SCALE = float(os.environ.get("HEPH_FUZZ_SCALE", "1"))
@@ -30,44 +28,8 @@ def fuzz(examples: int) -> settings:
     )
 
 
-class Sandbox:
-    """A workspace with secrets and links out, inside a folder whose every byte is watched."""
-
-    def __init__(self, base: Path) -> None:
-        self.base = base
-        self.outside = base / "outside"
-        self.root = base / "ws"
-        if base.exists():
-            shutil.rmtree(base)
-        self.outside.mkdir(parents=True)
-        (self.outside / "victim.txt").write_text(f"{OUTSIDE}\n")
-        (self.outside / ".env").write_text(f"{OUTSIDE}\n")
-        self.root.mkdir()
-        (self.root / "src").mkdir()
-        (self.root / "src" / "app.py").write_text("def app():\n    return 1\n")
-        (self.root / ".env").write_text(f"TOKEN={SECRET}\n")
-        (self.root / "id_rsa").write_text(f"{SECRET}\n")
-        (self.root / ".git").mkdir()
-        (self.root / ".git" / "config").write_text("[core]\n")
-        (self.root / "out").symlink_to(self.outside)
-        (self.root / "victim.txt").symlink_to(self.outside / "victim.txt")
-        (self.root / "config.txt").symlink_to(self.root / ".env")
-        self.before = self.snapshot_outside()
-
-    def snapshot_outside(self) -> dict[str, bytes]:
-        """Every file outside the workspace (and its protected folders), with content."""
-        found = {}
-        for folder, dirs, files in os.walk(self.base):
-            here = Path(folder)
-            if here == self.root:
-                dirs[:] = [d for d in dirs if d in (".git",)]
-                files = []
-            for name in files:
-                path = here / name
-                if not path.is_symlink():
-                    found[str(path.relative_to(self.base))] = path.read_bytes()
-        found.pop("ws/.git/info/exclude", None)  # heph keeps .heph/ out of git there
-        return found
+class Sandbox(WatchedWorkspace):
+    """The watched workspace, with the tools' context and the checks after each call."""
 
     def context(self) -> ToolContext:
         return ToolContext(
@@ -78,7 +40,7 @@ class Sandbox:
         )
 
     def check(self, tool: str, result) -> None:
-        assert self.snapshot_outside() == self.before, f"{tool} changed something outside"
+        assert self.outside_files() == self.before, f"{tool} changed something outside"
         assert SECRET not in result.output and OUTSIDE not in result.output, result.output
         assert f"{tool} failed:" not in result.output, result.output  # an unexpected exception
 
@@ -283,7 +245,7 @@ def test_any_run_of_replies_ends_with_an_outcome_and_a_closed_session(sandbox, s
     outcome = agent.execute("fuzz")
     assert outcome.status in ("answered", "failed", "refused")
     assert load_session(agent.session.path).end is not None
-    assert box.snapshot_outside() == box.before
+    assert box.outside_files() == box.before
     for call in model.calls:
         text = json.dumps(call)
         assert SECRET not in text and OUTSIDE not in text
