@@ -97,7 +97,8 @@ class Tool:
         return found
 
     def signature(self) -> str:
-        return ", ".join(a.name + ("" if a.required else "?") for a in self.args) or "no arguments"
+        """The arguments as the prompt and the error messages show them."""
+        return ", ".join(a.signature() for a in self.args) or "no arguments"
 
     def __call__(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         problems = self.problems(args)
@@ -114,7 +115,7 @@ class Tool:
     def describe(self) -> str:
         """The tool as the system prompt lists it, in one line: its arguments (? when optional,
         the type when not a string) and its description."""
-        arguments = ", ".join(a.signature() for a in self.args)
+        arguments = self.signature() if self.args else ""
         return f"- {self.name}({arguments}): {' '.join(self.description.split())}"
 
 
