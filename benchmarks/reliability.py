@@ -770,6 +770,7 @@ def probe_concurrent(processes: int, steps: int) -> Tally:
 
 def probe_heavy_inputs() -> Tally:
     from hephaistus.protocol import FormatError, parse_reply
+    from hephaistus.repomap import Focus, RepoMap
     from hephaistus.tools import ToolContext, default_registry
     from hephaistus.workspace import Workspace
 
@@ -797,6 +798,11 @@ def probe_heavy_inputs() -> Tally:
             (
                 "100,000 levels deep",
                 lambda: _parse(parse_reply, FormatError, '{"a":' * 100_000, tools),
+                5,
+            ),
+            (  # a pasted blob in the task: the map looks for names in it
+                "map for a 1 MB one-word task",
+                lambda: RepoMap(ctx.workspace).render(Focus("a_" * 500_000), 1000),
                 5,
             ),
         ]

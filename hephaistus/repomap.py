@@ -184,14 +184,41 @@ class RepoMap:
 
 
 # How a task names code: a path (`pkg/core.py`, `core.py`, `pkg/core`) or an identifier: a call
-# (`answer()`), CamelCase, snake_case, a dotted name, or anything in backticks.
-_PATHLIKE = re.compile(r"[\w.-]*[\w-]/[\w./-]*\w|[\w-]+\.[A-Za-z]\w{0,9}\b")
-_IDENTIFIER = re.compile(
-    r"`(?P<quoted>[\w.]+)(?:\(\))?`"
-    r"|(?P<called>\w+)\(\)"
-    r"|(?P<camel>\b[A-Za-z]+[a-z0-9][A-Z]\w*)"
-    r"|(?P<snake>\b\w+_\w+)"
-)
+# (`answer()`), CamelCase, snake_case, or anything in backticks (dotted too). Words are cut out
+# with one character class and classified with plain string tests, so time stays linear in the
+# task's length (a pasted log or blob must not stall the map); longer "words" name no code.
+_WORD = re.compile(r"[\w./`()-]+")
+_FILE_NAME = re.compile(r"[\w-]+\.[A-Za-z]\w{0,9}")
+MAX_WORD = 200
+
+
+def _code_words(task: str) -> tuple[set[str], set[str]]:
+    """(paths, identifiers) the task names; the last part of a dotted identifier counts too."""
+    paths: set[str] = set()
+    names: set[str] = set()
+    for word in _WORD.findall(task):
+        if len(word) > MAX_WORD:
+            continue
+        quoted = len(word) > 2 and word[0] == "`" and word.rstrip(".,")[-1] == "`"
+        word = word.strip("`.-")
+        called = word.endswith("()")
+        word = word.strip("()")
+        if "/" in word or _FILE_NAME.fullmatch(word):
+            paths.add(word.strip("./-"))
+        elif quoted or called or _camel_or_snake(word):
+            names.add(word)
+            names.update(part for part in word.split(".") if part)
+    return paths, names
+
+
+def _camel_or_snake(word: str) -> bool:
+    if not word.isidentifier():
+        return False
+    if "_" in word.strip("_"):
+        return True
+    return any(
+        (a.islower() or a.isdigit()) and b.isupper() for a, b in zip(word, word[1:], strict=False)
+    )
 
 
 def _mentioned(files: Iterable[str], infos: dict[str, FileInfo], task: str) -> dict[str, float]:
@@ -199,8 +226,7 @@ def _mentioned(files: Iterable[str], infos: dict[str, FileInfo], task: str) -> d
     identifier they declare (60-85: the fewer files declare it, the more it says)."""
     if not task:
         return {}
-    paths = {p.strip("./-") for p in _PATHLIKE.findall(task)}
-    names = _identifiers(task)
+    paths, names = _code_words(task)
     found: dict[str, float] = {}
     for rel in files:
         name, bare = rel.rpartition("/")[2], _without_suffix(rel)
@@ -220,16 +246,6 @@ def _mentioned(files: Iterable[str], infos: dict[str, FileInfo], task: str) -> d
             for rel in where:
                 found[rel] = max(found.get(rel, 0), points)
     return found
-
-
-def _identifiers(task: str) -> set[str]:
-    """The names in a task that look like code; the last part of a dotted one counts too."""
-    names = set()
-    for match in _IDENTIFIER.finditer(task):
-        text = next(group for group in match.groups() if group)
-        names.add(text)
-        names.update(part for part in text.split(".") if part)
-    return names
 
 
 def reference_ranks(infos: dict[str, FileInfo], rounds: int = 20) -> dict[str, float]:

@@ -152,3 +152,9 @@ def test_an_import_of_the_standard_library_is_not_a_file_inside_a_package(projec
     assert "src/shop/operator.py" not in references  # `import operator` is the stdlib's
     assert references["src/shop/core.py"] == 10
     assert "tests/test_core.py" not in references  # nothing imports a test
+
+
+def test_a_pasted_blob_in_the_task_names_nothing_and_the_rest_still_counts(project):
+    task = "a_" * 50_000 + " then StockLedger " + "x/" * 50_000
+    order = files_in_order(RepoMap(project).render(Focus(task), 1000))
+    assert order[0] == "src/shop/core.py"
