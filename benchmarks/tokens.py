@@ -14,10 +14,10 @@ is detected as it is for a user.
 Prints, per task, the characters and tokens of the first request, of all requests and of the
 largest one. Tokens are counted as characters / 4 and by heph's own estimate (which leans high
 on purpose). With --tokenizer they are also counted by a real tokenizer, of the messages' text
-and of the messages as sent (the JSON of the request, escapes and all): a GGUF model's
-(needs llama-cpp-python), or OpenAI's cl100k_base from the ranks file the js-tiktoken npm
-package ships (`npm pack js-tiktoken`, then package/dist/ranks/cl100k_base.cjs; needs
-`pip install tiktoken`).
+and of the messages as a chat server receives them (roles and template tokens included): a
+GGUF model's (needs llama-cpp-python), or OpenAI's cl100k_base from the ranks file the
+js-tiktoken npm package ships (`npm pack js-tiktoken`, then
+package/dist/ranks/cl100k_base.cjs; needs `pip install tiktoken`).
 """
 
 from __future__ import annotations
@@ -113,6 +113,12 @@ def real_tokenizer(source: Path | None):
     return lambda text: len(encoding.encode_ordinary(text))
 
 
+def sent_tokens(messages: list[dict], tokenize) -> int:
+    """Tokens of a request as a chat server counts them: each message's role and content plus
+    3 tokens of its template, and 3 that open the reply (OpenAI's published accounting)."""
+    return 3 + sum(3 + tokenize(m["role"]) + tokenize(m["content"]) for m in messages)
+
+
 def report(name: str, sizes: list[int], calls: list, tokenize=None) -> None:
     def columns(index: int | None) -> str:
         picked = range(len(calls)) if index is None else [index]
@@ -121,7 +127,7 @@ def report(name: str, sizes: list[int], calls: list, tokenize=None) -> None:
         line = f"{chars:>9,} chars {-(-chars // 4):>8,} tok(c/4)"
         line += f" {sum(map(tokens.estimate, contents)):>8,} tok(heph)"
         if tokenize:
-            sent = sum(tokenize(json.dumps(calls[i])) for i in picked)
+            sent = sum(sent_tokens(calls[i], tokenize) for i in picked)
             line += f" {sum(map(tokenize, contents)):>8,} tok(real) {sent:>8,} tok(real, sent)"
         return line
 

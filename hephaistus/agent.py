@@ -22,6 +22,7 @@ from hephaistus.session import TASK_SESSION, Session, SessionStore
 from hephaistus.state import AgentState
 from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import Registry, ToolContext, default_registry
+from hephaistus.tools import git as git_tools
 from hephaistus.tools.results import FileChange
 from hephaistus.workspace import Workspace
 
@@ -89,7 +90,10 @@ class Agent:
                 {
                     "role": "system",
                     "content": system_prompt(
-                        self.registry, self.workspace.root, project_commands.describe(self.commands)
+                        self.registry,
+                        self.workspace.root,
+                        project_commands.describe(self.commands),
+                        leave_out=() if self.workspace.git_dir() else git_tools.NAMES,
                     ),
                 }
             ]

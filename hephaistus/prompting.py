@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from importlib import resources
 from pathlib import Path
 
@@ -23,8 +24,14 @@ def load_template(name: str, workspace_root: Path | None = None) -> str:
 
 
 def system_prompt(
-    registry: Registry, workspace_root: Path | None = None, commands: str = ""
+    registry: Registry,
+    workspace_root: Path | None = None,
+    commands: str = "",
+    leave_out: Collection[str] = (),
 ) -> str:
-    """The system prompt: the template with the tool list and the project commands filled in."""
+    """The system prompt: the template with the tool list and the project commands filled in.
+    Tools in `leave_out` (the git tools outside a repository) are not offered: every request
+    would carry them, and each call would fail."""
     template = load_template("system.md", workspace_root)
-    return template.replace("{{tools}}", registry.describe()).replace("{{commands}}", commands)
+    tools = registry.describe(leave_out)
+    return template.replace("{{tools}}", tools).replace("{{commands}}", commands)

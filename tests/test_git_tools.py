@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import git
+from conftest import act, final, git
 from hephaistus.approvals import CommitRequest
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.tools.results import FileChange
@@ -145,3 +145,18 @@ def test_commit_needs_approval(repo):
     ctx.approve = lambda change: "skip"
     assert "dry run" in call(ctx, "git_commit", message="x").output
     assert git(repo, "log", "--oneline").count("\n") == 1
+
+
+def test_git_tools_are_offered_only_in_a_repository(heph, chat_server, workspace, repo):
+    chat_server.reply(act("git_status"))
+    chat_server.reply(final("no repository"))
+    assert heph("what changed?").code == 0
+    outside = chat_server.requests[0]["messages"][0]["content"]
+    assert "- read_file(" in outside and "git_" not in outside
+    # the tool is still there: a model that calls it learns why it cannot work
+    assert "is not inside a git repository" in chat_server.requests[1]["messages"][-1]["content"]
+
+    chat_server.reply(final("clean"))
+    assert heph("what changed?", cwd=repo).code == 0
+    inside = chat_server.requests[-1]["messages"][0]["content"]
+    assert "- git_status(): " in inside and "- git_commit(message, paths?): " in inside

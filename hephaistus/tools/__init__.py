@@ -140,8 +140,8 @@ class Registry:
     def __iter__(self) -> typing.Iterator[Tool]:
         return iter(self._tools.values())
 
-    def describe(self) -> str:
-        return "\n".join(tool.describe() for tool in self)
+    def describe(self, leave_out: typing.Collection[str] = ()) -> str:
+        return "\n".join(tool.describe() for tool in self if tool.name not in leave_out)
 
 
 def default_registry() -> Registry:

@@ -145,6 +145,7 @@ def git_commit(ctx: ToolContext, message: str, paths: str | None = None) -> Tool
 
 
 TOOLS = ((git_status, False), (git_diff, False), (git_log, False), (git_commit, True))
+NAMES = frozenset(fn.__name__ for fn, _ in TOOLS)
 
 
 # -- helpers -------------------------------------------------------------------------------
