@@ -393,9 +393,13 @@ def cmd_docs(args: argparse.Namespace) -> int:
         else:
             for problem in problems:
                 say(str(problem))
-            if problems:
+            unreadable = sum(1 for p in problems if p.unreadable)
+            if unreadable:
+                print(f"{unreadable} files cannot be parsed", file=sys.stderr)
+            if len(problems) > unreadable:
                 print(
-                    f"{len(problems)} docstring problems; `heph docs --fix` writes them",
+                    f"{len(problems) - unreadable} docstring problems; "
+                    "`heph docs --fix` writes them",
                     file=sys.stderr,
                 )
         return 1 if problems else 0

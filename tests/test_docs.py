@@ -9,7 +9,7 @@ from conftest import git
 from hephaistus.config import DocsConfig
 from hephaistus.docs.check import check_files
 from hephaistus.docs.fix import fix_source
-from hephaistus.docstrings import documented_params, style_of
+from hephaistus.docstrings import documented_params, replace_parameters, style_of
 from hephaistus.seams import ModelReply, Usage
 
 SOURCE = textwrap.dedent('''\
@@ -158,9 +158,118 @@ def test_a_new_parameter_not_documented(tmp_path):
     assert problems(tmp_path, [rel]) == ["s.py:3: add: parameter 'kw' not documented"]
 
 
-def test_a_file_python_cannot_parse_is_left_to_the_linters(tmp_path):
-    rel = write(tmp_path, "broken.py", "def f(:\n")
+def test_a_file_python_cannot_parse_is_reported(tmp_path):
+    broken = write(tmp_path, "broken.py", '"""B."""\n\n\ndef f(:\n')
+    nulls = write(tmp_path, "nulls.py", "x = 1\0\n")
+    assert problems(tmp_path, [broken, nulls]) == [
+        "broken.py:4: <module>: cannot parse: invalid syntax",
+        "nulls.py:1: <module>: cannot parse: source code string cannot contain null bytes",
+    ]
+
+
+@pytest.mark.parametrize(
+    "docstring",
+    [
+        # Sphinx with escaped stars, as requests writes them
+        "Send.\n\n:param url: where\n:param \\*args: more\n:param \\*\\*kwargs: options",
+        # Google with a nested type
+        "Send.\n\nArgs:\n    url (Union(str, Url(x))): where\n    *args: more\n"
+        "    **kwargs (Mapping(str, Any)): options",
+        # keyword sections document **kwargs, and may name what it takes
+        "Send.\n\nArgs:\n    url: where\n    *args: more\n\nKeyword Args:\n"
+        "    timeout: seconds\n    verify: check TLS",
+        "Send.\n\nKeyword Arguments:\n    timeout: seconds\n\nArgs:\n    url: where\n"
+        "    *args: more",
+        "Send.\n\n:param url: where\n:param args: more\n:keyword timeout: seconds\n"
+        ":kwtype timeout: float",
+        "Send.\n\nParameters\n----------\nurl : str\n    where\n*args\n    more\n\n"
+        "Other Parameters\n----------------\ntimeout : float\n    seconds",
+    ],
+)
+def test_documented_parameters_that_real_projects_write(tmp_path, docstring):
+    rel = write(
+        tmp_path,
+        "s.py",
+        f'"""S."""\n\n\ndef send(url, *args, **kwargs):\n    r"""{docstring}"""\n',
+    )
     assert problems(tmp_path, [rel]) == []
+
+
+def test_a_keyword_section_does_not_hide_a_missing_parameter(tmp_path):
+    rel = write(
+        tmp_path,
+        "s.py",
+        '"""S."""\n\n\ndef send(url, retries):\n'
+        '    """Send.\n\n    Args:\n        url: where\n\n    Keyword Args:\n'
+        '        timeout: seconds\n    """\n',
+    )
+    assert problems(tmp_path, [rel]) == ["s.py:4: send: parameter 'retries' not documented"]
+
+
+def test_definitions_in_top_level_blocks_are_checked(tmp_path):
+    rel = write(
+        tmp_path,
+        "compat.py",
+        textwrap.dedent('''\
+            """Compatibility."""
+            import sys
+
+            try:
+                from fast import dumps
+            except ImportError:
+                def dumps(obj):
+                    return str(obj)
+
+            if sys.version_info >= (3, 12):
+                def batched(items, n):
+                    return items
+            else:
+                def batched(items, n):
+                    """Batches."""
+                    return items
+
+            class Box:
+                """A box."""
+
+                if sys.platform == "win32":
+                    def open(self):
+                        return 1
+        '''),
+    )
+    assert problems(tmp_path, [rel]) == [
+        "compat.py:7: dumps: missing docstring",
+        "compat.py:11: batched: missing docstring",
+        "compat.py:22: Box.open: missing docstring",
+    ]
+
+
+def test_a_property_is_documented_on_its_getter_only(tmp_path):
+    rel = write(
+        tmp_path,
+        "p.py",
+        textwrap.dedent('''\
+            """P."""
+
+
+            class Box:
+                """A box."""
+
+                @property
+                def size(self):
+                    if self._size is None:
+                        return 0
+                    return self._size
+
+                @size.setter
+                def size(self, value):
+                    self._size = value
+
+                @size.deleter
+                def size(self):
+                    self._size = None
+        '''),
+    )
+    assert problems(tmp_path, [rel]) == ["p.py:8: Box.size: missing docstring"]
 
 
 # -- fix -----------------------------------------------------------------------------------
@@ -188,6 +297,9 @@ def test_fix_inserts_and_replaces_keeping_the_code(tmp_path):
             Args:
                 a: one
                 c: removed long ago
+
+            Returns:
+                a, unchanged.
             """
             return a
 
@@ -213,9 +325,10 @@ def test_fix_inserts_and_replaces_keeping_the_code(tmp_path):
     assert result.error is None, result.error
     new = result.new_source
     assert new.startswith('#!/usr/bin/env python3\n"""Boxes."""\n\nimport os\n')
+    # Only the parameter section of a stale docstring is replaced: the rest was right.
     assert (
-        '    """Old, now right.\n\n    Args:\n        a: one\n        b: two\n    """\n'
-        "    return a\n" in new
+        '    """Old.\n\n    Args:\n        a: one\n        b: two\n\n    Returns:\n'
+        '        a, unchanged.\n    """\n    return a\n' in new
     )
     assert (
         'class Box:\n    """A box."""\n\n    @staticmethod\n    def make():\n'
@@ -232,11 +345,27 @@ def test_fix_inserts_and_replaces_keeping_the_code(tmp_path):
     assert more_calls == []
 
 
-def test_a_docstring_that_would_break_the_code_is_refused(tmp_path):
-    source = "def f(x):\n    return x\n"
-    ask, _ = replying(json.dumps({"docstrings": [{"name": "f", "docstring": "ends badly \\"}]}))
-    result = fix_source("f.py", source, DocsConfig(), "google", ask)
-    assert result.new_source is None and "would not parse" in result.error
+@pytest.mark.parametrize(
+    "text, written",
+    [
+        ("ends in a backslash \\", 'r"""ends in a backslash \\ """'),
+        ('says "hi"', '"""says "hi" """'),
+        ('"quoted" at the start', '""""quoted" at the start"""'),
+        ('has """ inside', "'''has \"\"\" inside'''"),
+        ("has \"\"\" and ''' \\", '"""has \\"\\"\\" and \'\'\' \\\\ """'),
+        (
+            "two lines\n\nends in a backslash \\",
+            'r"""two lines\n\n    ends in a backslash \\\n    """',
+        ),
+    ],
+)
+def test_any_text_the_model_sends_can_be_placed(text, written):
+    ask, _ = replying(json.dumps({"docstrings": [{"name": "f", "docstring": text}]}))
+    result = fix_source(
+        "f.py", '"""F."""\n\n\ndef f(x):\n    return x\n', DocsConfig(), "google", ask
+    )
+    assert result.error is None, result.error
+    assert f"def f(x):\n    {written}\n    return x\n" in result.new_source
 
 
 @pytest.mark.parametrize(
@@ -253,10 +382,85 @@ def test_malformed_replies_leave_the_file(reply, error):
     assert result.new_source is None and error in result.error
 
 
-def test_one_line_definitions_are_refused():
-    ask, _ = replying(json.dumps({"docstrings": [{"name": "f", "docstring": "F."}]}))
-    result = fix_source("f.py", '"""M."""\ndef f(x): return x\n', DocsConfig(), "google", ask)
-    assert result.new_source is None and "same line" in result.error
+def test_bodies_on_the_header_line_are_split_as_a_formatter_would():
+    source = textwrap.dedent('''\
+        """M."""
+        from typing import Protocol
+
+
+        def f(x): return x  # why
+
+
+        def g(x): """Old.
+
+            :param y: gone
+            """; return x
+
+
+        def long(
+            first,
+            second): return first
+
+
+        class Sender(Protocol):
+        \tdef send(self) -> int: ...
+    ''')
+    names = ["f", "g", "long", "Sender", "Sender.send"]
+    reply = {"docstrings": [{"name": n, "docstring": f"{n} doc."} for n in names]}
+    reply["docstrings"][1]["docstring"] = ":param x: the x"  # g's is stale: its parameters
+    ask, _ = replying(json.dumps(reply))
+    result = fix_source("f.py", source, DocsConfig(), "google", ask)
+    assert result.error is None and result.written == names
+    assert result.new_source == textwrap.dedent('''\
+        """M."""
+        from typing import Protocol
+
+
+        def f(x):
+            """f doc."""
+            return x  # why
+
+
+        def g(x):
+            """Old.
+
+            :param x: the x
+            """
+            return x
+
+
+        def long(
+            first,
+            second):
+            """long doc."""
+            return first
+
+
+        class Sender(Protocol):
+        \t"""Sender doc."""
+
+        \tdef send(self) -> int:
+        \t\t"""Sender.send doc."""
+        \t\t...
+    ''')
+    again, calls = replying()
+    assert fix_source("f.py", result.new_source, DocsConfig(), "google", again).asked == []
+
+
+def test_one_docstring_that_cannot_be_placed_does_not_block_the_others():
+    source = '"""M."""\n\n\ndef f(x):\n    return x\n\n\ndef g(y):\n    return y\n'
+    reply = {
+        "docstrings": [
+            {"name": "f", "docstring": "F."},
+            {"name": "g", "docstring": "G\0 with a null byte."},
+        ]
+    }
+    ask, _ = replying(json.dumps(reply))
+    result = fix_source("f.py", source, DocsConfig(), "google", ask)
+    assert result.written == ["f"] and list(result.refused) == ["g"]
+    assert (
+        '    """F."""\n' in result.new_source and "def g(y):\n    return y\n" in result.new_source
+    )
 
 
 # -- the command ---------------------------------------------------------------------------
@@ -323,3 +527,63 @@ def test_staged_files_only(heph, workspace):
     result = heph("docs", "--check", "--staged")
     assert result.code == 1
     assert {line.split(":")[0] for line in result.stdout.splitlines()} == {"staged.py"}
+
+
+@pytest.mark.parametrize(
+    "old, new, merged",
+    [
+        (
+            "Add.\n\nArgs:\n    a: one\n    c: gone\n\nReturns:\n    The sum.\n\nExample:\n"
+            "    >>> add(1, 2)\n    3",
+            "Add two numbers.\n\nArgs:\n    a: one\n    b: two\n\nReturns:\n    Something.",
+            "Add.\n\nArgs:\n    a: one\n    b: two\n\nReturns:\n    The sum.\n\nExample:\n"
+            "    >>> add(1, 2)\n    3",
+        ),
+        (
+            "Add.\n\nParameters\n----------\na : int\nc : int\n\nReturns\n-------\nint\n"
+            "    The sum.",
+            "Parameters\n----------\na : int\n    one\nb : int\n    two",
+            "Add.\n\nParameters\n----------\na : int\n    one\nb : int\n    two\n\nReturns\n"
+            "-------\nint\n    The sum.",
+        ),
+        (
+            "Add.\n\n:param a: one\n:param c: gone\n    for long\n:type c: int\n:returns: the sum\n"
+            ":raises ValueError: never",
+            "Adds.\n\n:param a: one\n:param b: two",
+            "Add.\n\n:param a: one\n:param b: two\n:returns: the sum\n:raises ValueError: never",
+        ),
+        # every parameter gone: the section goes, the rest stays
+        (
+            "Stop.\n\nArgs:\n    c: gone\n\nRaises:\n    OSError: when",
+            "Stop.",
+            "Stop.\n\nRaises:\n    OSError: when",
+        ),
+    ],
+)
+def test_a_stale_docstring_keeps_all_but_its_parameters(old, new, merged):
+    assert replace_parameters(old, new) == merged
+
+
+def test_a_stale_reply_without_parameters_is_refused_for_a_function_that_has_some():
+    source = (
+        '"""M."""\n\n\ndef f(x):\n    """F.\n\n    Args:\n        y: gone\n    """\n    return x\n'
+    )
+    ask, _ = replying(json.dumps({"docstrings": [{"name": "f", "docstring": "F, better."}]}))
+    result = fix_source("f.py", source, DocsConfig(), "google", ask)
+    assert result.new_source is None and "no parameter section" in result.error
+
+
+@pytest.mark.parametrize(
+    "after, gap",
+    [
+        ("def f():\n    pass\n", "\n\n"),
+        ("@cache\ndef f():\n    pass\n", "\n\n"),
+        ("# about f\nclass F:\n    pass\n", "\n\n"),
+        ("\ndef f():\n    pass\n", "\n\n"),
+        ("import os\n", "\n"),
+    ],
+)
+def test_a_new_module_docstring_is_spaced_as_ruff_format_leaves_it(after, gap):
+    ask, _ = replying(json.dumps({"docstrings": [{"name": "<module>", "docstring": "M."}]}))
+    result = fix_source("m.py", after, DocsConfig(), "google", ask)
+    assert result.new_source == '"""M."""\n' + gap + after.lstrip("\n")

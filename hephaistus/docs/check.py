@@ -9,14 +9,15 @@ import fnmatch
 import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from hephaistus.config import DocsConfig
-from hephaistus.docstrings import documented_params
+from hephaistus.docstrings import documented
 
 PARALLEL_FROM = 200  # files; fewer are faster in one process
 MODULE = "<module>"  # the name a module's own docstring goes by
+_TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* is Python 3.11's
 
 
 @dataclass(frozen=True)
@@ -37,14 +38,24 @@ class Problem:
     def missing(self) -> bool:
         return self.reason == "missing docstring"
 
+    @property
+    def unreadable(self) -> bool:
+        return self.kind == "file"
+
 
 @dataclass(frozen=True)
 class Target:
-    """A node to document: where it is and what it is."""
+    """A node to document: where it is and what it is. `key` tells apart definitions of the same
+    name (`f`, then `f#2` for the fallback `def f` after an optional import)."""
 
     name: str
     kind: str
     node: ast.AST
+    key: str = ""
+
+    @property
+    def line(self) -> int:
+        return getattr(self.node, "lineno", 1)
 
 
 def is_test_file(rel: str) -> bool:
@@ -79,11 +90,27 @@ def check_files(root: Path, files: list[str], config: DocsConfig) -> list[Proble
 def _check_job(job: tuple[str, str, DocsConfig]) -> list[Problem]:
     root, rel, config = job
     try:
-        source = (Path(root) / rel).read_bytes()
-        tree = ast.parse(source)
-    except (OSError, SyntaxError, ValueError):
-        return []  # not ours to judge: a file Python cannot parse is for the linters
+        tree = parse((Path(root) / rel).read_bytes())
+    except Unreadable as error:
+        return [Problem(rel, error.line, MODULE, "file", str(error))]
     return check_tree(rel, tree, config)
+
+
+class Unreadable(ValueError):
+    """A file that cannot be read or parsed: reported, as ruff does, never passed silently."""
+
+    def __init__(self, message: str, line: int = 1) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def parse(source: bytes | str) -> ast.Module:
+    try:
+        return ast.parse(source)
+    except SyntaxError as error:
+        raise Unreadable(f"cannot parse: {error.msg}", error.lineno or 1) from None
+    except ValueError as error:  # null bytes, an undecodable file
+        raise Unreadable(f"cannot parse: {error}") from None
 
 
 def check_tree(rel: str, tree: ast.Module, config: DocsConfig) -> list[Problem]:
@@ -91,29 +118,56 @@ def check_tree(rel: str, tree: ast.Module, config: DocsConfig) -> list[Problem]:
     for target in targets(rel, tree, config):
         reason = _problem(target, config)
         if reason:
-            line = getattr(target.node, "lineno", 1)
-            problems.append(Problem(rel, line, target.name, target.kind, reason))
+            problems.append(Problem(rel, target.line, target.name, target.kind, reason))
     return problems
 
 
-def targets(rel: str, tree: ast.Module, config: DocsConfig) -> Iterator[Target]:
-    """The module, its public classes and functions, and their public methods."""
+def targets(rel: str, tree: ast.Module, config: DocsConfig) -> list[Target]:
+    """The module, its public classes and functions, and their public methods, also those
+    inside top-level `if`/`try`/`with` blocks (an optional import's fallback definition)."""
+    found = []
     module_name = PurePosixPath(rel).stem
     if not _private(module_name, config) or module_name == "__init__":
-        yield Target(MODULE, "module", tree)
-    for node in tree.body:
+        found.append(Target(MODULE, "module", tree))
+    for node in _definitions(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if not _private(node.name, config) and not _skipped_function(node, config):
-                yield Target(node.name, "function", node)
+                found.append(Target(node.name, "function", node))
         elif isinstance(node, ast.ClassDef) and not _private(node.name, config):
-            yield Target(node.name, "class", node)
-            for item in node.body:
+            found.append(Target(node.name, "class", node))
+            for item in _definitions(node.body):
                 if (
                     isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
                     and _public_method(item.name, config)
                     and not _skipped_function(item, config)
                 ):
-                    yield Target(f"{node.name}.{item.name}", "method", item)
+                    found.append(Target(f"{node.name}.{item.name}", "method", item))
+    return _keyed(found)
+
+
+def _definitions(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of `body`, and those of the blocks of its `if`, `try` and `with`
+    statements, in source order."""
+    for node in body:
+        if isinstance(node, ast.If):
+            yield from _definitions([*node.body, *node.orelse])
+        elif isinstance(node, _TRY):
+            handlers = [statement for handler in node.handlers for statement in handler.body]
+            yield from _definitions([*node.body, *handlers, *node.orelse, *node.finalbody])
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            yield from _definitions(node.body)
+        else:
+            yield node
+
+
+def _keyed(found: list[Target]) -> list[Target]:
+    seen: dict[str, int] = {}
+    keyed = []
+    for target in found:
+        seen[target.name] = seen.get(target.name, 0) + 1
+        count = seen[target.name]
+        keyed.append(replace(target, key=target.name if count == 1 else f"{target.name}#{count}"))
+    return keyed
 
 
 def signature_params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
@@ -138,15 +192,19 @@ def _problem(target: Target, config: DocsConfig) -> str | None:
         return "missing docstring"
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    documented = documented_params(docstring)
-    if documented is None:
+    found = documented(docstring)
+    if found is None:
         return None  # no parameter section: nothing to compare
     actual = signature_params(node)
-    gone = [name for name in documented if name not in actual]
+    gone = [name for name in found.params if name not in actual]
     if gone:
         listed = ", ".join(f"'{name}'" for name in gone)
         return f"docstring documents {listed}, not in the signature"
-    undocumented = [name for name in actual if name not in documented]
+    # Keyword sections (`Keyword Args:`) document what **kwargs takes, so they cover it.
+    covered = {*found.params, *found.keywords}
+    if found.keywords and node.args.kwarg:
+        covered.add(node.args.kwarg.arg)
+    undocumented = [name for name in actual if name not in covered]
     if undocumented:
         listed = ", ".join(f"'{name}'" for name in undocumented)
         return f"parameter {listed} not documented"
@@ -167,8 +225,8 @@ def _public_method(name: str, config: DocsConfig) -> bool:
 
 def _skipped_function(node: ast.FunctionDef | ast.AsyncFunctionDef, config: DocsConfig) -> bool:
     decorators = {_decorator_name(d) for d in node.decorator_list}
-    if "overload" in decorators:
-        return True
+    if decorators & {"overload", "setter", "deleter"}:
+        return True  # a property is documented once, on its getter (as ruff does)
     body = node.body
     if "property" in decorators and len(body) == 1 and isinstance(body[0], ast.Return):
         return True  # a trivial property: its name says it

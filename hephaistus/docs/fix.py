@@ -16,10 +16,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hephaistus.config import DocsConfig
-from hephaistus.docs.check import Problem, Target, check_tree, targets
+from hephaistus.docs.check import (
+    Target,
+    Unreadable,
+    check_tree,
+    parse,
+    signature_params,
+    targets,
+)
+from hephaistus.docstrings import parameter_blocks, replace_parameters
 from hephaistus.protocol import FormatError, find_json_object
 from hephaistus.seams import ModelReply
 from hephaistus.textfile import indentation
+from hephaistus.tools.editing.replacing import file_unit
 
 CODE_LINES = 60  # of each target shown to the model
 FILE_LINES = 400  # of the whole file shown for context
@@ -36,53 +45,99 @@ class FileResult:
     written: list[str] = field(default_factory=list)
     error: str | None = None
     new_source: str | None = None  # set when the file should be written
+    refused: dict[str, str] = field(default_factory=dict)  # target key -> why it was not placed
 
 
 def fix_source(
     rel: str, source: str, config: DocsConfig, style: str, ask: Callable[[str, str], ModelReply]
 ) -> FileResult:
-    """The file with its missing and stale docstrings written by the model (or why not)."""
+    """The file with its missing and stale docstrings written by the model (or why not).
+    A docstring that cannot be placed is left out and named; the others are still written."""
     result = FileResult(rel)
-    tree = ast.parse(source)
-    problems = check_tree(rel, tree, config)
+    try:
+        tree = parse(source)
+    except Unreadable as error:
+        result.error = str(error)
+        return result
+    problems = {(p.line, p.name): p for p in check_tree(rel, tree, config)}
     if not problems:
         return result
-    wanted = {p.name: p for p in problems}
-    found = {t.name: t for t in targets(rel, tree, config) if t.name in wanted}
+    found = {t.key: t for t in targets(rel, tree, config) if (t.line, t.name) in problems}
+    reasons = {key: problems[(t.line, t.name)].reason for key, t in found.items()}
     result.asked = list(found)
-    reply = ask(request_text(rel, source, list(found.values()), wanted, style), rel)
+    reply = ask(request_text(rel, source, list(found.values()), reasons, style), rel)
     try:
         docstrings = parse_reply(reply.text, set(found))
     except DocsError as error:
         result.error = str(error)
         return result
-    lines = source.splitlines(keepends=True)
-    # Bottom-up, so the line numbers of the targets above stay valid.
-    for name in sorted(docstrings, key=lambda n: _anchor(found[n]), reverse=True):
-        try:
-            lines = _place(lines, found[name], docstrings[name])
-        except DocsError as error:
-            result.error = f"{name}: {error}"
-            return result
-        result.written.insert(0, name)
-    new_source = "".join(lines)
-    try:
-        verify_only_docstrings_changed(source, new_source)
-    except DocsError as error:
-        result.error = str(error)
-        return result
-    result.new_source = new_source
+    placed, refused = place_all(source, [(found[key], text) for key, text in docstrings.items()])
+    result.written = [key for key in found if key in docstrings and key not in refused]
+    result.refused = refused
+    if result.written:
+        result.new_source = placed
+    elif refused:
+        result.error = "; ".join(f"{key}: {why}" for key, why in refused.items())
     return result
 
 
+def place_all(source: str, docstrings: list[tuple[Target, str]]) -> tuple[str, dict[str, str]]:
+    """`source` with the docstrings placed, and why any could not be (by target key). All are
+    tried at once; when the result is not the same code, each is tried alone to find which."""
+    refused: dict[str, str] = {}
+    usable = []
+    for target, text in docstrings:
+        try:
+            usable.append((target, _merged(target, text)))
+        except DocsError as error:
+            refused[target.key] = str(error)
+    try:
+        return _placed_and_verified(source, usable), refused
+    except DocsError:
+        pass
+    good = []
+    for target, text in usable:
+        try:
+            _placed_and_verified(source, [(target, text)])
+            good.append((target, text))
+        except DocsError as error:
+            refused[target.key] = str(error)
+    try:
+        return _placed_and_verified(source, good), refused
+    except DocsError as error:  # each fits alone but not together: write none
+        refused.update((target.key, str(error)) for target, _ in good)
+        return source, refused
+
+
+def _placed_and_verified(source: str, docstrings: list[tuple[Target, str]]) -> str:
+    lines = source.splitlines(keepends=True)
+    # Bottom-up, so the line numbers of the targets above stay valid.
+    for target, text in sorted(docstrings, key=lambda pair: _anchor(pair[0]), reverse=True):
+        lines = _place(lines, target, text)
+    new_source = "".join(lines)
+    verify_only_docstrings_changed(source, new_source)
+    return new_source
+
+
+def _merged(target: Target, text: str) -> str:
+    """The text to write: for a stale docstring, the old one with only its parameter sections
+    replaced by the reply's, so Returns, Raises and examples that were right are kept."""
+    node = target.node
+    old = ast.get_docstring(node, clean=True)  # type: ignore[arg-type]
+    if old is None or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return text
+    if not parameter_blocks(text) and signature_params(node):
+        raise DocsError("the reply has no parameter section to replace the stale one")
+    return replace_parameters(old, text)
+
+
 def request_text(
-    rel: str, source: str, wanted: list[Target], problems: dict[str, Problem], style: str
+    rel: str, source: str, wanted: list[Target], reasons: dict[str, str], style: str
 ) -> str:
     lines = source.splitlines()
     parts = [f"File: {rel}", f"Style: {style}", "", "Write docstrings for:"]
     for target in wanted:
-        problem = problems[target.name]
-        parts.append(f"\n## {target.name} ({target.kind}; {problem.reason})")
+        parts.append(f"\n## {target.key} ({target.kind}; {reasons[target.key]})")
         if target.kind != "module":
             start = target.node.lineno - 1  # type: ignore[attr-defined]
             decorators = getattr(target.node, "decorator_list", [])
@@ -124,7 +179,6 @@ def clean_docstring(text: str) -> str:
     for quote in ('"""', "'''"):
         if text.startswith(quote) and text.endswith(quote) and len(text) >= 6:
             text = text[3:-3].strip()
-    text = text.replace('"""', '\\"\\"\\"')
     lines = [line.rstrip() for line in text.splitlines()]
     # The model may indent the body lines as in a file: take the common indent away.
     body = [line for line in lines[1:] if line.strip()]
@@ -179,10 +233,15 @@ def _place(lines: list[str], target: Target, text: str) -> list[str]:
         if has_doc:
             return _replace(lines, first, text, "")  # type: ignore[arg-type]
         at = _module_insert_line(lines)
-        gap = ["\n"] if at < len(lines) and lines[at].strip() else []
-        return lines[:at] + [_quoted(text, "") + "\n", *gap] + lines[at:]
-    if first is None or first.lineno == node.lineno:  # type: ignore[attr-defined]
-        raise DocsError("its body is on the same line as its definition")
+        return (
+            lines[:at]
+            + [_quoted(text, "") + "\n", *_gap_after_module_docstring(lines, at)]
+            + lines[at:]
+        )
+    if first is None:
+        raise DocsError("it has no body")
+    if lines[first.lineno - 1][: first.col_offset].strip():
+        return _split_header_line(lines, node, first, text, has_doc)  # type: ignore[arg-type]
     indent = indentation(lines[first.lineno - 1])
     if has_doc:
         return _replace(lines, first, text, indent)  # type: ignore[arg-type]
@@ -192,6 +251,49 @@ def _place(lines: list[str], target: Target, text: str) -> list[str]:
     return lines[:at] + [_quoted(text, indent) + "\n", *gap] + lines[at:]
 
 
+def _split_header_line(
+    lines: list[str], node: ast.stmt, first: ast.stmt, text: str, has_doc: bool
+) -> list[str]:
+    """`def f(): return 1` (or a stub's `...`, or the last line of a long signature) split
+    as a formatter would: the header, the docstring, then the body on its own line."""
+    row = first.lineno - 1
+    header = lines[row][: first.col_offset].rstrip()
+    ending = _line_ending(lines[row])
+    outer = indentation(lines[node.lineno - 1])
+    unit = "\t" if "\t" in outer else file_unit([line.rstrip("\r\n") for line in lines])
+    indent = outer + (unit if unit and unit != " " else "    ")
+    if has_doc:  # the rest of the docstring's last line, past a `;`, stays as the body
+        last = (first.end_lineno or first.lineno) - 1
+        rest = lines[last][first.end_col_offset or 0 :].lstrip(" \t;")
+        replaced = range(row, last + 1)
+    else:
+        rest = lines[row][first.col_offset :]
+        replaced = range(row, row + 1)
+    new = [header + ending, _quoted(text, indent) + ending]
+    if rest.strip():
+        new.append(indent + rest)
+    return lines[: replaced.start] + new + lines[replaced.stop :]
+
+
+def _line_ending(line: str) -> str:
+    return line[len(line.rstrip("\r\n")) :] or "\n"
+
+
+def _gap_after_module_docstring(lines: list[str], at: int) -> list[str]:
+    """Blank lines to add after a new module docstring: one before other code, two before a
+    top-level definition (a comment above it goes with it), as `ruff format` leaves it."""
+    blank = 0
+    while at + blank < len(lines) and not lines[at + blank].strip():
+        blank += 1
+    following = at + blank
+    while following < len(lines) and lines[following].lstrip().startswith("#"):
+        following += 1
+    if following >= len(lines):
+        return []
+    definition = lines[following].startswith(("def ", "async def ", "class ", "@"))
+    return ["\n"] * max(0, (2 if definition else 1) - blank)
+
+
 def _replace(lines: list[str], docstring: ast.Expr, text: str, indent: str) -> list[str]:
     start, end = docstring.lineno - 1, (docstring.end_lineno or docstring.lineno)
     tail = lines[end - 1][docstring.end_col_offset or 0 :]
@@ -199,12 +301,20 @@ def _replace(lines: list[str], docstring: ast.Expr, text: str, indent: str) -> l
 
 
 def _quoted(text: str, indent: str) -> str:
+    """The docstring as source, any text: in triple double quotes (single when the text has
+    three double), raw when it has a backslash, a one-line one ending in a quote or a
+    backslash padded with a space so the closing quotes still close it."""
+    quotes = '"""' if '"""' not in text else "'''"
     prefix = "r" if "\\" in text else ""
+    if quotes in text:  # both kinds inside: a plain string with everything escaped
+        prefix, quotes = "", '"""'
+        text = text.replace("\\", "\\\\").replace('"', '\\"')
     lines = text.splitlines()
     if len(lines) == 1:
-        return f'{indent}{prefix}"""{lines[0]}"""'
+        padding = " " if lines[0].endswith((quotes[0], "\\")) else ""
+        return f"{indent}{prefix}{quotes}{lines[0]}{padding}{quotes}"
     body = "\n".join(f"{indent}{line}" if line else "" for line in lines[1:])
-    return f'{indent}{prefix}"""{lines[0]}\n{body}\n{indent}"""'
+    return f"{indent}{prefix}{quotes}{lines[0]}\n{body}\n{indent}{quotes}"
 
 
 _HEADER_COMMENT = re.compile(r"^#(!|.*coding[:=])")

@@ -161,10 +161,10 @@ def _fix_file(
             return len(result.asked)
         checkpoints.record(rel, data)
         atomic_write(path, data, temp_dir=workspace.temp_dir)
-    missed = [name for name in result.asked if name not in result.written]
+    missed = [n for n in result.asked if n not in result.written and n not in result.refused]
     session.record("MEMO", Memo.DOCS_WRITTEN, f"{rel}: {', '.join(result.written)}")
-    report.fixed(rel, result.written, missed)
-    return len(missed)
+    report.fixed(rel, result.written, missed, result.refused)
+    return len(missed) + len(result.refused)
 
 
 def _docs_prompt(workspace: Workspace, style: str) -> str:
@@ -189,11 +189,14 @@ class Reporter:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stdout
 
-    def fixed(self, rel: str, written: list[str], missed: list[str]) -> None:
+    def fixed(
+        self, rel: str, written: list[str], missed: list[str], refused: dict[str, str]
+    ) -> None:
         line = f"{rel}: wrote {len(written)} docstrings ({', '.join(written)})"
         if missed:
             line += f"; the model gave none for {', '.join(missed)}"
-        print(visible(line), file=self.stream)
+        lines = [line, *(f"  {name}: not placed: {why}" for name, why in refused.items())]
+        print(visible("\n".join(lines)), file=self.stream)
 
     def error(self, rel: str, message: str) -> None:
         print(visible(f"{rel}: left unchanged: {message}"), file=self.stream)
