@@ -220,6 +220,18 @@ def _subcommand_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--check", action="store_true")
         parser.add_argument("--fix", action="store_true")
         parser.add_argument("--staged", action="store_true")
+        parser.add_argument(
+            "--max-files",
+            type=_positive_int,
+            metavar="N",
+            help="--fix: only the first N files that need docstrings",
+        )
+        parser.add_argument(
+            "--diff", action="store_true", help="--fix: print the changes, write nothing"
+        )
+        parser.add_argument(
+            "--jobs", type=_positive_int, metavar="N", help="--fix: files asked about at once"
+        )
         parser.add_argument("paths", nargs="*")
     return parser
 
@@ -378,11 +390,18 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 def cmd_docs(args: argparse.Namespace) -> int:
     """Check (offline) or fix docstrings; exit codes as pre-commit expects."""
-    from hephaistus.docs.runner import Reporter, collect_files, run_check, run_fix
+    from dataclasses import replace
+
+    from hephaistus.docs.report import SLOW_SECONDS, Reporter
+    from hephaistus.docs.runner import collect_files, run_check, run_fix
 
     if args.check and args.fix:
         raise ConfigError("heph docs: give --check or --fix, not both")
+    if (args.max_files or args.diff or args.jobs) and not args.fix:
+        raise ConfigError("heph docs: --max-files, --diff and --jobs go with --fix")
     workspace, config = _workspace_and_config(args)
+    if args.jobs:
+        config = replace(config, docs=replace(config.docs, jobs=args.jobs))
     files = collect_files(workspace, args.paths, args.staged)
     if not args.fix:
         problems = run_check(workspace, files, config)
@@ -406,7 +425,19 @@ def cmd_docs(args: argparse.Namespace) -> int:
     from hephaistus.llm import ChatModel
 
     _require_endpoint(config)
-    return run_fix(workspace, files, config, ChatModel(config), Reporter())
+    # A hook must not hang a commit: the docs timeout, and a timeout is not tried again.
+    model = ChatModel(replace(config, timeout=config.docs.timeout))
+    model.retry_timeouts = False
+    model.timeout_setting = "`timeout` under [docs] in .heph.toml"
+    return run_fix(
+        workspace,
+        files,
+        config,
+        model,
+        Reporter(slow_after=min(SLOW_SECONDS, config.docs.timeout / 2)),
+        max_files=args.max_files,
+        diff=args.diff,
+    )
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

@@ -46,6 +46,10 @@ class DocsConfig:
     style: str = field(
         default="auto", metadata=_doc("docstring style to write: auto, google, numpy or sphinx")
     )
+    jobs: int = field(default=4, metadata=_doc("files `--fix` asks the model about at once"))
+    timeout: float = field(
+        default=60.0, metadata=_doc("seconds `--fix` waits for a reply about one file")
+    )
 
 
 DOC_STYLES = ("auto", "google", "numpy", "sphinx")

@@ -55,7 +55,10 @@ class ChatModel:
         self.url = (config.base_url or OPENAI_URL).rstrip("/")
         self.json_mode = config.json_mode
         self.stream_usage = True  # ask a stream for its token counts, until a server refuses
+        self.retry_timeouts = True  # `heph docs` gives up at once: a commit is waiting
+        self.timeout_setting = "`timeout` in .heph.toml or HEPH_TIMEOUT"
         self._client: Any = None
+        self._client_lock = threading.Lock()  # `heph docs --fix` asks from several threads
 
     def complete(
         self,
@@ -78,7 +81,7 @@ class ChatModel:
                 # Against a server that serves one request at a time, a retry after a timeout
                 # waits behind the request it gave up on: retry a timeout once only.
                 timeouts += fault.timeout
-                if fault.timeout and timeouts > 1:
+                if fault.timeout and (timeouts > 1 or not self.retry_timeouts):
                     raise ModelError(self._timed_out(fault)) from None
                 delay = _backoff(attempt, fault.after)
                 if attempt == attempts or time.monotonic() + delay > deadline:
@@ -113,10 +116,10 @@ class ChatModel:
         )
 
     def _timed_out(self, fault: _Transient) -> str:
+        twice = ", twice" if self.retry_timeouts else ""
         return (
-            f"the model at {self.url} gave no complete reply within {self.config.timeout:g} s, "
-            "twice. A slow (local) model may need longer: raise `timeout` in .heph.toml or "
-            "HEPH_TIMEOUT"
+            f"the model at {self.url} gave no complete reply within {self.config.timeout:g} s"
+            f"{twice}. A slow (local) model may need longer: raise {self.timeout_setting}"
         )
 
     def _request(
@@ -242,6 +245,10 @@ class ChatModel:
         return "".join(parts), usage, finish
 
     def _get_client(self) -> Any:
+        with self._client_lock:
+            return self._client or self._new_client()
+
+    def _new_client(self) -> Any:
         if self._client is None:
             import openai
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -66,6 +67,7 @@ class Session:
         self.usage = Usage()
         self.steps = 0
         self._secrets = secrets or []  # values never written: the API key, tokens, passwords
+        self._lock = threading.RLock()  # `heph docs --fix` records model calls from threads
         path.parent.mkdir(parents=True, exist_ok=True)
         # "x": never two sessions in one file. A lone surrogate (an undecodable file name, say)
         # is written as its JSON escape.
@@ -88,12 +90,13 @@ class Session:
             raise
         finally:
             span.end = time.time()
-            self.spans.append(span)
-            if span.usage:
-                self.usage = self.usage + Usage(**span.usage)
-            if kind == "LLM":
-                self.steps += 1
-            self._write({"type": "span", **asdict(span)})
+            with self._lock:
+                self.spans.append(span)
+                if span.usage:
+                    self.usage = self.usage + Usage(**span.usage)
+                if kind == "LLM":
+                    self.steps += 1
+                self._write({"type": "span", **asdict(span)})
 
     def record(self, kind: str, name: str, output: Any, **args: Any) -> None:
         """A span that takes no time: the input, a memo, the answer."""
@@ -101,6 +104,10 @@ class Session:
             span.output = output
 
     def end(self, outcome: str, exit_code: int, message: str) -> None:
+        with self._lock:
+            self._end(outcome, exit_code, message)
+
+    def _end(self, outcome: str, exit_code: int, message: str) -> None:
         if self._file.closed:
             return
         self._write(
@@ -118,8 +125,11 @@ class Session:
 
     def _write(self, record: dict[str, Any]) -> None:
         line = hide_values(json.dumps(record, ensure_ascii=False, default=str), self._secrets)
-        self._file.write(line + "\n")
-        self._file.flush()
+        with self._lock:
+            if self._file.closed:  # a request that ended after the run stopped
+                return
+            self._file.write(line + "\n")
+            self._file.flush()
 
 
 class SessionStore:

@@ -49,7 +49,8 @@ def workspace(tmp_path: Path) -> Path:
     return folder
 
 
-def _environment(home: Path, url: str, extra: dict[str, str | None] | None) -> dict[str, str]:
+def environment(home: Path, url: str, extra: dict[str, str | None] | None = None) -> dict[str, str]:
+    """The environment a `heph` process gets in the tests: a clean one, pointed at `url`."""
     environ: dict[str, str | None] = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(home),
@@ -79,7 +80,7 @@ def heph_process(chat_server: ChatServer, home: Path, workspace: Path):
         done = subprocess.run(
             [*heph_command(), *args],
             cwd=cwd or workspace,
-            env=_environment(home, chat_server.url, env),
+            env=environment(home, chat_server.url, env),
             input=stdin or "",
             capture_output=True,
             text=True,
@@ -105,7 +106,7 @@ def heph(chat_server: ChatServer, home: Path, workspace: Path, monkeypatch, caps
         cwd: Path | None = None,
         timeout: float = 60,
     ) -> Result:
-        wanted = _environment(home, chat_server.url, env)
+        wanted = environment(home, chat_server.url, env)
         for name in list(os.environ):
             if name not in wanted:
                 monkeypatch.delenv(name)

@@ -1,16 +1,26 @@
 """heph docs: the offline check, the AST-guarded fix, and the CLI around them."""
 
+import io
 import json
+import select
+import shutil
+import signal
+import subprocess
 import textwrap
+import time
+from pathlib import Path
 
 import pytest
 
-from conftest import git
+from conftest import environment, git
 from hephaistus.config import DocsConfig
 from hephaistus.docs.check import check_files
 from hephaistus.docs.fix import fix_source
+from hephaistus.docs.report import Reporter
 from hephaistus.docstrings import documented_params, replace_parameters, style_of
 from hephaistus.seams import ModelReply, Usage
+from hephaistus.testing import heph_command
+from hephaistus.testing.docstring_writer import write_docstrings
 
 SOURCE = textwrap.dedent('''\
     from typing import overload
@@ -587,3 +597,147 @@ def test_a_new_module_docstring_is_spaced_as_ruff_format_leaves_it(after, gap):
     ask, _ = replying(json.dumps({"docstrings": [{"name": "<module>", "docstring": "M."}]}))
     result = fix_source("m.py", after, DocsConfig(), "google", ask)
     assert result.new_source == '"""M."""\n' + gap + after.lstrip("\n")
+
+
+# -- at scale: real modules, several requests at once, a hook that never hangs -------------
+
+CORPUS = Path(__file__).parent / "corpus" / "docs"
+
+
+def test_fix_on_real_modules_settles(heph, chat_server, workspace):
+    for name in ("sessions.py", "reports.py"):
+        shutil.copy(CORPUS / name, workspace / name)
+    before = heph("docs", "--check")
+    assert before.code == 1
+    asked = {line.split(": ")[1] for line in before.stdout.splitlines()}
+    assert {"SessionRedirectMixin.send", "BaseReport.toterminal"} <= asked
+    chat_server.responder = write_docstrings
+    first = heph("docs", "--fix")
+    assert first.code == 1, first.stdout + first.stderr
+    assert "left unchanged" not in first.stdout and "not placed" not in first.stdout
+    assert len(chat_server.requests) == 2
+    for name in ("sessions.py", "reports.py"):
+        assert f"{name}: wrote " in first.stdout
+    stub = '    def send(self, request: PreparedRequest, **kwargs: Any) -> Response:\n        """'
+    assert stub in (workspace / "sessions.py").read_text()
+    again = heph("docs", "--fix")
+    assert again.code == 0 and len(chat_server.requests) == 2  # nothing left to ask
+    assert heph("docs", "--check").code == 0
+
+
+def undocumented_files(workspace, count):
+    names = [f"m{n}.py" for n in range(count)]
+    for name in names:
+        (workspace / name).write_text(f'"""M."""\n\n\ndef f{name[1]}(x):\n    return x\n')
+    return names
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_fix_asks_about_several_files_at_once(heph, chat_server, workspace, jobs):
+    names = undocumented_files(workspace, 6)
+    chat_server.responder = write_docstrings
+    chat_server.latency = 0.3
+    result = heph("docs", "--fix", "--jobs", str(jobs))
+    assert result.code == 1, result.stderr
+    assert chat_server.most_in_flight == jobs
+    assert sorted(line.split(":")[0] for line in result.stdout.splitlines()) == names
+    assert heph("docs", "--check").code == 0
+
+
+def test_the_progress_line_on_a_terminal_and_the_files_blocks():
+    out, progress = io.StringIO(), io.StringIO()
+    report = Reporter(out, progress)
+    report.start(2)
+    report.waiting([("a.py", 3.2), ("b.py", 1.0)])
+    assert progress.getvalue().endswith(
+        "[0/2 files] 0 docstrings written, 0 s; waiting on a.py, b.py"
+    )
+    report.fixed("a.py", ["f", "g"], [], {"h": "the reply has no parameter section"})
+    assert out.getvalue() == (
+        "a.py: wrote 2 docstrings (f, g)\n  h: not placed: the reply has no parameter section\n"
+    )
+    assert progress.getvalue().endswith("\r\x1b[K[1/2 files] 2 docstrings written, 0 s")
+    report.error("b.py", "cannot parse: invalid syntax")
+    report.finish()
+    assert progress.getvalue().endswith("\r\x1b[K")  # the line is gone when it is done
+
+
+def test_without_a_terminal_a_slow_request_is_named_once(capsys):
+    report = Reporter(io.StringIO(), progress=False, slow_after=5)
+    report.start(1)
+    report.waiting([("a.py", 4.0)])
+    report.waiting([("a.py", 5.5)])
+    report.waiting([("a.py", 9.0)])
+    assert capsys.readouterr().err == "heph docs: waiting for the model on a.py (6 s)\n"
+
+
+def test_an_endpoint_that_never_answers_does_not_hang_the_commit(heph, chat_server, workspace):
+    undocumented_files(workspace, 1)
+    (workspace / ".heph.toml").write_text("[docs]\ntimeout = 1.0\n")
+    chat_server.fault("timeout", delay=30)
+    started = time.monotonic()
+    result = heph("docs", "--fix")
+    assert time.monotonic() - started < 10
+    assert result.code == 1
+    assert "waiting for the model on m0.py" in result.stderr
+    assert "no complete reply within 1 s" in result.stderr
+    assert "`timeout` under [docs]" in result.stderr
+    assert len(chat_server.requests) == 1  # a timeout is not tried again
+    assert (workspace / "m0.py").read_text() == '"""M."""\n\n\ndef f0(x):\n    return x\n'
+
+
+def test_max_files_and_a_dry_run_diff(heph, chat_server, workspace):
+    names = undocumented_files(workspace, 3)
+    before = {name: (workspace / name).read_text() for name in names}
+    chat_server.responder = write_docstrings
+    dry = heph("docs", "--fix", "--diff", "--max-files", "2")
+    assert dry.code == 1
+    assert len(chat_server.requests) == 2
+    assert "--- a/m0.py\n+++ b/m0.py\n" in dry.stdout
+    assert '+    """What f0 is for.\n' in dry.stdout and "m2.py" not in dry.stdout
+    assert {name: (workspace / name).read_text() for name in names} == before
+    one = heph("docs", "--fix", "--max-files", "1")
+    assert one.code == 1 and one.stdout.startswith("m0.py: wrote 1 docstrings")
+    assert (workspace / "m0.py").read_text() != before["m0.py"]
+    assert [(workspace / n).read_text() for n in names[1:]] == [before[n] for n in names[1:]]
+    assert heph("docs", "--check", "--diff").code == 2  # --diff goes with --fix
+
+
+def test_ctrl_c_stops_the_fix_keeping_what_was_written(chat_server, home, workspace):
+    names = undocumented_files(workspace, 2)
+    chat_server.reply(write_docstrings_for("f0"))
+    chat_server.fault("timeout", delay=30)
+    process = subprocess.Popen(
+        [*heph_command(), "docs", "--fix", "--jobs", "1"],
+        cwd=workspace,
+        env=environment(home, chat_server.url),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert select.select([process.stdout], [], [], 20)[0], "m0.py was never reported"
+    first = process.stdout.readline()
+    deadline = time.monotonic() + 20
+    while len(chat_server.requests) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)  # while it waits for the reply about m1.py
+    out, err = process.communicate(timeout=10)
+    assert process.returncode == 130, err
+    assert first.startswith("m0.py: wrote 1 docstrings") and not out
+    assert '"""What f0 is for.' in (workspace / names[0]).read_text()
+    assert (workspace / names[1]).read_text() == '"""M."""\n\n\ndef f1(x):\n    return x\n'
+    session = sorted((workspace / ".heph" / "sessions").glob("*.jsonl"))[-1].read_text()
+    assert '"outcome": "interrupted"' in session
+    undo = subprocess.run(
+        [*heph_command(), "undo"],
+        cwd=workspace,
+        env=environment(home, chat_server.url),
+        capture_output=True,
+        text=True,
+    )
+    assert undo.returncode == 0, undo.stderr
+    assert (workspace / names[0]).read_text() == '"""M."""\n\n\ndef f0(x):\n    return x\n'
+
+
+def write_docstrings_for(name):
+    return {"docstrings": [{"name": name, "docstring": f"What {name} is for."}]}

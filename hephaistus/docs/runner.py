@@ -6,25 +6,26 @@ found (check) or files were changed or problems remain (fix).
 
 from __future__ import annotations
 
-import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
 
 from hephaistus.checkpoints import Checkpoints
 from hephaistus.config import Config
 from hephaistus.docs.check import Problem, check_files
-from hephaistus.docs.fix import detect_style, fix_source
+from hephaistus.docs.fix import FileResult, detect_style, fix_source
+from hephaistus.docs.parallel import in_parallel
+from hephaistus.docs.report import Reporter
 from hephaistus.errors import ConfigError
 from hephaistus.locks import file_lock
 from hephaistus.seams import Model, ModelReply
 from hephaistus.session import DOCS_SESSION, Memo, Session, SessionStore
 from hephaistus.textfile import (
     NotTextError,
+    TextFile,
     atomic_write,
     read_text,
     remove_stale_temp_files,
 )
-from hephaistus.ui.escape import visible
 from hephaistus.workspace import PathError, Workspace
 
 STYLE_SAMPLE_FILES = 300
@@ -80,91 +81,128 @@ def run_check(workspace: Workspace, files: list[str], config: Config) -> list[Pr
 
 
 def run_fix(
-    workspace: Workspace, files: list[str], config: Config, model: Model, report: Reporter
+    workspace: Workspace,
+    files: list[str],
+    config: Config,
+    model: Model,
+    report: Reporter,
+    *,
+    max_files: int | None = None,
+    diff: bool = False,
 ) -> int:
-    """Fix every file; 0 when nothing needed doing, else 1 (pre-commit's contract)."""
+    """Fix every file (the first `max_files` that need it), a few at a time; with `diff`,
+    print what would change and write nothing. 0 when nothing needed doing, else 1
+    (pre-commit's contract)."""
     problems = run_check(workspace, files, config)
-    if not problems:
-        return 0
     by_file: dict[str, list[Problem]] = {}
     for problem in problems:
         by_file.setdefault(problem.path, []).append(problem)
+    if not by_file:
+        return 0
+    todo = list(by_file)[:max_files] if max_files else list(by_file)
     style = config.docs.style if config.docs.style != "auto" else _repository_style(workspace)
     workspace.ensure_heph_dir()
     remove_stale_temp_files(workspace.temp_dir)
     session = SessionStore(workspace.heph_dir / "sessions").create(
         kind=DOCS_SESSION,
-        task=f"heph docs --fix ({len(by_file)} files)",
+        task=f"heph docs --fix{' --diff' if diff else ''} ({len(todo)} files)",
         model=model.name,
         base_url=config.base_url,
         workspace=str(workspace.root),
     )
     checkpoints = Checkpoints(workspace.root, workspace.heph_dir, session.id)
-    remaining = 0
-    outcome = "answered"
+    prompt = _docs_prompt(workspace, style)
+
+    def fixed(rel: str) -> tuple[TextFile, FileResult]:
+        return _fixed(workspace, rel, config, style, model, session, prompt)
+
+    results = _Results(workspace, session, checkpoints, report, dry_run=diff)
+    remaining = len(by_file) - len(todo)
+    outcome, message = "answered", ""
+    report.start(len(todo))
     try:
-        for rel in by_file:
-            remaining += _fix_file(
-                workspace, rel, config, style, model, session, checkpoints, report
-            )
-    except KeyboardInterrupt:
-        outcome = "interrupted"
-        raise
-    except Exception as error:
-        outcome = "failed"
-        session.record("MEMO", Memo.ERROR, str(error))
+        for rel, done, error in in_parallel(
+            todo, fixed, config.docs.jobs, lambda running: report.waiting(running.waiting())
+        ):
+            if isinstance(error, (OSError, NotTextError)):
+                report.error(rel, str(error))
+                remaining += 1
+            elif error is not None:
+                raise error  # the endpoint failed for good, or a bug: stop asking
+            else:
+                remaining += results.take(*done)  # type: ignore[misc]
+    except BaseException as error:
+        outcome = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
+        message = f"{report.done} of {len(todo)} files done before it stopped; "
+        if not isinstance(error, KeyboardInterrupt):
+            session.record("MEMO", Memo.ERROR, str(error))
         raise
     finally:
-        session.end(outcome, 1, f"{len(by_file)} files; {remaining} problems remain")
+        report.finish()
+        session.end(outcome, 1, f"{message}{len(by_file)} files; {remaining} problems remain")
     return 1
 
 
-def _fix_file(
+def _fixed(
     workspace: Workspace,
     rel: str,
     config: Config,
     style: str,
     model: Model,
     session: Session,
-    checkpoints: Checkpoints,
-    report: Reporter,
-) -> int:
-    path = workspace.root / rel
-    try:
-        original = read_text(path, rel)  # its line endings and BOM are kept when writing back
-    except (OSError, NotTextError) as error:
-        report.error(rel, str(error))
-        return 1
-    source = original.text
+    prompt: str,
+) -> tuple[TextFile, FileResult]:
+    """The file as read, and what the model's docstrings make of it (run in a worker)."""
+    original = read_text(workspace.root / rel, rel)  # line endings and BOM are kept
 
     def ask(request: str, name: str) -> ModelReply:
         with session.span("LLM", model.name, {"file": name}) as span:
             reply = model.complete(
-                [
-                    {"role": "system", "content": _docs_prompt(workspace, style)},
-                    {"role": "user", "content": request},
-                ]
+                [{"role": "system", "content": prompt}, {"role": "user", "content": request}]
             )
             span.output = reply.text
             span.usage = reply.usage.to_dict()
         return reply
 
-    result = fix_source(rel, source, config.docs, style, ask)
-    if result.error or result.new_source is None:
-        report.error(rel, result.error or "nothing was written")
-        session.record("MEMO", Memo.DOCS_LEFT_UNCHANGED, f"{rel}: {result.error}")
-        return len(result.asked) or 1
-    data = original.encode(result.new_source)
-    with file_lock(workspace.heph_dir, rel):  # the file must still be what the model saw
-        if read_text(path, rel) != original:
-            report.error(rel, "it changed while the docstrings were being written; run again")
+    return original, fix_source(rel, original.text, config.docs, style, ask)
+
+
+@dataclass
+class _Results:
+    """Takes each file's result in the main thread: writes it (checkpointed), or with
+    `dry_run` shows it as a diff, and says so."""
+
+    workspace: Workspace
+    session: Session
+    checkpoints: Checkpoints
+    report: Reporter
+    dry_run: bool
+
+    def take(self, original: TextFile, result: FileResult) -> int:
+        """The number of problems left in the file."""
+        rel = result.path
+        if result.error or result.new_source is None:
+            self.report.error(rel, result.error or "nothing was written")
+            self.session.record("MEMO", Memo.DOCS_LEFT_UNCHANGED, f"{rel}: {result.error}")
+            return len(result.asked) or 1
+        if self.dry_run:
+            from hephaistus.tools.writing import unified_diff
+
+            changes = unified_diff(rel, original.text, result.new_source, created=False)
+            self.report.diff(rel, changes, result.written)
             return len(result.asked)
-        checkpoints.record(rel, data)
-        atomic_write(path, data, temp_dir=workspace.temp_dir)
-    missed = [n for n in result.asked if n not in result.written and n not in result.refused]
-    session.record("MEMO", Memo.DOCS_WRITTEN, f"{rel}: {', '.join(result.written)}")
-    report.fixed(rel, result.written, missed, result.refused)
-    return len(missed) + len(result.refused)
+        path = self.workspace.root / rel
+        data = original.encode(result.new_source)
+        with file_lock(self.workspace.heph_dir, rel):  # still what the model saw?
+            if read_text(path, rel) != original:
+                self.report.error(rel, "it changed while the docstrings were being written")
+                return len(result.asked)
+            self.checkpoints.record(rel, data)
+            atomic_write(path, data, temp_dir=self.workspace.temp_dir)
+        missed = [n for n in result.asked if n not in result.written and n not in result.refused]
+        self.session.record("MEMO", Memo.DOCS_WRITTEN, f"{rel}: {', '.join(result.written)}")
+        self.report.fixed(rel, result.written, missed, result.refused)
+        return len(missed) + len(result.refused)
 
 
 def _docs_prompt(workspace: Workspace, style: str) -> str:
@@ -181,22 +219,3 @@ def _repository_style(workspace: Workspace) -> str:
         except OSError:
             continue
     return detect_style(sources)
-
-
-class Reporter:
-    """Says what `--fix` did, one line per file."""
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stdout
-
-    def fixed(
-        self, rel: str, written: list[str], missed: list[str], refused: dict[str, str]
-    ) -> None:
-        line = f"{rel}: wrote {len(written)} docstrings ({', '.join(written)})"
-        if missed:
-            line += f"; the model gave none for {', '.join(missed)}"
-        lines = [line, *(f"  {name}: not placed: {why}" for name, why in refused.items())]
-        print(visible("\n".join(lines)), file=self.stream)
-
-    def error(self, rel: str, message: str) -> None:
-        print(visible(f"{rel}: left unchanged: {message}"), file=self.stream)

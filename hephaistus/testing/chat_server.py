@@ -29,6 +29,7 @@ import struct
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -59,9 +60,15 @@ class ChatServer:
         flavour: str = "openai",
     ) -> None:
         self.script: deque[Step] = deque()
+        # When the script is empty: the reply computed from the request (requests that come
+        # several at a time, in any order), sent after `latency` seconds (a model's own time).
+        self.responder: Callable[[dict[str, Any]], Any] | None = None
+        self.latency = 0.0
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.busy_seconds = 0.0  # spent answering chat requests: the "model's" own time
+        self.in_flight = 0  # chat requests being answered now
+        self.most_in_flight = 0  # the most at any one time
         self.reject_response_format = reject_response_format
         self.reject_stream_options = reject_stream_options
         self.context_window = context_window
@@ -141,10 +148,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         started = time.perf_counter()
+        with self.chat._lock:
+            self.chat.in_flight += 1
+            self.chat.most_in_flight = max(self.chat.most_in_flight, self.chat.in_flight)
         try:
             self._post()
         finally:
             with self.chat._lock:
+                self.chat.in_flight -= 1
                 self.chat.busy_seconds += time.perf_counter() - started
 
     def _post(self) -> None:
@@ -189,6 +200,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self._overflows(body):
             return
         step = self.chat._next()
+        if step is None and self.chat.responder is not None:
+            answer = self.chat.responder(body)
+            step = Step("reply", answer if isinstance(answer, str) else json.dumps(answer))
         if step is None:
             self._json(500, {"error": {"message": "the test script has no reply left"}})
             return
@@ -196,6 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- replies and faults ----------------------------------------------------------------
     def _reply(self, step: Step, body: dict[str, Any]) -> None:
+        time.sleep(self.chat.latency)
         content, finish = flavours.capped(step.content, step.run_on, body.get("max_tokens"))
         usage = step.usage or _estimate_usage(body, content)
         if body.get("stream"):
