@@ -741,3 +741,12 @@ def test_ctrl_c_stops_the_fix_keeping_what_was_written(chat_server, home, worksp
 
 def write_docstrings_for(name):
     return {"docstrings": [{"name": name, "docstring": f"What {name} is for."}]}
+
+
+def test_the_request_shows_a_long_signature_whole():
+    params = "".join(f"    p{n}: int,\n" for n in range(80))
+    source = f'"""M."""\n\n\ndef f(\n{params}) -> int:\n    return p0\n'
+    ask, calls = replying(json.dumps({"docstrings": []}))
+    fix_source("f.py", source, DocsConfig(), "google", ask)
+    shown = calls[0].split("## f (function; missing docstring)\n")[1].split("```\n")[0]
+    assert "    p79: int,\n) -> int:\n    return p0" in shown

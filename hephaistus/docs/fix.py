@@ -143,7 +143,10 @@ def request_text(
             decorators = getattr(target.node, "decorator_list", [])
             if decorators:
                 start = min(d.lineno for d in decorators) - 1
-            end = min(target.node.end_lineno or start + 1, start + CODE_LINES)  # type: ignore
+            # The whole signature and the old docstring, however long, then some of the body.
+            first = target.node.body[0]  # type: ignore[attr-defined]
+            shown = max(start + CODE_LINES, first.end_lineno or first.lineno)
+            end = min(target.node.end_lineno or start + 1, shown)  # type: ignore[attr-defined]
             parts.append("```python\n" + "\n".join(lines[start:end]) + "\n```")
     shown = "\n".join(lines[:FILE_LINES])
     more = f"\n# ... {len(lines) - FILE_LINES} more lines" if len(lines) > FILE_LINES else ""
