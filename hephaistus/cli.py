@@ -227,7 +227,9 @@ def _subcommand_parser(command: str) -> argparse.ArgumentParser:
             help="--fix: only the first N files that need docstrings",
         )
         parser.add_argument(
-            "--diff", action="store_true", help="--fix: print the changes, write nothing"
+            "--diff",
+            action="store_true",
+            help="--fix: print the changes, write nothing (as --dry-run)",
         )
         parser.add_argument(
             "--jobs", type=_positive_int, metavar="N", help="--fix: files asked about at once"
@@ -397,8 +399,9 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
     if args.check and args.fix:
         raise ConfigError("heph docs: give --check or --fix, not both")
+    args.diff = args.diff or args.dry_run  # the common --dry-run: show, write nothing
     if (args.max_files or args.diff or args.jobs) and not args.fix:
-        raise ConfigError("heph docs: --max-files, --diff and --jobs go with --fix")
+        raise ConfigError("heph docs: --max-files, --diff (--dry-run) and --jobs go with --fix")
     workspace, config = _workspace_and_config(args)
     if args.jobs:
         config = replace(config, docs=replace(config.docs, jobs=args.jobs))

@@ -701,6 +701,9 @@ def test_max_files_and_a_dry_run_diff(heph, chat_server, workspace):
     assert (workspace / "m0.py").read_text() != before["m0.py"]
     assert [(workspace / n).read_text() for n in names[1:]] == [before[n] for n in names[1:]]
     assert heph("docs", "--check", "--diff").code == 2  # --diff goes with --fix
+    dry = heph("docs", "--fix", "--dry-run")  # the option every command has means the same
+    assert "--- a/m1.py\n+++ b/m1.py\n" in dry.stdout
+    assert [(workspace / n).read_text() for n in names[1:]] == [before[n] for n in names[1:]]
 
 
 def test_ctrl_c_stops_the_fix_keeping_what_was_written(chat_server, home, workspace):
