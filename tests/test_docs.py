@@ -506,7 +506,7 @@ def test_fix_command_writes_checkpoints_and_is_idempotent(heph, chat_server, wor
     )
     result = heph("docs", "--fix")
     assert result.code == 1, result.stderr
-    assert "report.py: wrote 1 docstrings (low)" in result.stdout
+    assert "report.py: wrote 1 docstring (low)" in result.stdout
     new = (workspace / "report.py").read_bytes().decode()
     assert "\r\n" in new and "\n" not in new.replace("\r\n", "")  # still CRLF
     inserted = (
@@ -697,7 +697,7 @@ def test_max_files_and_a_dry_run_diff(heph, chat_server, workspace):
     assert '+    """What f0 is for.\n' in dry.stdout and "m2.py" not in dry.stdout
     assert {name: (workspace / name).read_text() for name in names} == before
     one = heph("docs", "--fix", "--max-files", "1")
-    assert one.code == 1 and one.stdout.startswith("m0.py: wrote 1 docstrings")
+    assert one.code == 1 and one.stdout.startswith("m0.py: wrote 1 docstring")
     assert (workspace / "m0.py").read_text() != before["m0.py"]
     assert [(workspace / n).read_text() for n in names[1:]] == [before[n] for n in names[1:]]
     assert heph("docs", "--check", "--diff").code == 2  # --diff goes with --fix
@@ -726,7 +726,8 @@ def test_ctrl_c_stops_the_fix_keeping_what_was_written(chat_server, home, worksp
     process.send_signal(signal.SIGINT)  # while it waits for the reply about m1.py
     out, err = process.communicate(timeout=10)
     assert process.returncode == 130, err
-    assert first.startswith("m0.py: wrote 1 docstrings") and not out
+    assert "stopped after 1 of 2 files; what was written is kept (`heph undo`" in err
+    assert first.startswith("m0.py: wrote 1 docstring") and not out
     assert '"""What f0 is for.' in (workspace / names[0]).read_text()
     assert (workspace / names[1]).read_text() == '"""M."""\n\n\ndef f1(x):\n    return x\n'
     session = sorted((workspace / ".heph" / "sessions").glob("*.jsonl"))[-1].read_text()

@@ -47,7 +47,7 @@ class Reporter:
         self, rel: str, written: list[str], missed: list[str], refused: dict[str, str]
     ) -> None:
         self.written += len(written)
-        line = f"{rel}: wrote {len(written)} docstrings ({', '.join(written)})"
+        line = f"{rel}: wrote {_count(len(written), 'docstring')} ({', '.join(written)})"
         if missed:
             line += f"; the model gave none for {', '.join(missed)}"
         self._file_done([line, *(f"  {name}: not placed: {why}" for name, why in refused.items())])
@@ -76,6 +76,16 @@ class Reporter:
     def finish(self) -> None:
         self._clear()
 
+    def stopped(self) -> None:
+        """Ctrl-C: what became of the run."""
+        self._clear()
+        print(
+            f"heph docs: stopped after {self.done} of {self.total} files; what was written is "
+            "kept (`heph undo` reverts it)",
+            file=self.notices,
+            flush=True,
+        )
+
     def _file_done(self, lines: list[str]) -> None:
         self.done += 1
         self._clear()
@@ -86,9 +96,8 @@ class Reporter:
     def _draw(self, running: list[tuple[str, float]]) -> None:
         assert self.progress is not None
         elapsed = time.monotonic() - self.started
-        line = (
-            f"[{self.done}/{self.total} files] {self.written} docstrings written, {elapsed:.0f} s"
-        )
+        written = _count(self.written, "docstring")
+        line = f"[{self.done}/{self.total} files] {written} written, {elapsed:.0f} s"
         if running:
             line += f"; waiting on {', '.join(rel for rel, _ in running)}"
         width = shutil.get_terminal_size().columns - 1  # a wrapped line could not be redrawn
@@ -101,3 +110,7 @@ class Reporter:
             self.progress.write(CLEAR_LINE)
             self.progress.flush()
             self._shown = False
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"

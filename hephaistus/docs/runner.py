@@ -134,7 +134,9 @@ def run_fix(
     except BaseException as error:
         outcome = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
         message = f"{report.done} of {len(todo)} files done before it stopped; "
-        if not isinstance(error, KeyboardInterrupt):
+        if isinstance(error, KeyboardInterrupt):
+            report.stopped()
+        else:
             session.record("MEMO", Memo.ERROR, str(error))
         raise
     finally:
