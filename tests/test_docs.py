@@ -754,3 +754,14 @@ def test_the_request_shows_a_long_signature_whole():
     fix_source("f.py", source, DocsConfig(), "google", ask)
     shown = calls[0].split("## f (function; missing docstring)\n")[1].split("```\n")[0]
     assert "    p79: int,\n) -> int:\n    return p0" in shown
+
+
+def test_fix_reports_a_file_it_cannot_parse_and_goes_on(heph, chat_server, workspace):
+    (workspace / "broken.py").write_text("def f(:\n")
+    undocumented_files(workspace, 1)
+    chat_server.responder = write_docstrings
+    result = heph("docs", "--fix")
+    assert result.code == 1
+    assert "broken.py: left unchanged: cannot parse: invalid syntax" in result.stdout
+    assert "m0.py: wrote 1 docstring (f0)" in result.stdout
+    assert len(chat_server.requests) == 1
