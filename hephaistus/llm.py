@@ -12,7 +12,9 @@ is plain JSON already.
 
 from __future__ import annotations
 
+import datetime
 import json
+import math
 import random
 import re
 import threading
@@ -342,11 +344,38 @@ def _backoff(attempt: int, retry_after: float | None) -> float:
 
 def _retry_after(exc: Any) -> float | None:
     response = getattr(exc, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
+    return retry_after(response.headers) if response is not None else None
+
+
+def retry_after(headers: Any, now: float | None = None) -> float | None:
+    """The seconds a server asks us to wait: `retry-after-ms` (OpenAI's), else `Retry-After` as
+    seconds or as an HTTP date. None when it says nothing usable; capped by the caller."""
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds is not None:
+        try:
+            return _finite(float(milliseconds) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
         return None
+    try:
+        return _finite(float(value))
+    except ValueError:
+        pass
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is GMT
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _finite(seconds: float) -> float | None:
+    return seconds if math.isfinite(seconds) else None
 
 
 def _detail(exc: Any) -> str:

@@ -6,7 +6,7 @@ import pytest
 
 from hephaistus.config import Config
 from hephaistus.errors import ModelError
-from hephaistus.llm import ChatModel
+from hephaistus.llm import ChatModel, retry_after
 from hephaistus.testing import ChatServer
 
 HELLO = [{"role": "user", "content": "hello"}]
@@ -46,6 +46,35 @@ def test_retry_after_is_honoured(chat_server):
     pauses = []
     model_for(chat_server, pauses).complete(HELLO)
     assert pauses == [1.0]
+
+
+@pytest.mark.parametrize(
+    "headers, pause",
+    [
+        ({"retry-after-ms": "1500"}, 1.5),  # OpenAI's, in milliseconds
+        ({"retry-after-ms": "250", "Retry-After": "9"}, 0.25),  # the finer one wins
+        ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),  # a date in the past
+        ({"Retry-After": "3600"}, 60.0),  # capped
+        ({"Retry-After": "nan"}, None),  # nonsense: our own backoff
+        ({"Retry-After": "soon"}, None),
+    ],
+)
+def test_retry_after_in_every_form_servers_send(chat_server, headers, pause):
+    chat_server.fault("status", status=429, headers=headers).reply("ok")
+    pauses = []
+    model_for(chat_server, pauses).complete(HELLO)
+    if pause is None:
+        assert len(pauses) == 1 and 0 < pauses[0] < 2  # the first step of our backoff
+    else:
+        assert pauses == [pause]
+
+
+def test_retry_after_as_a_date_in_the_future():
+    from email.utils import formatdate
+
+    now = 1_800_000_000.0
+    headers = {"retry-after": formatdate(now + 7, usegmt=True)}
+    assert retry_after(headers, now=now) == 7.0
 
 
 def test_backoff_grows_between_attempts(chat_server):
