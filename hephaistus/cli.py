@@ -343,8 +343,10 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    """The session on standard output (`> run.txt` and `| less` get all of it); with --json,
+    its records."""
     from hephaistus.session import SessionStore, load_session
-    from hephaistus.ui.render import ConsoleSink
+    from hephaistus.ui.render import ConsoleSink, make_console, print_json
     from hephaistus.ui.replay import replay
 
     workspace = _workspace(args)
@@ -353,7 +355,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
         path = store.path_of(args.ref)
     except LookupError as error:
         raise ConfigError(str(error)) from None
-    replay(load_session(path), ConsoleSink(verbose=args.verbose, quiet=args.quiet))
+    recorded = load_session(path)
+    if args.json:
+        print_json(recorded.to_dict())
+        return 0
+    console = make_console(stderr=False)
+    replay(recorded, ConsoleSink(verbose=args.verbose, quiet=args.quiet, console=console))
     return 0
 
 

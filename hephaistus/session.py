@@ -181,6 +181,15 @@ class RecordedSession:
     def outcome(self) -> str:
         return self.end["outcome"] if self.end else "unfinished"
 
+    def to_dict(self) -> dict[str, Any]:
+        """The session file's records, as `heph replay --json` prints them."""
+        return {
+            "session": self.header,
+            "messages": self.messages,
+            "spans": [asdict(span) for span in self.spans],
+            "end": self.end,
+        }
+
     @property
     def kind(self) -> str:
         """task or docs (files from before format 2 say it only in their task text)."""

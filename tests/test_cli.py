@@ -150,9 +150,17 @@ def test_replay_shows_a_recorded_thought_without_the_model(heph, chat_server, wo
     chat_server.stop()  # nothing to call any more
     result = heph("replay", "last")
     assert result.code == 0
-    assert "A memorable thought about files" in result.stderr
-    assert "→ list_files" in result.stderr and "listed" in result.stdout
+    # all of it on standard output, so `> run.txt` and `| less` get the whole replay
+    assert "A memorable thought about files" in result.stdout
+    assert "→ list_files" in result.stdout and "listed" in result.stdout
+    assert result.stderr == ""
     assert len(chat_server.requests) == 2
+    records = heph("replay", "last", "--json").json
+    assert records["session"]["task"] == "list"
+    assert [m["role"] for m in records["messages"]][:2] == ["system", "user"]
+    assert [s["kind"] for s in records["spans"]][:3] == ["INPUT", "LLM", "TOOL"]
+    assert records["spans"][2]["name"] == "list_files" and records["spans"][2]["ok"] is True
+    assert records["end"]["outcome"] == "answered"
 
 
 def test_sessions_lists_runs(heph, chat_server):
