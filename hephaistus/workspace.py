@@ -203,18 +203,22 @@ class Workspace:
             return None
 
     def _walk_files(self, base: Path) -> list[str]:
-        ignore = _GitIgnore.load(self.root)
+        from hephaistus.ignore import IgnoreRules
+
+        rules = IgnoreRules(self.root)
+        at = "" if base == self.root else self.relative(base)  # rules are the root's
         found: list[str] = []
         for folder, dirs, names in os.walk(base):
             rel_folder = os.path.relpath(folder, base)
             dirs[:] = sorted(
                 d
                 for d in dirs
-                if d not in SKIPPED_DIRS and not ignore.matches(_join(rel_folder, d), is_dir=True)
+                if d not in SKIPPED_DIRS
+                and not rules.ignored(_join(at or ".", _join(rel_folder, d)), is_dir=True)
             )
             for name in names:
                 rel = _join(rel_folder, name)
-                if not ignore.matches(rel, is_dir=False):
+                if not rules.ignored(_join(at or ".", rel), is_dir=False):
                     found.append(rel)
         return found
 
@@ -250,31 +254,3 @@ def _join(folder: str, name: str) -> str:
 
 def _in_heph_dir(rel: str) -> bool:
     return rel == HEPH_DIR or rel.startswith(HEPH_DIR + "/")
-
-
-class _GitIgnore:
-    """The root .gitignore's common patterns, for workspaces that are not git repositories."""
-
-    def __init__(self, patterns: list[str]) -> None:
-        self.patterns = patterns
-
-    @classmethod
-    def load(cls, root: Path) -> _GitIgnore:
-        path = root / ".gitignore"
-        if not path.is_file():
-            return cls([])
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        return cls([ln.strip() for ln in lines if ln.strip() and not ln.startswith(("#", "!"))])
-
-    def matches(self, rel: str, *, is_dir: bool) -> bool:
-        name = rel.rsplit("/", 1)[-1]
-        for pattern in self.patterns:
-            dir_only = pattern.endswith("/")
-            pat = pattern.rstrip("/")
-            if dir_only and not is_dir:
-                continue
-            anchored = pat.startswith("/") or "/" in pat
-            pat = pat.lstrip("/")
-            if fnmatch.fnmatch(rel if anchored else name, pat):
-                return True
-        return False

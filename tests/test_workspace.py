@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from conftest import git
+from conftest import git, has_git
 from hephaistus.workspace import PathError, Workspace, is_secret_name
 
 
@@ -122,3 +122,39 @@ def test_a_subfolder_workspace_uses_the_repositorys_git(tmp_path):
     ws.ensure_heph_dir()
     (ws.heph_dir / "state.json").write_text("{}")
     assert ".heph" not in git(repo, "status", "--porcelain", "--untracked-files=all")
+
+
+IGNORE_TREE = {
+    ".gitignore": "*.log\n!keep.log\n/out/\n**/gen/**\ndocs/*.html\n*.tmp\n",
+    "keep.log": "",
+    "x.log": "",
+    "out/x.py": "",
+    "lib/out/inner.py": "",  # /out/ is anchored to the root
+    "lib/gen/made.py": "",
+    "docs/index.html": "",
+    "docs/api/deep.html": "",  # docs/*.html does not reach a subfolder
+    "pkg/.gitignore": "secret_*.txt\n!*.tmp\nlocal/\n",
+    "pkg/secret_a.txt": "",
+    "pkg/notes.tmp": "",  # a deeper file's rule wins
+    "pkg/local/x.py": "",
+    "pkg/mod.py": "",
+    "other/secret_b.txt": "",  # pkg's rules stay in pkg
+}
+
+
+@pytest.mark.skipif(not has_git(), reason="git compares the result")
+def test_ignore_rules_without_git_are_the_ones_git_applies(tmp_path):
+    for name in ("plain", "repo"):
+        for rel, text in IGNORE_TREE.items():
+            path = tmp_path / name / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+    git(tmp_path / "repo", "init", "-q")
+    listed = git(tmp_path / "repo", "ls-files", "--others", "--exclude-standard").split()
+    assert sorted(listed) == Workspace.at(tmp_path / "plain").files()
+    assert "keep.log" in listed and "lib/out/inner.py" in listed and "pkg/notes.tmp" in listed
+    assert Workspace.at(tmp_path / "plain").files("pkg") == [
+        "pkg/.gitignore",
+        "pkg/mod.py",
+        "pkg/notes.tmp",
+    ]
