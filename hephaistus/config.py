@@ -1,8 +1,9 @@
 """Settings, merged from flags > environment > workspace config > user config > defaults.
 
 The workspace config is `.heph.toml` or `[tool.hephaistus]` in the workspace's `pyproject.toml`;
-the user config is `~/.config/hephaistus/config.toml` (honouring XDG_CONFIG_HOME). An unknown key
-or a value of the wrong type is an error that names the file and the key.
+the user config is `config.toml` in the platform's config folder (`~/.config/hephaistus` on
+Linux, honouring XDG_CONFIG_HOME; see userdirs). An unknown key or a value of the wrong type
+is an error that names the file and the key.
 """
 
 from __future__ import annotations
@@ -150,8 +151,9 @@ def is_loopback_url(url: str | None) -> bool:
 
 
 def user_config_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "hephaistus" / "config.toml"
+    from hephaistus.userdirs import config_dir
+
+    return config_dir() / "config.toml"
 
 
 def find_workspace(start: Path) -> Path:

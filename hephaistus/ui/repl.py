@@ -11,7 +11,6 @@ is a session on disk, and its writes are checkpointed for /undo.
 from __future__ import annotations
 
 import difflib
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -33,8 +32,9 @@ from hephaistus.ui.render import ConsoleSink
 
 
 def history_path() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "hephaistus" / "history"
+    from hephaistus.userdirs import state_dir
+
+    return state_dir() / "history"
 
 
 class ReplCompleter(Completer):

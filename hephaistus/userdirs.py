@@ -1,0 +1,38 @@
+"""Where heph keeps a person's own files (the user config, the chat history): the platform's
+folders (platformdirs: ~/Library/Application Support on macOS, %LOCALAPPDATA% on Windows, the
+XDG folders on Linux). `XDG_CONFIG_HOME` / `XDG_STATE_HOME` are honoured wherever they are set,
+and a folder an earlier version made under ~/.config or ~/.local/state keeps being used.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+APP = "hephaistus"
+
+
+def config_dir() -> Path:
+    """Holds config.toml."""
+    from platformdirs import user_config_dir
+
+    legacy = Path.home() / ".config" / APP
+    return chosen(os.environ.get("XDG_CONFIG_HOME"), Path(user_config_dir(APP, False)), legacy)
+
+
+def state_dir() -> Path:
+    """Holds the chat history."""
+    from platformdirs import user_state_dir
+
+    legacy = Path.home() / ".local" / "state" / APP
+    return chosen(os.environ.get("XDG_STATE_HOME"), Path(user_state_dir(APP, False)), legacy)
+
+
+def chosen(xdg_home: str | None, platform: Path, legacy: Path) -> Path:
+    """The XDG variable's folder when set; else the platform's, unless only the folder of an
+    earlier version exists (it keeps working)."""
+    if xdg_home:
+        return Path(xdg_home) / APP
+    if not platform.exists() and legacy.exists():
+        return legacy
+    return platform
