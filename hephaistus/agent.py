@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hephaistus import project_commands
+from hephaistus import instructions, project_commands
 from hephaistus.approvals import approve_all
 from hephaistus.checkpoints import Checkpoints
 from hephaistus.compaction import LEARNED_FROM_ERROR, Compactor, context_window
@@ -16,7 +16,7 @@ from hephaistus.config import Config
 from hephaistus.engine import Outcome, ReactEngine, Run
 from hephaistus.errors import HephError, ModelError, Terminated
 from hephaistus.prompting import system_prompt
-from hephaistus.repomap import Focus, RepoMap
+from hephaistus.repomap import Focus, RepoMap, code_words
 from hephaistus.seams import Approver, Engine, EventSink, Message, Model, NullSink
 from hephaistus.session import TASK_SESSION, Session, SessionStore
 from hephaistus.state import AgentState
@@ -38,7 +38,7 @@ class Agent:
         registry: Registry | None = None,
         sink: EventSink | None = None,
         approve: Approver = approve_all,
-        announce_window: bool = False,
+        announce: bool = False,
     ) -> None:
         if model is None:
             from hephaistus.llm import ChatModel
@@ -51,7 +51,8 @@ class Agent:
         self.registry = registry or default_registry()
         self.sink = sink or NullSink()
         self.approve = approve
-        self.announce_window = announce_window  # say which window is used (-v)
+        self.announce = announce  # -v: say what the run works with (window, instructions)
+        self.instructions = instructions.Instructions()  # as last read
         self.sessions = SessionStore(workspace.heph_dir / "sessions")
         self.state = AgentState.load(self._state_file)
         self._saved_state: bytes | None = None  # what the last save wrote
@@ -85,18 +86,12 @@ class Agent:
         if not self.window_asked:
             self._ask_server_for_the_window()
         summary = self._workspace_summary(task)  # before the session, so it never dangles
+        prompt = self._system_prompt(task)
         if not self.messages:
-            self.messages = [
-                {
-                    "role": "system",
-                    "content": system_prompt(
-                        self.registry,
-                        self.workspace.root,
-                        project_commands.describe(self.commands),
-                        leave_out=() if self.workspace.git_dir() else git_tools.NAMES,
-                    ),
-                }
-            ]
+            self.messages = [{"role": "system", "content": prompt}]
+        elif self.messages[0]["role"] == "system" and self.messages[0]["content"] != prompt:
+            # The instructions changed since the last task: the new ones hold from now on.
+            self.messages[0] = {"role": "system", "content": prompt}
         session = self.sessions.create(
             kind=TASK_SESSION,
             task=task,
@@ -159,7 +154,7 @@ class Agent:
         if served:
             window, source = context_window(self.model.name, None, served)
             self.compactor.window, self.compactor.source = window, source
-        if self.announce_window:  # -v: what the run works with, and where that came from
+        if self.announce:  # -v: what the run works with, and where that came from
             self.sink.notice(self.compactor.describe())
             for command in self.commands.values():
                 self.sink.notice(f"command {command.name}: {command.command} ({command.source})")
@@ -172,6 +167,27 @@ class Agent:
             remember(
                 self.workspace.heph_dir / "cache" / "windows.json", window, self.compactor.source
             )
+
+    def _system_prompt(self, task: str) -> str:
+        """The system prompt for this task, with the project's instructions read afresh."""
+        in_play = [
+            *code_words(task)[0],
+            self.state.last_modified_file or "",
+            *self.state.active_files,
+        ]
+        self.instructions = instructions.load(
+            self.workspace, self.config.instructions, [p for p in in_play if p]
+        )
+        missing = [s for s in self.instructions.sources if s.problem]
+        if self.announce or missing:
+            self.sink.notice(f"instructions: {self.instructions.describe()}")
+        return system_prompt(
+            self.registry,
+            self.workspace.root,
+            project_commands.describe(self.commands),
+            leave_out=() if self.workspace.git_dir() else git_tools.NAMES,
+            instructions=self.instructions.text,
+        )
 
     def _workspace_summary(self, task: str) -> str:
         focus = Focus(task, [self.state.last_modified_file or "", *self.state.active_files])

@@ -269,7 +269,7 @@ def run_task(args: argparse.Namespace) -> int:
     approval = Approval(
         sink, yes=args.yes, dry_run=args.dry_run, interactive=False if args.json else None
     )
-    agent = Agent(workspace, config, sink=sink, approve=approval, announce_window=args.verbose)
+    agent = Agent(workspace, config, sink=sink, approve=approval, announce=args.verbose)
     if args.continue_:
         agent.continue_conversation(_last_conversation(agent))
     outcome = agent.execute(task)
@@ -315,7 +315,7 @@ def run_chat(args: argparse.Namespace) -> int:
         interactive=True,
         saved=SavedApprovals(workspace.heph_dir),
     )
-    agent = Agent(workspace, config, sink=sink, approve=approval, announce_window=args.verbose)
+    agent = Agent(workspace, config, sink=sink, approve=approval, announce=args.verbose)
     if args.continue_:
         agent.continue_conversation(_last_conversation(agent))
     return Repl(agent, sink, approval, history=history_path()).run()

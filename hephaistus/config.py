@@ -110,6 +110,13 @@ class Config:
             "beyond the usual ones, e.g. ['DJANGO_*']"
         ),
     )
+    instructions: tuple[str, ...] = field(
+        default=(),
+        metadata=_doc(
+            "files of project instructions for the model, instead of AGENTS.md "
+            "(else CLAUDE.md, CONVENTIONS.md) at the root and on the way to the files in play"
+        ),
+    )
     # Not settable from files: the key comes from the environment only, so it never lands in a
     # file that might be committed.
     api_key: str | None = field(default=None, repr=False, metadata=_doc(""))
@@ -126,7 +133,7 @@ class Config:
 
 
 FILE_KEYS = {f.name for f in fields(Config)} - {"api_key"}
-LIST_KEYS = {"verify_after_edits", "pass_env"}  # lists of strings in a file
+LIST_KEYS = {"verify_after_edits", "pass_env", "instructions"}  # lists of strings in a file
 DOCS_KEYS = {f.name for f in fields(DocsConfig)}
 
 ENV_KEYS = {

@@ -28,10 +28,12 @@ def system_prompt(
     workspace_root: Path | None = None,
     commands: str = "",
     leave_out: Collection[str] = (),
+    instructions: str = "",
 ) -> str:
     """The system prompt: the template with the tool list and the project commands filled in.
     Tools in `leave_out` (the git tools outside a repository) are not offered: every request
-    would carry them, and each call would fail."""
+    would carry them, and each call would fail. The project's instructions follow."""
     template = load_template("system.md", workspace_root)
     tools = registry.describe(leave_out)
-    return template.replace("{{tools}}", tools).replace("{{commands}}", commands)
+    prompt = template.replace("{{tools}}", tools).replace("{{commands}}", commands)
+    return f"{prompt.rstrip()}\n\n{instructions}\n" if instructions else prompt

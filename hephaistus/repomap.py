@@ -192,7 +192,7 @@ _FILE_NAME = re.compile(r"[\w-]+\.[A-Za-z]\w{0,9}")
 MAX_WORD = 200
 
 
-def _code_words(task: str) -> tuple[set[str], set[str]]:
+def code_words(task: str) -> tuple[set[str], set[str]]:
     """(paths, identifiers) the task names; the last part of a dotted identifier counts too."""
     paths: set[str] = set()
     names: set[str] = set()
@@ -226,7 +226,7 @@ def _mentioned(files: Iterable[str], infos: dict[str, FileInfo], task: str) -> d
     identifier they declare (60-85: the fewer files declare it, the more it says)."""
     if not task:
         return {}
-    paths, names = _code_words(task)
+    paths, names = code_words(task)
     found: dict[str, float] = {}
     for rel in files:
         name, bare = rel.rpartition("/")[2], _without_suffix(rel)

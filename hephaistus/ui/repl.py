@@ -264,8 +264,11 @@ class Repl:
         self.console.print("new conversation; the agent state is kept (/state shows it)")
 
     def cmd_state(self, argument: str) -> None:
-        """Show the agent state (sent with each task, then whenever it changes)."""
+        """Show the agent state (sent with each task, then whenever it changes) and the
+        project instructions the last task read."""
         self.console.print(self.sink.safe(self.agent.state.render()), markup=False)
+        described = self.agent.instructions.describe()
+        self.console.print(self.sink.safe(f"instructions: {described}"), markup=False)
 
     def cmd_tokens(self, argument: str) -> None:
         """Show the tokens used and how full the context window is."""

@@ -1,0 +1,99 @@
+"""The project's own instructions for coding agents: `AGENTS.md` (the root's, and those of the
+folders on the way to the files in play, nearest first), else `CLAUDE.md` or Aider's
+`CONVENTIONS.md` in the same folder; or the files `.heph.toml` names (`instructions = [...]`).
+
+They follow the system prompt, read afresh for every task, bounded in size (what was cut is
+said, to the model and with -v). Every file passes the same containment and secret checks as
+the tools' paths, so a link cannot bring in a file from outside the workspace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from hephaistus.textfile import NotTextError, read_text
+from hephaistus.workspace import PathError, Workspace
+
+FILE_NAMES = ("AGENTS.md", "CLAUDE.md", "CONVENTIONS.md")  # the first one a folder has
+LIMIT_CHARS = 12_000  # all files together (about 3,000 tokens)
+
+
+@dataclass(frozen=True)
+class Source:
+    path: str
+    chars: int = 0  # of the file
+    cut: int = 0  # characters left out for the size bound
+    problem: str = ""  # why it was not read (a named file only)
+
+    def describe(self) -> str:
+        if self.problem:
+            return f"{self.path} (not read: {self.problem})"
+        if self.cut:
+            return f"{self.path} ({self.cut:,} of {self.chars:,} characters cut)"
+        return f"{self.path} ({self.chars:,} characters)"
+
+
+@dataclass
+class Instructions:
+    text: str = ""  # for the system prompt; empty when there are none
+    sources: list[Source] = field(default_factory=list)
+
+    def describe(self) -> str:
+        return ", ".join(source.describe() for source in self.sources) or "none"
+
+
+def load(workspace: Workspace, named: tuple[str, ...], in_play: list[str]) -> Instructions:
+    """The instructions for a task touching `in_play` (workspace-relative files or folders)."""
+    paths = list(named) if named else _found(workspace, in_play)
+    sections: list[str] = []
+    sources: list[Source] = []
+    room = LIMIT_CHARS
+    for path in paths:
+        try:
+            rel, real = workspace.check(path)
+            text = read_text(real, rel).text.strip()
+        except (PathError, OSError, NotTextError) as error:
+            if named:  # asked for by name: say why it is missing
+                sources.append(Source(path, problem=_reason(error)))
+            continue
+        kept = text[:room]
+        cut = len(text) - len(kept)
+        if cut:
+            kept += f"\n[... {cut:,} more characters of {rel} cut]"
+        room -= len(kept)
+        sources.append(Source(rel, len(text), cut))
+        sections.append(f"## {rel}\n{kept}")
+    if not sections:
+        return Instructions("", sources)
+    header = "Project instructions (from the project's files; follow them):"
+    return Instructions("\n\n".join([header, *sections]), sources)
+
+
+def _found(workspace: Workspace, in_play: list[str]) -> list[str]:
+    """The instruction file of each folder from the files in play up to the root, nearest
+    first, each folder once."""
+    folders: list[str] = []
+    for rel in in_play:
+        try:
+            real = workspace.resolve(rel)
+        except PathError:
+            continue
+        path = PurePosixPath(workspace.relative(real))
+        chain = [path, *path.parents] if real.is_dir() else list(path.parents)
+        folders += [str(folder) for folder in chain if str(folder) != "."]
+    ordered = sorted(dict.fromkeys(folders), key=lambda f: -f.count("/"))  # deepest first
+    found = []
+    for folder in [*ordered, "."]:
+        for name in FILE_NAMES:
+            rel = name if folder == "." else f"{folder}/{name}"
+            if (workspace.root / rel).is_file():
+                found.append(rel)
+                break
+    return found
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, FileNotFoundError):
+        return "no such file"
+    return str(error)

@@ -1,0 +1,89 @@
+"""Project instructions (AGENTS.md and friends) in the system prompt, on real files, through
+the loopback server."""
+
+from conftest import final
+
+
+def system_of(chat_server, request=-1):
+    return chat_server.requests[request]["messages"][0]["content"]
+
+
+def write(workspace, rel, text):
+    path = workspace / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_the_root_agents_md_and_the_nested_ones_on_the_way(heph, chat_server, workspace):
+    write(workspace, "AGENTS.md", "Use tabs in this project.\n")
+    write(workspace, "src/pkg/AGENTS.md", "pkg: never import requests.\n")
+    write(workspace, "src/pkg/core.py", "x = 1\n")
+    write(workspace, "other/AGENTS.md", "other: not in play.\n")
+    chat_server.reply(final("ok")).reply(final("ok"))
+    assert heph("fix src/pkg/core.py").code == 0
+    prompt = system_of(chat_server)
+    assert prompt.index("## src/pkg/AGENTS.md\npkg: never import requests.") < prompt.index(
+        "## AGENTS.md\nUse tabs in this project."
+    )  # nearest first
+    assert "not in play" not in prompt
+    assert heph("say hello").code == 0
+    prompt = system_of(chat_server)
+    assert "Use tabs" in prompt and "never import requests" not in prompt
+
+
+def test_claude_md_then_conventions_md_when_there_is_no_agents_md(heph, chat_server, workspace):
+    write(workspace, "CONVENTIONS.md", "Conventions: snake_case.\n")
+    chat_server.reply(final("ok")).reply(final("ok")).reply(final("ok"))
+    heph("task")
+    assert "## CONVENTIONS.md\nConventions: snake_case." in system_of(chat_server)
+    write(workspace, "CLAUDE.md", "Claude: run make test.\n")
+    heph("task")
+    assert "Claude: run make test." in system_of(chat_server)
+    assert "snake_case" not in system_of(chat_server)  # one file per folder
+    write(workspace, "AGENTS.md", "Agents first.\n")
+    heph("task")
+    assert "Agents first." in system_of(chat_server) and "Claude" not in system_of(chat_server)
+
+
+def test_files_named_in_the_config_and_what_cannot_be_read(heph, chat_server, workspace, tmp_path):
+    write(workspace, "AGENTS.md", "not this one\n")
+    write(workspace, "docs/STYLE.md", "Style: short functions.\n")
+    write(workspace, ".env.md", "TOKEN=abc\n")
+    (tmp_path / "outside.md").write_text("from outside the workspace\n")
+    (workspace / "linked.md").symlink_to(tmp_path / "outside.md")
+    write(
+        workspace,
+        ".heph.toml",
+        'instructions = ["docs/STYLE.md", "missing.md", ".env.md", "linked.md"]\n',
+    )
+    chat_server.reply(final("ok"))
+    result = heph("task")
+    prompt = system_of(chat_server)
+    assert "Style: short functions." in prompt
+    assert "not this one" not in prompt and "TOKEN" not in prompt and "outside" not in prompt
+    notice = next(line for line in result.stderr.splitlines() if "instructions:" in line)
+    assert "docs/STYLE.md (23 characters)" in notice
+    assert "missing.md (not read: no such file)" in notice
+    assert ".env.md (not read: .env.md looks like a secret file" in notice
+    assert "linked.md (not read: 'linked.md' is outside the workspace" in notice
+
+
+def test_a_long_file_is_cut_and_says_so(heph, chat_server, workspace):
+    write(workspace, "AGENTS.md", "rule\n" * 5_000)  # 25,000 characters
+    chat_server.reply(final("ok"))
+    result = heph("-v", "task")
+    prompt = system_of(chat_server)
+    assert "[... 12,999 more characters of AGENTS.md cut]" in prompt
+    assert len(prompt) < 16_000
+    assert "instructions: AGENTS.md (12,999 of 24,999 characters cut)" in result.stderr
+
+
+def test_read_afresh_for_each_task(heph, chat_server, workspace):
+    write(workspace, "AGENTS.md", "Version one.\n")
+    chat_server.reply(final("first")).reply(final("second"))
+    heph("first task")
+    write(workspace, "AGENTS.md", "Version two.\n")
+    assert heph("-c", "second task").code == 0
+    second = chat_server.requests[1]["messages"]
+    assert "Version two." in second[0]["content"] and "Version one." not in second[0]["content"]
+    assert second[1]["content"].startswith("first task")  # the conversation is kept
