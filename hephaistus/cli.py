@@ -15,7 +15,7 @@ from typing import Any
 from hephaistus import __version__
 from hephaistus.errors import EXIT_INTERRUPTED, EXIT_USAGE, ConfigError, HephError
 
-SUBCOMMANDS = ("docs", "sessions", "replay", "undo", "stats")
+SUBCOMMANDS = ("docs", "sessions", "replay", "undo", "stats", "models")
 
 EPILOG = """\
 commands:
@@ -27,6 +27,7 @@ commands:
   heph docs [--check|--fix] [--staged] [PATHS...]
                               find missing or stale docstrings (--check, offline), or write them
   heph stats                  per model: well-formed replies, edits applied, steps, tokens
+  heph models                 the endpoint's models, the configured one marked
 
 exit codes: 0 answered, 1 the agent failed, 2 usage or configuration error,
             3 a write was refused, 130 interrupted
@@ -434,7 +435,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
         return 1 if problems else 0
     from hephaistus.llm import ChatModel
 
-    _require_endpoint(config)
+    config = _with_endpoint(config)
     # A hook must not hang a commit: the docs timeout, and a timeout is not tried again.
     model = ChatModel(replace(config, timeout=config.docs.timeout))
     model.retry_timeouts = False
@@ -448,6 +449,59 @@ def cmd_docs(args: argparse.Namespace) -> int:
         max_files=args.max_files,
         diff=args.diff,
     )
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    """The endpoint's models (a local server found when none is set), the configured one
+    marked, with the context window where the server tells it."""
+    from dataclasses import replace
+
+    from hephaistus.discovery import ListingError, discover, list_models
+    from hephaistus.llm import OPENAI_URL, missing_key_message
+
+    _, config = _workspace_and_config(args)
+    if not config.resolved_api_key():
+        found = discover()
+        if found is None:
+            raise ConfigError(missing_key_message())
+        say(f"heph: {found.name} at {found.base_url} (found on this machine)", sys.stderr)
+        config = replace(config, base_url=found.base_url)
+    url = config.base_url or OPENAI_URL
+    try:
+        models = list_models(url, config.resolved_api_key())
+    except ListingError as error:
+        raise HephError(str(error)) from None
+    if config.is_local:
+        models = [m if m.window else replace(m, window=_served(url, m.id, config)) for m in models]
+    configured = _model_used(config, [m.id for m in models])
+    if args.json:
+        from hephaistus.ui.render import print_json
+
+        listed = [{**m.__dict__, "configured": m.id == configured} for m in models]
+        print_json({"base_url": url, "models": listed})
+        return 0
+    from hephaistus.ui.tables import models_table
+
+    print_table(models_table(models, configured))
+    if configured and configured not in {m.id for m in models}:
+        say(f"heph: the configured model {configured} is not among them", sys.stderr)
+    return 0
+
+
+def _model_used(config: Any, names: list[str]) -> str | None:
+    """The model heph would ask: the configured one, or a local server's only one."""
+    from hephaistus.config import Config
+
+    if config.model != Config().model or not config.is_local:
+        return str(config.model)
+    return names[0] if len(names) == 1 else None
+
+
+def _served(url: str, model: str, config: Any) -> int | None:
+    from hephaistus.serverinfo import served_window
+
+    found = served_window(url, model, config.resolved_api_key())
+    return found[0] if found else None
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -475,6 +529,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "replay": cmd_replay,
     "undo": cmd_undo,
     "docs": cmd_docs,
+    "models": cmd_models,
     "stats": cmd_stats,
 }
 
@@ -509,17 +564,44 @@ def _workspace_and_config(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _workspace_and_model_config(args: argparse.Namespace) -> tuple[Any, Any]:
-    """As `_workspace_and_config`, and a model endpoint must be configured."""
+    """As `_workspace_and_config`, and a model endpoint must be configured (or found)."""
     workspace, config = _workspace_and_config(args)
-    _require_endpoint(config)
-    return workspace, config
+    return workspace, _with_endpoint(config)
 
 
-def _require_endpoint(config: Any) -> None:
+def _with_endpoint(config: Any) -> Any:
+    """`config`, with a local server found on its usual address when no endpoint is set."""
     from hephaistus.llm import missing_key_message
 
-    if not config.resolved_api_key():
+    if config.resolved_api_key():
+        return config
+    from dataclasses import replace
+
+    from hephaistus.config import Config
+    from hephaistus.discovery import discover
+
+    found = discover()
+    if found is None:
         raise ConfigError(missing_key_message())
+    names = [model.id for model in found.models]
+    configured = config.model if config.model != Config().model else None
+    if configured and (configured in names or not names):
+        model = configured
+    elif len(names) == 1:
+        model = names[0]
+    elif not names:
+        raise ConfigError(f"{found.name} at {found.base_url} serves no model; load one first")
+    else:
+        raise ConfigError(
+            f"{found.name} at {found.base_url} serves several models; pass one with -m "
+            f"(or HEPH_MODEL): {', '.join(names)}"
+        )
+    say(
+        f"heph: using {found.name} at {found.base_url}, model {model} (found on this machine; "
+        "set OPENAI_BASE_URL to choose)",
+        sys.stderr,
+    )
+    return replace(config, base_url=found.base_url, model=model)
 
 
 def _last_conversation(agent: Any) -> list[dict[str, str]]:

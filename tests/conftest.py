@@ -58,6 +58,7 @@ def environment(home: Path, url: str, extra: dict[str, str | None] | None = None
         "XDG_STATE_HOME": str(home / ".state"),
         "OPENAI_BASE_URL": url,
         "HEPH_TIMEOUT": "5",
+        "HEPH_DISCOVER": "",  # never look for a real model server on this machine
         "PYTHONIOENCODING": "utf-8",
         "NO_COLOR": "1",
     }

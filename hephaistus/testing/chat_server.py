@@ -58,6 +58,7 @@ class ChatServer:
         reject_stream_options: bool = False,
         context_window: int | None = None,
         flavour: str = "openai",
+        models: tuple[str, ...] = ("scripted",),
     ) -> None:
         self.script: deque[Step] = deque()
         # When the script is empty: the reply computed from the request (requests that come
@@ -73,6 +74,7 @@ class ChatServer:
         self.reject_stream_options = reject_stream_options
         self.context_window = context_window
         self.flavour = flavours.get(flavour)
+        self.models = models  # what GET /v1/models lists
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
 
@@ -140,7 +142,8 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def do_GET(self) -> None:
-        answer = self.chat.flavour.get_answer(self.path.rstrip("/"), self.chat.context_window)
+        path = self.path.rstrip("/")
+        answer = self.chat.flavour.get_answer(path, self.chat.context_window, self.chat.models)
         if answer is not None:
             self._json(200, answer)
         else:

@@ -20,18 +20,21 @@ class Flavour:
     name: str
     empty_stream_on_overflow: bool = False  # a 200 with an empty stream instead of a 400
 
-    def get_answer(self, path: str, window: int | None) -> dict[str, Any] | None:
+    def get_answer(
+        self, path: str, window: int | None, models: tuple[str, ...] = ("scripted",)
+    ) -> dict[str, Any] | None:
         """The answer to a GET the server knows, or None (a 404)."""
-        model: dict[str, Any] = {"id": "scripted", "object": "model"}
         if path.endswith("/api/v0/models"):
             if self.name != "lmstudio" or not window:
                 return None
             loaded = {"max_context_length": window * 4, "loaded_context_length": window}
-            return {"data": [{"id": "scripted", **loaded}]}
+            return {"data": [{"id": name, **loaded} for name in models]}
         if path.endswith("/models"):
+            listed: list[dict[str, Any]] = [{"id": name, "object": "model"} for name in models]
             if self.name == "vllm" and window:
-                model["max_model_len"] = window
-            return {"object": "list", "data": [model]}
+                for model in listed:
+                    model["max_model_len"] = window
+            return {"object": "list", "data": listed}
         if path.endswith("/props") and self.name == "llama.cpp" and window:
             return {"default_generation_settings": {"n_ctx": window}, "total_slots": 1}
         return None

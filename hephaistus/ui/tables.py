@@ -1,4 +1,4 @@
-"""The tables people read: the session list and the per-model stats, as rich Tables.
+"""The tables people read: the session list, the per-model stats and the models, as rich Tables.
 
 In a terminal rich fits them to its width (a long task is cut with an ellipsis); into a pipe or a
 file every row stays one whole line. Cell text from session files is shown safely.
@@ -9,6 +9,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from hephaistus.analytics import ModelStats, SessionRow
+from hephaistus.discovery import ModelInfo
 from hephaistus.ui.escape import visible
 
 
@@ -18,6 +19,14 @@ def sessions_table(rows: list[SessionRow]) -> Table:
         table.add_row(
             row.id, row.started, str(row.steps), str(row.tokens), row.outcome, visible(row.task)
         )
+    return table
+
+
+def models_table(models: list[ModelInfo], configured: str | None) -> Table:
+    table = _table("", "MODEL", "CONTEXT")
+    for model in models:
+        window = f"{model.window:,}" if model.window else "-"
+        table.add_row("*" if model.id == configured else "", visible(model.id), window)
     return table
 
 

@@ -1,0 +1,97 @@
+"""Local model servers found without setup, and the models an endpoint serves.
+
+With no endpoint configured, heph looks for a server on its usual loopback address (Ollama on
+11434, llama.cpp's server on 8080, LM Studio on 1234) with short timeouts, and uses the first
+that answers `/v1/models`. `HEPH_DISCOVER` replaces the addresses (comma-separated base URLs;
+empty turns discovery off), so tests never touch a real service. Only loopback addresses are
+ever asked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hephaistus.config import is_loopback_url
+
+KNOWN_SERVERS = (
+    ("Ollama", "http://127.0.0.1:11434/v1"),
+    ("llama.cpp", "http://127.0.0.1:8080/v1"),
+    ("LM Studio", "http://127.0.0.1:1234/v1"),
+)
+PROBE_SECONDS = 0.5  # a loopback server answers at once; refused connections fail at once
+LIST_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    id: str
+    window: int | None = None  # context tokens, when the listing says (vLLM, LM Studio)
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    name: str
+    base_url: str
+    models: list[ModelInfo]
+
+
+class ListingError(RuntimeError):
+    """The endpoint did not list its models."""
+
+
+def candidates(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(name, base URL) to probe, loopback only."""
+    environ = os.environ if environ is None else environ
+    configured = environ.get("HEPH_DISCOVER")
+    if configured is None:
+        return list(KNOWN_SERVERS)
+    urls = [u.strip().rstrip("/") for u in configured.split(",") if u.strip()]
+    return [("a local server", url) for url in urls if is_loopback_url(url)]
+
+
+def discover() -> LocalServer | None:
+    """The first local server that lists its models, or None."""
+    for name, url in candidates():
+        try:
+            models = list_models(url, None, timeout=PROBE_SECONDS)
+        except ListingError:
+            continue
+        return LocalServer(name, url, models)
+    return None
+
+
+def list_models(
+    base_url: str, api_key: str | None, timeout: float = LIST_SECONDS
+) -> list[ModelInfo]:
+    """The models `GET {base_url}/models` lists, with their windows when it says them."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    request = urllib.request.Request(f"{base_url.rstrip('/')}/models", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+            data = json.loads(response.read(1_000_000))
+    except urllib.error.HTTPError as error:
+        raise ListingError(f"{base_url}/models answered HTTP {error.code}") from None
+    except (OSError, ValueError) as error:
+        raise ListingError(f"{base_url}/models: {getattr(error, 'reason', error)}") from None
+    entries = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise ListingError(f"{base_url}/models did not list models")
+    return [
+        ModelInfo(str(entry["id"]), _window(entry))
+        for entry in entries
+        if isinstance(entry, dict) and entry.get("id")
+    ]
+
+
+def _window(entry: dict[str, Any]) -> int | None:
+    for key in ("max_model_len", "loaded_context_length", "context_length", "max_context_length"):
+        value = entry.get(key)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None

@@ -1,0 +1,73 @@
+"""A local model server found without setup, and `heph models`, against loopback servers
+that answer as Ollama, llama.cpp and vLLM do (the discovery addresses point at them)."""
+
+import pytest
+
+from conftest import final
+from hephaistus.testing import ChatServer
+
+
+@pytest.fixture
+def ollama():
+    with ChatServer(flavour="ollama", models=("qwen2.5-coder:7b",), context_window=8192) as chat:
+        yield chat
+
+
+def nowhere():
+    """A loopback address where nothing listens."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+def test_a_local_server_is_found_and_used(heph, ollama):
+    ollama.reply(final("hello from ollama"))
+    env = {"OPENAI_BASE_URL": None, "HEPH_DISCOVER": f"{nowhere()},{ollama.url}"}
+    result = heph("say hello", env=env)
+    assert result.code == 0, result.stderr
+    assert result.stdout.strip() == "hello from ollama"
+    assert f"heph: using a local server at {ollama.url}, model qwen2.5-coder:7b" in result.stderr
+    assert ollama.requests[0]["model"] == "qwen2.5-coder:7b"
+
+
+def test_several_models_need_a_choice(heph, workspace):
+    with ChatServer(models=("llama3", "qwen2.5-coder")) as server:
+        env = {"OPENAI_BASE_URL": None, "HEPH_DISCOVER": server.url}
+        result = heph("task", env=env)
+        assert result.code == 2
+        assert "serves several models; pass one with -m" in result.stderr
+        assert "llama3, qwen2.5-coder" in result.stderr
+        server.reply(final("ok"))
+        chosen = heph("-m", "qwen2.5-coder", "task", env=env)
+        assert chosen.code == 0 and server.requests[-1]["model"] == "qwen2.5-coder"
+
+
+def test_nothing_found_is_the_clear_configuration_error(heph):
+    result = heph("task", env={"OPENAI_BASE_URL": None, "HEPH_DISCOVER": nowhere()})
+    assert result.code == 2 and "no model endpoint is configured" in result.stderr
+
+
+def test_only_loopback_addresses_are_ever_asked(heph):
+    env = {"OPENAI_BASE_URL": None, "HEPH_DISCOVER": "http://192.0.2.1:11434/v1"}
+    result = heph("task", env=env, timeout=5)
+    assert result.code == 2 and "no model endpoint is configured" in result.stderr
+
+
+def test_models_lists_the_endpoint_models_marking_the_configured_one(heph):
+    with ChatServer(flavour="vllm", models=("a-model", "b-model"), context_window=32768) as vllm:
+        result = heph("models", env={"OPENAI_BASE_URL": vllm.url, "HEPH_MODEL": "b-model"})
+        assert result.code == 0, result.stderr
+        lines = [line.split() for line in result.stdout.splitlines()]
+        assert lines[0] == ["MODEL", "CONTEXT"]
+        assert ["a-model", "32,768"] in lines and ["*", "b-model", "32,768"] in lines
+        data = heph("models", "--json", env={"OPENAI_BASE_URL": vllm.url}).json
+        assert data["models"][0] == {"id": "a-model", "window": 32768, "configured": False}
+
+
+def test_models_asks_a_local_server_for_the_window_it_runs(heph, ollama):
+    result = heph("models", env={"OPENAI_BASE_URL": None, "HEPH_DISCOVER": ollama.url})
+    assert result.code == 0, result.stderr
+    assert result.stdout.splitlines()[1].split() == ["*", "qwen2.5-coder:7b", "8,192"]
+    assert f"a local server at {ollama.url} (found on this machine)" in result.stderr
