@@ -186,6 +186,12 @@ def _common_options() -> argparse.ArgumentParser:
     common.add_argument(
         "--json", action="store_true", help="print one JSON object with the outcome"
     )
+    common.add_argument(
+        "--output",
+        choices=("text", "jsonl"),
+        default="text",
+        help="jsonl: stream one JSON object per event on stdout as it happens",
+    )
     common.add_argument("-q", "--quiet", action="store_true", help="print only the answer")
     common.add_argument("-v", "--verbose", action="store_true", help="show whole observations")
     common.add_argument("--version", action="version", version=f"heph {__version__}")
@@ -254,7 +260,10 @@ def _positive_int(text: str) -> int:
 
 def run_task(args: argparse.Namespace) -> int:
     task = " ".join(args.task).strip()
-    if not task and sys.stdin.isatty() and not args.json:
+    streaming = args.output == "jsonl"
+    if streaming and args.json:
+        raise ConfigError("--json and --output jsonl: choose one")
+    if not task and sys.stdin.isatty() and not args.json and not streaming:
         return run_chat(args)
     if not task and not sys.stdin.isatty():
         task = sys.stdin.read().strip()
@@ -267,10 +276,17 @@ def run_task(args: argparse.Namespace) -> int:
 
     workspace, config = _workspace_and_model_config(args)
     sink: Any = NullSink() if args.json else ConsoleSink(verbose=args.verbose, quiet=args.quiet)
+    if streaming:
+        from hephaistus.ui.events import EventStream
+
+        sink = EventStream()
+    quiet_terminal = args.json or streaming  # stdout is for machines: never ask
     approval = Approval(
-        sink, yes=args.yes, dry_run=args.dry_run, interactive=False if args.json else None
+        sink, yes=args.yes, dry_run=args.dry_run, interactive=False if quiet_terminal else None
     )
     agent = Agent(workspace, config, sink=sink, approve=approval, announce=args.verbose)
+    if streaming:
+        agent.sessions.tee = sink.record
     if args.continue_:
         agent.continue_conversation(_last_conversation(agent))
     outcome = agent.execute(task)

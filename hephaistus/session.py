@@ -11,7 +11,7 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -58,7 +58,12 @@ class Session:
     """One task from input to answer, written to disk as it goes."""
 
     def __init__(
-        self, path: Path, header: dict[str, Any], *, secrets: list[str] | None = None
+        self,
+        path: Path,
+        header: dict[str, Any],
+        *,
+        secrets: list[str] | None = None,
+        tee: Callable[[str], None] | None = None,
     ) -> None:
         self.id = header["id"]
         self.path = path
@@ -68,6 +73,7 @@ class Session:
         self.steps = 0
         self._secrets = secrets or []  # values never written: the API key, tokens, passwords
         self._lock = threading.RLock()  # `heph docs --fix` records model calls from threads
+        self._tee = tee  # also given each record as it is written (--output jsonl)
         path.parent.mkdir(parents=True, exist_ok=True)
         # "x": never two sessions in one file. A lone surrogate (an undecodable file name, say)
         # is written as its JSON escape.
@@ -130,13 +136,16 @@ class Session:
                 return
             self._file.write(line + "\n")
             self._file.flush()
+            if self._tee:
+                self._tee(line)
 
 
 class SessionStore:
     """The sessions folder of a workspace."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, tee: Callable[[str], None] | None = None) -> None:
         self.folder = folder
+        self.tee = tee  # given every record of the sessions it creates (--output jsonl)
 
     def create(self, **header: Any) -> Session:
         """A new session whose id no other session has, in this or any other process."""
@@ -144,7 +153,10 @@ class SessionStore:
             header = {**header, "id": new_session_id(), "started": _now()}
             try:
                 return Session(
-                    self.folder / f"{header['id']}.jsonl", header, secrets=secret_values()
+                    self.folder / f"{header['id']}.jsonl",
+                    header,
+                    secrets=secret_values(),
+                    tee=self.tee,
                 )
             except FileExistsError:  # another process took this id in the same microsecond
                 continue

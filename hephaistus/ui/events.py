@@ -1,0 +1,36 @@
+"""`--output jsonl`: a run as a stream of JSON objects on standard output, one per line, as it
+happens, for CI jobs and editors. The stream carries every record the session file gets (the
+session header, the conversation's messages, each span: INPUT, LLM with its usage, TOOL with its
+arguments, output and diff, MEMO, ANSWER, and the end with the outcome), plus the notices and
+failures a person would see on the terminal. The README documents the schema.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from hephaistus.redact import hide_values, secret_values
+from hephaistus.seams import NullSink
+from hephaistus.ui.escape import json_safe
+
+
+class EventStream(NullSink):
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stdout
+
+    def record(self, line: str) -> None:
+        """A session record, as the session file got it (secrets already hidden)."""
+        self.stream.write(json_safe(line) + "\n")
+        self.stream.flush()
+
+    def notice(self, text: str) -> None:
+        self._emit({"type": "notice", "text": text})
+
+    def failure(self, message: str) -> None:
+        self._emit({"type": "failure", "message": message})
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        line = json.dumps(event, ensure_ascii=False)
+        self.record(hide_values(line, secret_values()))
