@@ -15,7 +15,7 @@ from typing import Any
 from hephaistus import __version__
 from hephaistus.errors import EXIT_INTERRUPTED, EXIT_USAGE, ConfigError, HephError
 
-SUBCOMMANDS = ("docs", "sessions", "replay", "undo", "stats", "models")
+SUBCOMMANDS = ("docs", "sessions", "replay", "undo", "stats", "models", "init")
 
 EPILOG = """\
 commands:
@@ -28,6 +28,7 @@ commands:
                               find missing or stale docstrings (--check, offline), or write them
   heph stats                  per model: well-formed replies, edits applied, steps, tokens
   heph models                 the endpoint's models, the configured one marked
+  heph init                   draft an AGENTS.md for this workspace (shown as a diff to approve)
 
 exit codes: 0 answered, 1 the agent failed, 2 usage or configuration error,
             3 a write was refused, 130 interrupted
@@ -520,6 +521,32 @@ def _served(url: str, model: str, config: Any) -> int | None:
     return found[0] if found else None
 
 
+def cmd_init(args: argparse.Namespace) -> int:
+    """Draft an AGENTS.md from what heph can see; written as any write is: shown, approved."""
+    from hephaistus.errors import Refused
+    from hephaistus.ui.approval import Approval
+    from hephaistus.ui.render import ConsoleSink
+
+    workspace, config = _workspace_and_config(args)
+    sink = ConsoleSink(verbose=args.verbose, quiet=args.quiet)
+    approval = Approval(sink, yes=args.yes, dry_run=args.dry_run)
+    from hephaistus.agents_md import create
+
+    result, _ = create(workspace, config, approval)
+    if args.dry_run:
+        say("dry run: AGENTS.md was not written", sys.stderr)
+    elif result.refused:
+        raise Refused(
+            f"{result.output}. Without a terminal to ask: pass --yes to write it, or "
+            "--dry-run to see it"
+        )
+    elif not result.ok:
+        raise HephError(result.output)
+    else:
+        say("wrote AGENTS.md: add what only you know (what not to touch, how to release)")
+    return 0
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
     """Per model, from the recorded sessions."""
     from hephaistus.analytics import collect
@@ -546,6 +573,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "undo": cmd_undo,
     "docs": cmd_docs,
     "models": cmd_models,
+    "init": cmd_init,
     "stats": cmd_stats,
 }
 

@@ -28,6 +28,12 @@ class ConfigError(HephError):
     exit_code = EXIT_USAGE
 
 
+class Refused(HephError):
+    """A write the user did not approve (or could not be asked about): exit 3."""
+
+    exit_code = EXIT_REFUSED
+
+
 class ModelError(HephError):
     """The model endpoint failed in a way retrying did not fix: exit 1."""
 

@@ -87,3 +87,28 @@ def test_read_afresh_for_each_task(heph, chat_server, workspace):
     second = chat_server.requests[1]["messages"]
     assert "Version two." in second[0]["content"] and "Version one." not in second[0]["content"]
     assert second[1]["content"].startswith("first task")  # the conversation is kept
+
+
+def test_init_drafts_an_agents_md_from_the_project(heph, workspace):
+    write(
+        workspace,
+        "pyproject.toml",
+        '[project]\nname = "x"\nrequires-python = ">=3.11"\n\n[tool.ruff]\nline-length = 88\n',
+    )
+    write(workspace, "pkg/__init__.py", "")
+    write(workspace, "pkg/core.py", 'def f(a):\n    """F.\n\n    Args:\n        a: it\n    """\n')
+    write(workspace, "tests/test_core.py", "def test_f():\n    pass\n")
+    refused = heph("init")
+    assert refused.code == 3 and "pass --yes" in refused.stderr
+    assert not (workspace / "AGENTS.md").exists()
+    assert heph("init", "--dry-run").code == 0 and not (workspace / "AGENTS.md").exists()
+    assert heph("init", "--yes").code == 0
+    text = (workspace / "AGENTS.md").read_text()
+    assert "- `pkg/`: 2 files (.py); a Python package" in text
+    assert "- `tests/`: 1 file (.py); the tests" in text
+    assert "- lint: `ruff check . && ruff format --check .`" in text
+    assert "- Python >=3.11." in text and "at most 88 characters" in text
+    assert "- Docstrings in the google style" in text and "Indentation: 4 spaces" in text
+    again = heph("init", "--yes")
+    assert again.code == 2 and "AGENTS.md exists already" in again.stderr
+    assert heph("undo").code == 0 and not (workspace / "AGENTS.md").exists()

@@ -85,12 +85,23 @@ def test_help_lists_every_command_with_its_docstring(ws):
         "sessions",
         "replay",
         "approvals",
+        "init",
         "exit",
     }
     assert set(repl.commands()) == expected
     for name in expected:
         doc = getattr(repl, f"cmd_{name}").__doc__.strip().splitlines()[0]
         assert f"/{name}" in out and doc in out
+
+
+def test_init_drafts_agents_md_for_approval_and_undo_takes_it_back(ws):
+    keys = "/init" + ENTER + "y" + ENTER + "/state" + ENTER + "/undo" + ENTER + "/init" + ENTER
+    code, out, _, _ = chat(ws, keys + "n" + ENTER + CTRL_D)
+    assert "+++ b/AGENTS.md" in out and "+- `src/`: 1 file (.py)" in out
+    assert "wrote AGENTS.md" in out
+    assert "undone: AGENTS.md (removed)" in out
+    assert "the user declined this change; AGENTS.md was not changed" in out
+    assert not (ws.root / "AGENTS.md").exists()
 
 
 def test_unknown_command_suggests_the_closest(ws):

@@ -258,6 +258,24 @@ class Repl:
         result = git_commit(context, message)
         self.console.print(Text(self.sink.safe(result.output), style="" if result.ok else "red"))
 
+    def cmd_init(self, argument: str) -> None:
+        """Draft an AGENTS.md for this workspace (a diff to approve; /undo takes it back)."""
+        from hephaistus.agents_md import create
+        from hephaistus.errors import HephError
+
+        try:
+            result, session_id = create(self.agent.workspace, self.agent.config, self.approval)
+        except HephError as error:
+            self.console.print(Text(self.sink.safe(error.message), style="yellow"))
+            return
+        self.turns.append(session_id)
+        if result.ok and not self.approval.dry_run:
+            self.console.print(
+                "wrote AGENTS.md: add what only you know; it is read with every task"
+            )
+        elif not result.ok:
+            self.console.print(Text(self.sink.safe(result.output), style="yellow"))
+
     def cmd_clear(self, argument: str) -> None:
         """Start a new conversation (the agent state is kept)."""
         self.agent.messages = []
