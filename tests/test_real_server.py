@@ -190,3 +190,16 @@ def test_heph_docs_check_and_fix(server, heph_process, workspace):
     fix = run(heph_process, url, "docs", "--fix", "-m", "smollm2", "calc.py")
     assert fix.code in (0, 1) and "Traceback" not in fix.stderr, fix.stderr
     compile((workspace / "calc.py").read_text(), "calc.py", "exec")  # never left broken
+
+
+def test_the_real_server_is_found_without_setup_and_listed(server, heph_process, workspace):
+    url, _ = server
+    env = {"OPENAI_BASE_URL": None, "HEPH_DISCOVER": url, "HEPH_TIMEOUT": "300"}
+    models = heph_process("models", env=env, timeout=120)
+    assert models.code == 0, models.stderr
+    assert f"a local server at {url} (found on this machine)" in models.stderr
+    listed = models.stdout.splitlines()[1].split()
+    assert listed[0] == "*" and listed[1].endswith(".gguf")  # llama-cpp-python names the file
+    task = heph_process("--max-steps", "1", "say hello", env=env, timeout=900)
+    assert task.code in (0, 1) and "Traceback" not in task.stderr, task.stderr
+    assert f"heph: using a local server at {url}, model {listed[1]}" in task.stderr
