@@ -270,6 +270,9 @@ def run_task(args: argparse.Namespace) -> int:
         task = sys.stdin.read().strip()
     if not task:
         raise ConfigError('no task given: heph "what to do" (see heph --help)')
+    from hephaistus.llm import warm_up
+
+    warm_up()  # the model client's import (most of a run's start) while the map is built
     from hephaistus.agent import Agent
     from hephaistus.seams import NullSink
     from hephaistus.ui.approval import Approval

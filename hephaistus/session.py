@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,14 @@ class Span:
     @property
     def seconds(self) -> float:
         return max(0.0, self.end - self.start)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The span's fields as they are (JSON values already): `asdict` would deep-copy every
+        argument and output, a cost paid on every step."""
+        return {name: getattr(self, name) for name in SPAN_FIELDS}
+
+
+SPAN_FIELDS = tuple(f.name for f in fields(Span))
 
 
 class Session:
@@ -102,7 +110,7 @@ class Session:
                     self.usage = self.usage + Usage(**span.usage)
                 if kind == "LLM":
                     self.steps += 1
-                self._write({"type": "span", **asdict(span)})
+                self._write({"type": "span", **span.to_dict()})
 
     def record(self, kind: str, name: str, output: Any, **args: Any) -> None:
         """A span that takes no time: the input, a memo, the answer."""
@@ -198,7 +206,7 @@ class RecordedSession:
         return {
             "session": self.header,
             "messages": self.messages,
-            "spans": [asdict(span) for span in self.spans],
+            "spans": [span.to_dict() for span in self.spans],
             "end": self.end,
         }
 
