@@ -148,7 +148,10 @@ ENV_KEYS = {
 def is_loopback_url(url: str | None) -> bool:
     if not url:
         return False
-    host = urlparse(url).hostname or ""
+    try:
+        host = urlparse(url).hostname or ""
+    except ValueError:  # "http://[::1:bad": not a URL at all
+        return False
     if host == "localhost":
         return True
     try:

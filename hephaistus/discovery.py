@@ -52,7 +52,8 @@ def candidates(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]
     if configured is None:
         return list(KNOWN_SERVERS)
     urls = [u.strip().rstrip("/") for u in configured.split(",") if u.strip()]
-    return [("a local server", url) for url in urls if is_loopback_url(url)]
+    usable = [u for u in urls if u.startswith(("http://", "https://")) and is_loopback_url(u)]
+    return [("a local server", url) for url in usable]
 
 
 def discover() -> LocalServer | None:
@@ -77,7 +78,11 @@ def list_models(
             data = json.loads(response.read(1_000_000))
     except urllib.error.HTTPError as error:
         raise ListingError(f"{base_url}/models answered HTTP {error.code}") from None
-    except (OSError, ValueError) as error:
+    except ValueError:
+        raise ListingError(
+            f"{base_url}/models did not answer JSON: is it the API's address?"
+        ) from None
+    except OSError as error:
         raise ListingError(f"{base_url}/models: {getattr(error, 'reason', error)}") from None
     entries = data.get("data") if isinstance(data, dict) else None
     if not isinstance(entries, list):

@@ -1,6 +1,9 @@
 """A local model server found without setup, and `heph models`, against loopback servers
 that answer as Ollama, llama.cpp and vLLM do (the discovery addresses point at them)."""
 
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
 import pytest
 
 from conftest import final
@@ -50,7 +53,8 @@ def test_nothing_found_is_the_clear_configuration_error(heph):
 
 
 def test_only_loopback_addresses_are_ever_asked(heph):
-    env = {"OPENAI_BASE_URL": None, "HEPH_DISCOVER": "http://192.0.2.1:11434/v1"}
+    addresses = "http://192.0.2.1:11434/v1, not a url, http://[::1:bad/v1, ftp://127.0.0.1/x"
+    env = {"OPENAI_BASE_URL": None, "HEPH_DISCOVER": addresses}
     result = heph("task", env=env, timeout=5)
     assert result.code == 2 and "no model endpoint is configured" in result.stderr
 
@@ -71,3 +75,25 @@ def test_models_asks_a_local_server_for_the_window_it_runs(heph, ollama):
     assert result.code == 0, result.stderr
     assert result.stdout.splitlines()[1].split() == ["*", "qwen2.5-coder:7b", "8,192"]
     assert f"a local server at {ollama.url} (found on this machine)" in result.stderr
+
+
+def test_models_from_an_address_that_is_not_the_api(heph):
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<html>a web page</html>")
+
+        def log_message(self, *args):
+            pass
+
+    site = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{site.server_address[1]}/v1"
+        result = heph("models", env={"OPENAI_BASE_URL": url})
+    finally:
+        site.shutdown()
+    assert result.code == 1 and "Traceback" not in result.stderr
+    assert f"{url}/models did not answer JSON: is it the API's address?" in result.stderr
