@@ -10,13 +10,14 @@ the tools' paths, so a link cannot bring in a file from outside the workspace.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
-from hephaistus.textfile import NotTextError, read_text
+from hephaistus.textfile import NotTextError, decode
 from hephaistus.workspace import PathError, Workspace
 
 FILE_NAMES = ("AGENTS.md", "CLAUDE.md", "CONVENTIONS.md")  # the first one a folder has
 LIMIT_CHARS = 12_000  # all files together (about 3,000 tokens)
+READ_BYTES = 4 * LIMIT_CHARS + 4  # of one file: more than fits, never a whole huge file
 
 
 @dataclass(frozen=True)
@@ -52,17 +53,19 @@ def load(workspace: Workspace, named: tuple[str, ...], in_play: list[str]) -> In
     for path in paths:
         try:
             rel, real = workspace.check(path)
-            text = read_text(real, rel).text.strip()
+            text, size = _head(real, rel)
         except (PathError, OSError, NotTextError) as error:
             if named:  # asked for by name: say why it is missing
                 sources.append(Source(path, problem=_reason(error)))
             continue
+        text = text.strip()
+        size = len(text) if size is None else size
         kept = text[:room]
-        cut = len(text) - len(kept)
+        cut = size - len(kept)
         if cut:
             kept += f"\n[... {cut:,} more characters of {rel} cut]"
         room -= len(kept)
-        sources.append(Source(rel, len(text), cut))
+        sources.append(Source(rel, size, cut))
         sections.append(f"## {rel}\n{kept}")
     if not sections:
         return Instructions("", sources)
@@ -91,6 +94,28 @@ def _found(workspace: Workspace, in_play: list[str]) -> list[str]:
                 found.append(rel)
                 break
     return found
+
+
+def _head(real: Path, rel: str) -> tuple[str, int | None]:
+    """The file's text, as much as could be kept (a huge file is not read whole), and, when it
+    was not read whole, its size in bytes."""
+    size = real.stat().st_size
+    with real.open("rb") as handle:
+        data = handle.read(READ_BYTES)
+    if len(data) >= size:
+        return decode(data, rel).text, None
+    return decode(_without_cut_character(data), rel).text, size
+
+
+def _without_cut_character(data: bytes) -> bytes:
+    """`data` less the bytes of a character the read cut in two."""
+    for cut in range(min(4, len(data)) + 1):
+        try:
+            data[: len(data) - cut].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return data[: len(data) - cut]
+    return data  # not UTF-8 at all: decode() says so
 
 
 def _reason(error: Exception) -> str:

@@ -112,3 +112,15 @@ def test_init_drafts_an_agents_md_from_the_project(heph, workspace):
     again = heph("init", "--yes")
     assert again.code == 2 and "AGENTS.md exists already" in again.stderr
     assert heph("undo").code == 0 and not (workspace / "AGENTS.md").exists()
+
+
+def test_a_huge_file_is_not_read_whole(heph, chat_server, workspace):
+    with (workspace / "AGENTS.md").open("w") as handle:
+        handle.write("é rule\n" * 3_000_000)  # 24 MB of two-byte characters
+    chat_server.reply(final("ok"))
+    result = heph("-v", "task")
+    assert result.code == 0
+    prompt = system_of(chat_server)
+    assert "é rule" in prompt and len(prompt) < 16_000
+    assert "AGENTS.md (24,000,000 characters" not in result.stderr
+    assert "of 24,000,000 characters cut" in result.stderr  # its size in bytes, here
