@@ -367,6 +367,11 @@ def test_fix_inserts_and_replaces_keeping_the_code(tmp_path):
             "two lines\n\nends in a backslash \\",
             'r"""two lines\n\n    ends in a backslash \\\n    """',
         ),
+        # spelled out, as on a terminal: a direction override could make code read otherwise
+        (
+            "nul\0 esc\x1b[2J rlo\u202e lone\ud800",
+            'r"""nul\\x00 esc\\x1b[2J rlo\\u202e lone\\ud800"""',
+        ),
     ],
 )
 def test_any_text_the_model_sends_can_be_placed(text, written):
@@ -458,19 +463,19 @@ def test_bodies_on_the_header_line_are_split_as_a_formatter_would():
 
 
 def test_one_docstring_that_cannot_be_placed_does_not_block_the_others():
-    source = '"""M."""\n\n\ndef f(x):\n    return x\n\n\ndef g(y):\n    return y\n'
+    stale = '    """G.\n\n    Args:\n        z: gone\n    """\n'
+    source = f'"""M."""\n\n\ndef f(x):\n    return x\n\n\ndef g(y):\n{stale}    return y\n'
     reply = {
         "docstrings": [
             {"name": "f", "docstring": "F."},
-            {"name": "g", "docstring": "G\0 with a null byte."},
+            {"name": "g", "docstring": "G, without its parameters."},
         ]
     }
     ask, _ = replying(json.dumps(reply))
     result = fix_source("f.py", source, DocsConfig(), "google", ask)
     assert result.written == ["f"] and list(result.refused) == ["g"]
-    assert (
-        '    """F."""\n' in result.new_source and "def g(y):\n    return y\n" in result.new_source
-    )
+    assert '    """F."""\n' in result.new_source
+    assert f"def g(y):\n{stale}    return y\n" in result.new_source
 
 
 # -- the command ---------------------------------------------------------------------------

@@ -249,3 +249,37 @@ def test_any_run_of_replies_ends_with_an_outcome_and_a_closed_session(sandbox, s
     for call in model.calls:
         text = json.dumps(call)
         assert SECRET not in text and OUTSIDE not in text
+
+
+# -- heph docs --fix: any text the model sends is placed, or refused; the code never changes --
+
+DOCS_SOURCE = (
+    '"""M."""\n\n\ndef plain(x):\n    return x\n\n\ndef one_line(x): return x  # why\n\n\n'
+    "class Box:\n    def stub(self) -> int: ...\n\n    def old(self, a):\n"
+    '        """Old.\n\n        Args:\n            b: gone\n        """\n        return a\n'
+)
+
+
+HOSTILE = st.sampled_from(["\x00", "\x1b[2J", "\u202e", "\ud800", '"', "'''", "\\", "\r\n"])
+DOCSTRING_TEXT = st.lists(st.one_of(st.text(max_size=20), HOSTILE), max_size=6).map("".join)
+
+
+@given(texts=st.lists(DOCSTRING_TEXT, min_size=4, max_size=4))
+@fuzz(300)
+def test_any_docstring_text_is_placed_or_refused_never_breaking_the_code(texts):
+    from hephaistus.config import DocsConfig
+    from hephaistus.docs.fix import fix_source, verify_only_docstrings_changed
+    from hephaistus.seams import ModelReply, Usage
+
+    names = ["plain", "one_line", "Box.stub", "Box.old"]
+    entries = [{"name": n, "docstring": t} for n, t in zip(names, texts, strict=True)]
+    reply = json.dumps({"docstrings": entries})
+    result = fix_source(
+        "m.py", DOCS_SOURCE, DocsConfig(), "google", lambda *_: ModelReply(reply, Usage())
+    )
+    if result.new_source is not None:
+        verify_only_docstrings_changed(DOCS_SOURCE, result.new_source)  # raises if not
+        result.new_source.encode("utf-8")  # no lone surrogate: the file can be written
+    assert set(result.written) | set(result.refused) <= set(names)
+    for name in result.written:
+        assert name not in result.refused

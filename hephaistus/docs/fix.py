@@ -29,6 +29,7 @@ from hephaistus.protocol import FormatError, find_json_object
 from hephaistus.seams import ModelReply
 from hephaistus.textfile import indentation
 from hephaistus.tools.editing.replacing import file_unit
+from hephaistus.ui.escape import visible
 
 CODE_LINES = 60  # of each target shown to the model
 FILE_LINES = 400  # of the whole file shown for context
@@ -178,7 +179,10 @@ def parse_reply(text: str, asked: set[str]) -> dict[str, str]:
 
 
 def clean_docstring(text: str) -> str:
-    text = text.strip()
+    """The model's text as a docstring's: control characters, direction overrides (which can
+    make code read otherwise than it runs) and lone surrogates spelled out, outer quotes and
+    the indentation of a copy from a file taken away."""
+    text = visible(text).strip()
     for quote in ('"""', "'''"):
         if text.startswith(quote) and text.endswith(quote) and len(text) >= 6:
             text = text[3:-3].strip()
