@@ -445,7 +445,8 @@ def cmd_docs(args: argparse.Namespace) -> int:
                 say(str(problem))
             unreadable = sum(1 for p in problems if p.unreadable)
             if unreadable:
-                print(f"{unreadable} files cannot be parsed", file=sys.stderr)
+                files_word = "file cannot" if unreadable == 1 else "files cannot"
+                print(f"{unreadable} {files_word} be parsed", file=sys.stderr)
             if len(problems) > unreadable:
                 print(
                     f"{len(problems) - unreadable} docstring problems; "

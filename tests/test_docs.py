@@ -770,3 +770,22 @@ def test_fix_reports_a_file_it_cannot_parse_and_goes_on(heph, chat_server, works
     assert "broken.py: left unchanged: cannot parse: invalid syntax" in result.stdout
     assert "m0.py: wrote 1 docstring (f0)" in result.stdout
     assert len(chat_server.requests) == 1
+
+
+def test_a_file_that_breaks_the_fixer_is_reported_and_the_others_are_fixed(
+    heph, chat_server, workspace
+):
+    # Python parses these, but their trees are too deep to copy and compare safely: refused.
+    (workspace / "deep.py").write_text("def f():\n    return " + "-" * 900 + "1\n")
+    # Deeper still, the parser itself gives up.
+    (workspace / "deeper.py").write_text("def g():\n    return " + "-" * 20_000 + "1\n")
+    undocumented_files(workspace, 1)
+    check = heph("docs", "--check")
+    assert "deeper.py:1: <module>: cannot parse: nested too deeply" in check.stdout
+    chat_server.responder = write_docstrings
+    result = heph("docs", "--fix")
+    assert result.code == 1 and "Traceback" not in result.stderr
+    assert "m0.py: wrote 1 docstring (f0)" in result.stdout
+    assert "deep.py: left unchanged: " in result.stdout and "nested too deeply" in result.stdout
+    assert "deeper.py: left unchanged: cannot parse: nested too deeply" in result.stdout
+    assert (workspace / "deep.py").read_text().startswith("def f():\n    return ---")

@@ -111,6 +111,8 @@ def parse(source: bytes | str) -> ast.Module:
         raise Unreadable(f"cannot parse: {error.msg}", error.lineno or 1) from None
     except ValueError as error:  # null bytes, an undecodable file
         raise Unreadable(f"cannot parse: {error}") from None
+    except (MemoryError, RecursionError):  # nesting deeper than the parser's stack
+        raise Unreadable("cannot parse: nested too deeply for Python's parser") from None
 
 
 def check_tree(rel: str, tree: ast.Module, config: DocsConfig) -> list[Problem]:

@@ -196,11 +196,19 @@ def clean_docstring(text: str) -> str:
 def verify_only_docstrings_changed(old: str, new: str) -> None:
     try:
         new_tree = ast.parse(new)
+    except (MemoryError, RecursionError):
+        raise DocsError("the new source is nested too deeply for Python's parser") from None
     except SyntaxError as error:
         raise DocsError(
             f"the new source would not parse ({error.msg}, line {error.lineno})"
         ) from None
-    if _without_docstrings(ast.parse(old)) != _without_docstrings(new_tree):
+    try:
+        same = _without_docstrings(ast.parse(old)) == _without_docstrings(new_tree)
+    except (MemoryError, RecursionError):  # when unsure, refuse
+        raise DocsError(
+            "the code is nested too deeply to check that only docstrings changed"
+        ) from None
+    if not same:
         raise DocsError("inserting the docstrings would have changed the code itself")
 
 

@@ -15,7 +15,7 @@ from hephaistus.docs.check import Problem, check_files
 from hephaistus.docs.fix import FileResult, detect_style, fix_source
 from hephaistus.docs.parallel import in_parallel
 from hephaistus.docs.report import Reporter
-from hephaistus.errors import ConfigError
+from hephaistus.errors import ConfigError, HephError
 from hephaistus.locks import file_lock
 from hephaistus.seams import Model, ModelReply
 from hephaistus.session import DOCS_SESSION, Memo, Session, SessionStore
@@ -127,8 +127,14 @@ def run_fix(
             if isinstance(error, (OSError, NotTextError)):
                 report.error(rel, str(error))
                 remaining += 1
+            elif isinstance(error, HephError):
+                raise error  # the endpoint failed for good: stop asking
+            elif isinstance(error, Exception):  # this file's trouble, not the run's
+                report.error(rel, f"{type(error).__name__}: {error}")
+                session.record("MEMO", Memo.ERROR, f"{rel}: {type(error).__name__}: {error}")
+                remaining += 1
             elif error is not None:
-                raise error  # the endpoint failed for good, or a bug: stop asking
+                raise error
             else:
                 remaining += results.take(*done)  # type: ignore[misc]
     except BaseException as error:
