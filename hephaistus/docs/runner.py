@@ -124,19 +124,10 @@ def run_fix(
         for rel, done, error in in_parallel(
             todo, fixed, config.docs.jobs, lambda running: report.waiting(running.waiting())
         ):
-            if isinstance(error, (OSError, NotTextError)):
-                report.error(rel, str(error))
-                remaining += 1
-            elif isinstance(error, HephError):
-                raise error  # the endpoint failed for good: stop asking
-            elif isinstance(error, Exception):  # this file's trouble, not the run's
-                report.error(rel, f"{type(error).__name__}: {error}")
-                session.record("MEMO", Memo.ERROR, f"{rel}: {type(error).__name__}: {error}")
-                remaining += 1
-            elif error is not None:
-                raise error
-            else:
+            if error is None:
                 remaining += results.take(*done)  # type: ignore[misc]
+            else:
+                remaining += results.failed(rel, error)  # raises when the run must stop
     except BaseException as error:
         outcome = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
         message = f"{report.done} of {len(todo)} files done before it stopped; "
@@ -185,6 +176,17 @@ class _Results:
     checkpoints: Checkpoints
     report: Reporter
     dry_run: bool
+
+    def failed(self, rel: str, error: BaseException) -> int:
+        """A file whose fixing raised: said, and the others go on; unless the endpoint failed
+        for good (asking again is pointless) or the run was interrupted."""
+        if isinstance(error, HephError) or not isinstance(error, Exception):
+            raise error
+        readable = isinstance(error, (OSError, NotTextError))
+        why = str(error) if readable else f"{type(error).__name__}: {error}"
+        self.report.error(rel, why)
+        self.session.record("MEMO", Memo.ERROR, f"{rel}: {why}")
+        return 1
 
     def take(self, original: TextFile, result: FileResult) -> int:
         """The number of problems left in the file."""
