@@ -14,6 +14,7 @@ from typing import Any
 
 from hephaistus.docs.check import is_test_file
 from hephaistus.project_commands import ProjectCommand
+from hephaistus.wording import counted
 from hephaistus.workspace import Workspace
 
 FILE_NAME = "AGENTS.md"
@@ -61,7 +62,7 @@ def _layout(files: list[str]) -> list[str]:
         count = sum(kinds.values())
         common = ", ".join(kind for kind, _ in kinds.most_common(3))
         role = "; a Python package" if folder in packages else _role(folder)
-        lines.append(f"- `{folder}/`: {_count(count, 'file')} ({common}){role}")
+        lines.append(f"- `{folder}/`: {counted(count, 'file')} ({common}){role}")
     lines = lines[:LAYOUT_ENTRIES]
     if top_files:
         shown = ", ".join(f"`{name}`" for name in sorted(top_files)[:LAYOUT_ENTRIES])
@@ -122,10 +123,6 @@ def _indentation(texts: list[str]) -> str:
     usual = [(unit, n) for unit, n in units.most_common() if unit in ("\t", "  ", "    ")]
     unit = usual[0][0] if usual else "    "
     return "tabs" if unit == "\t" else f"{len(unit)} spaces"
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _text(path: Path) -> str:

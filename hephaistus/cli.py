@@ -445,8 +445,9 @@ def cmd_docs(args: argparse.Namespace) -> int:
                 say(str(problem))
             unreadable = sum(1 for p in problems if p.unreadable)
             if unreadable:
-                files_word = "file cannot" if unreadable == 1 else "files cannot"
-                print(f"{unreadable} {files_word} be parsed", file=sys.stderr)
+                from hephaistus.wording import counted
+
+                print(f"{counted(unreadable, 'file')} cannot be parsed", file=sys.stderr)
             if len(problems) > unreadable:
                 print(
                     f"{len(problems) - unreadable} docstring problems; "
@@ -477,14 +478,12 @@ def cmd_models(args: argparse.Namespace) -> int:
     marked, with the context window where the server tells it."""
     from dataclasses import replace
 
-    from hephaistus.discovery import ListingError, discover, list_models
-    from hephaistus.llm import OPENAI_URL, missing_key_message
+    from hephaistus.discovery import ListingError, list_models
+    from hephaistus.llm import OPENAI_URL
 
     _, config = _workspace_and_config(args)
     if not config.resolved_api_key():
-        found = discover()
-        if found is None:
-            raise ConfigError(missing_key_message())
+        found = _local_server()
         say(f"heph: {found.name} at {found.base_url} (found on this machine)", sys.stderr)
         config = replace(config, base_url=found.base_url)
     url = config.base_url or OPENAI_URL
@@ -511,9 +510,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def _model_used(config: Any, names: list[str]) -> str | None:
     """The model heph would ask: the configured one, or a local server's only one."""
-    from hephaistus.config import Config
-
-    if config.model != Config().model or not config.is_local:
+    if config.chosen_model or not config.is_local:
         return str(config.model)
     return names[0] if len(names) == 1 else None
 
@@ -619,20 +616,13 @@ def _workspace_and_model_config(args: argparse.Namespace) -> tuple[Any, Any]:
 
 def _with_endpoint(config: Any) -> Any:
     """`config`, with a local server found on its usual address when no endpoint is set."""
-    from hephaistus.llm import missing_key_message
-
     if config.resolved_api_key():
         return config
     from dataclasses import replace
 
-    from hephaistus.config import Config
-    from hephaistus.discovery import discover
-
-    found = discover()
-    if found is None:
-        raise ConfigError(missing_key_message())
+    found = _local_server()
     names = [model.id for model in found.models]
-    configured = config.model if config.model != Config().model else None
+    configured = config.chosen_model
     if configured and (configured in names or not names):
         model = configured
     elif len(names) == 1:
@@ -650,6 +640,17 @@ def _with_endpoint(config: Any) -> Any:
         sys.stderr,
     )
     return replace(config, base_url=found.base_url, model=model)
+
+
+def _local_server() -> Any:
+    """A model server on this machine's usual addresses, or the error that none is set."""
+    from hephaistus.discovery import discover
+    from hephaistus.llm import missing_key_message
+
+    found = discover()
+    if found is None:
+        raise ConfigError(missing_key_message())
+    return found
 
 
 def _last_conversation(agent: Any) -> list[dict[str, str]]:

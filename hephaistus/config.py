@@ -54,13 +54,14 @@ class DocsConfig:
 
 
 DOC_STYLES = ("auto", "google", "numpy", "sphinx")
+DEFAULT_MODEL = "gpt-4o-mini"
 
 
 @dataclass(frozen=True)
 class Config:
     """Everything a run needs to know that is not the task itself."""
 
-    model: str = field(default="gpt-4o-mini", metadata=_doc("model name sent to the endpoint"))
+    model: str = field(default=DEFAULT_MODEL, metadata=_doc("model name sent to the endpoint"))
     base_url: str | None = field(
         default=None, metadata=_doc("OpenAI-compatible endpoint; unset means api.openai.com")
     )
@@ -124,6 +125,11 @@ class Config:
     @property
     def is_local(self) -> bool:
         return is_loopback_url(self.base_url)
+
+    @property
+    def chosen_model(self) -> str | None:
+        """The model the user set (flag, environment or file); None when it is the default."""
+        return self.model if self.model != DEFAULT_MODEL else None
 
     def resolved_api_key(self) -> str | None:
         """The key to send: the configured one, or a placeholder for a loopback server."""

@@ -273,7 +273,6 @@ def _split_header_line(
     as a formatter would: the header, the docstring, then the body on its own line."""
     row = first.lineno - 1
     header = lines[row][: first.col_offset].rstrip()
-    ending = _line_ending(lines[row])
     outer = indentation(lines[node.lineno - 1])
     unit = "\t" if "\t" in outer else file_unit([line.rstrip("\r\n") for line in lines])
     indent = outer + (unit if unit and unit != " " else "    ")
@@ -284,14 +283,10 @@ def _split_header_line(
     else:
         rest = lines[row][first.col_offset :]
         replaced = range(row, row + 1)
-    new = [header + ending, _quoted(text, indent) + ending]
+    new = [header + "\n", _quoted(text, indent) + "\n"]
     if rest.strip():
         new.append(indent + rest)
     return lines[: replaced.start] + new + lines[replaced.stop :]
-
-
-def _line_ending(line: str) -> str:
-    return line[len(line.rstrip("\r\n")) :] or "\n"
 
 
 def _gap_after_module_docstring(lines: list[str], at: int) -> list[str]:

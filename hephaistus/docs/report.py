@@ -12,6 +12,7 @@ import time
 from typing import TextIO
 
 from hephaistus.ui.escape import visible
+from hephaistus.wording import counted
 
 SLOW_SECONDS = 15.0  # a request this old is named (once) when there is no progress line
 CLEAR_LINE = "\r\x1b[K"
@@ -47,7 +48,7 @@ class Reporter:
         self, rel: str, written: list[str], missed: list[str], refused: dict[str, str]
     ) -> None:
         self.written += len(written)
-        line = f"{rel}: wrote {_count(len(written), 'docstring')} ({', '.join(written)})"
+        line = f"{rel}: wrote {counted(len(written), 'docstring')} ({', '.join(written)})"
         if missed:
             line += f"; the model gave none for {', '.join(missed)}"
         self._file_done([line, *(f"  {name}: not placed: {why}" for name, why in refused.items())])
@@ -96,7 +97,7 @@ class Reporter:
     def _draw(self, running: list[tuple[str, float]]) -> None:
         assert self.progress is not None
         elapsed = time.monotonic() - self.started
-        written = _count(self.written, "docstring")
+        written = counted(self.written, "docstring")
         line = f"[{self.done}/{self.total} files] {written} written, {elapsed:.0f} s"
         if running:
             line += f"; waiting on {', '.join(rel for rel, _ in running)}"
@@ -110,7 +111,3 @@ class Reporter:
             self.progress.write(CLEAR_LINE)
             self.progress.flush()
             self._shown = False
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
