@@ -205,7 +205,7 @@ class _Results:
         data = original.encode(result.new_source)
         with file_lock(self.workspace.heph_dir, rel):  # still what the model saw?
             if read_text(path, rel) != original:
-                self.report.error(rel, "it changed while the docstrings were being written")
+                self.report.error(rel, "it changed while its docstrings were written; run again")
                 return len(result.asked)
             self.checkpoints.record(rel, data)
             atomic_write(path, data, temp_dir=self.workspace.temp_dir)
