@@ -12,8 +12,8 @@ from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from hephaistus.docs.check import is_test_file
 from hephaistus.project_commands import ProjectCommand
+from hephaistus.symbols import is_test_file
 from hephaistus.wording import counted
 from hephaistus.workspace import Workspace
 

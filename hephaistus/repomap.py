@@ -8,10 +8,10 @@ agent's state, those changed recently in git, then the files those import. Among
 within each of those groups, a file ranks by how much other code refers to it: a PageRank over
 the import graph, so the modules everything builds on come before leaf scripts and tests.
 
-Symbols come from the light scanners in `symbols`, cached per file in `.heph/cache/repomap.json`
-by size and modification time, with the reference ranks, so a warm run re-reads nothing that did
-not change. The result never exceeds the budget (by the local token estimate) and says what it
-left out.
+Symbols come from the light scanners in `symbols` (a test file is listed by name alone),
+cached per file in `.heph/cache/repomap.json` by size and modification time, with the reference
+ranks, so a warm run re-reads nothing that did not change. The result never exceeds the
+budget (by the local token estimate) and says what it left out.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from hephaistus import symbols, tokens
 from hephaistus.textfile import MAX_WHOLE_FILE_BYTES
 from hephaistus.workspace import Workspace
 
-CACHE_VERSION = f"2.{symbols.VERSION}"
+CACHE_VERSION = f"3.{symbols.VERSION}"
 MAX_SYMBOLS_PER_FILE = 40
 TRAILER_RESERVE = 24  # characters kept for the "left out" line
 
@@ -99,7 +99,11 @@ class RepoMap:
             return FileInfo(size, mtime, [], [])
         imports = symbols.python_imports(text) if symbols.language_of(rel) == "python" else []
         found = symbols.scan(rel, text)
-        return FileInfo(size, mtime, found, imports, [symbols.name_of(line) for line in found])
+        names = [symbols.name_of(line) for line in found]
+        # A test file is listed by name only: its test names rarely say where code lives, and
+        # the model reads the tests it works on. Its names still count when the task says one.
+        shown = [] if symbols.is_test_file(rel) else found
+        return FileInfo(size, mtime, shown, imports, names)
 
     def _load_cache(self) -> tuple[dict[str, list], dict[str, float]]:
         try:

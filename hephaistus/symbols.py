@@ -8,6 +8,7 @@ false hits (a `def` inside a string at the start of a line) are an acceptable pr
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
 
 MAX_SIGNATURE = 100
 VERSION = 3  # bump when the scanners change, so cached symbols are redone
@@ -51,6 +52,16 @@ LANGUAGES = {
     ".rs": "rust",
     ".java": "java",
 }
+
+
+def is_test_file(rel: str) -> bool:
+    path = PurePosixPath(rel)
+    return (
+        path.name.startswith("test_")
+        or path.name.endswith("_test.py")
+        or path.name == "conftest.py"
+        or any(p in ("tests", "test") for p in path.parts[:-1])
+    )
 
 
 def language_of(path: str) -> str | None:

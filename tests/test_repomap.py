@@ -158,3 +158,14 @@ def test_a_pasted_blob_in_the_task_names_nothing_and_the_rest_still_counts(proje
     task = "a_" * 50_000 + " then StockLedger " + "x/" * 50_000
     order = files_in_order(RepoMap(project).render(Focus(task), 1000))
     assert order[0] == "src/shop/core.py"
+
+
+def test_a_test_file_is_listed_by_name_and_found_by_its_test_names(project):
+    (project.root / "tests" / "test_core.py").write_text(
+        "from shop.core import answer\n\ndef test_answer_is_42():\n    assert answer() == 42\n"
+    )
+    text = RepoMap(project).render(Focus(), 1000)
+    assert "tests/test_core.py\n" in text and "test_answer_is_42" not in text
+    assert "left out" not in text  # test names are not counted as symbols that did not fit
+    named = RepoMap(project).render(Focus("test_answer_is_42 fails"), 1000)
+    assert files_in_order(named)[0] == "tests/test_core.py"

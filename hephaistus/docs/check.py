@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from hephaistus.config import DocsConfig
 from hephaistus.docstrings import documented
+from hephaistus.symbols import is_test_file
 
 PARALLEL_FROM = 200  # files; fewer are faster in one process
 MODULE = "<module>"  # the name a module's own docstring goes by
@@ -56,16 +57,6 @@ class Target:
     @property
     def line(self) -> int:
         return getattr(self.node, "lineno", 1)
-
-
-def is_test_file(rel: str) -> bool:
-    path = PurePosixPath(rel)
-    return (
-        path.name.startswith("test_")
-        or path.name.endswith("_test.py")
-        or path.name == "conftest.py"
-        or any(p in ("tests", "test") for p in path.parts[:-1])
-    )
 
 
 def wanted(rel: str, config: DocsConfig) -> bool:
