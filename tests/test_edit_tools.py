@@ -44,6 +44,27 @@ def text(ctx, path="greet.py"):
 # -- edit_file -----------------------------------------------------------------------------
 
 
+def test_an_exact_edit_says_where_the_new_text_is_and_echoes_nothing(ctx):
+    result = edit(
+        ctx, "        self.name = name\n", "        self.name = name\n        self.n = 0\n"
+    )
+    assert result.ok, result.output
+    assert result.output == (
+        "updated greet.py (11 lines): 'new' is at lines 3-4 as sent, nothing else changed"
+    )
+    assert "+        self.n = 0" in result.diff  # the person and the session see the change
+    result = edit(ctx, "        self.n = 0\n", "")
+    assert result.output.endswith("the text of 'old' was removed, nothing else changed")
+    result = edit(ctx, '"hello " + self.name', '"hi " + self.name')  # inside a line
+    assert result.output.endswith("'new' is at line 6 as sent, nothing else changed")
+
+
+def test_a_tolerant_edit_shows_the_model_what_was_written(ctx):
+    result = edit(ctx, "self.name = name", "self.name = name.strip()")  # indentation left out
+    assert result.ok, result.output
+    assert "-        self.name = name\n+        self.name = name.strip()\n" in result.output
+
+
 def test_trailing_whitespace_drift_is_tolerated(ctx):
     result = edit(
         ctx,

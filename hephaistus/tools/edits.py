@@ -61,7 +61,8 @@ def _edit(
             "changed.",
         )
     if count == 1 and _in_place(text, old, new):
-        return write_change(ctx, rel, real, current, text.replace(old, new, 1))
+        told = _where_new_is(text, old, new)
+        return write_change(ctx, rel, real, current, text.replace(old, new, 1), told=told)
     if count > 1:
         lines = ", ".join(map(str, _occurrence_lines(text, old)))
         return ToolResult(
@@ -108,6 +109,17 @@ def _cut_line(text: str, old: str, new: str) -> str | None:
         return None
     start = text.rfind("\n", 0, end - 1) + 1
     return text[start:end] + rest
+
+
+def _where_new_is(text: str, old: str, new: str) -> str:
+    """Where `new` stands once it replaced `old` exactly: all the model needs to know of a
+    change it sent itself."""
+    first = text.count("\n", 0, text.find(old)) + 1
+    count = new.count("\n") + (0 if new.endswith("\n") else 1) if new else 0
+    if not count:
+        return "the text of 'old' was removed, nothing else changed"
+    lines = f"line {first}" if count == 1 else f"lines {first}-{first + count - 1}"
+    return f"'new' is at {lines} as sent, nothing else changed"
 
 
 def _in_place(text: str, old: str, new: str) -> bool:

@@ -22,6 +22,7 @@ from hephaistus.textfile import (
 )
 from hephaistus.tools.context import ToolContext
 from hephaistus.tools.results import FileChange, ToolResult
+from hephaistus.wording import counted
 from hephaistus.workspace import PathError
 
 
@@ -59,10 +60,12 @@ def write_change(
     old: TextFile | None,
     content: str,
     rebase: Callable[[TextFile | None], str] | None = None,
+    told: str = "",
 ) -> ToolResult:
     """Show the change, ask for approval, and write it, unless the file changed since `old`
     was read: then `rebase` (when the change can be made again on the new text, as an append
-    can) works out the content anew, or nothing is written."""
+    can) works out the content anew, or nothing is written. `told` is what the model is told
+    of a change that is exactly what it sent, instead of the change's hunks."""
     before = old.text if old else ""
     after = content.replace("\r\n", "\n")
     if old is not None and after == before:
@@ -119,16 +122,18 @@ def write_change(
         return ToolResult(False, f"cannot write {rel}: {exc.strerror or exc}", target=rel)
     verb = "created" if change.created else "updated"
     added = after.count("\n") + (0 if after.endswith("\n") or not after else 1)
-    plural = "" if added == 1 else "s"
-    # The model sees the hunks with one line of context (the path is named above), and for a
-    # new file nothing: it knows what it sent. The person and the session get the whole diff.
-    brief = ""
-    if not change.created:
+    # The model is told where text it sent exactly now stands, and of a new file nothing more:
+    # it knows what it sent. Otherwise it sees the hunks with one line of context (the path is
+    # named above). The person and the session get the whole diff.
+    summary = f"{verb} {rel} ({counted(added, 'line')})"
+    if told:
+        summary += f": {told}"
+    elif not change.created:
         hunks = unified_diff(rel, old.text if old else "", after, created=False, context=1)
-        brief = "".join(hunks.splitlines(keepends=True)[2:])  # without the ---/+++ lines
+        summary += "\n" + "".join(hunks.splitlines(keepends=True)[2:])  # without ---/+++
     return ToolResult(
         True,
-        f"{verb} {rel} ({added} line{plural})\n{brief}",
+        summary,
         change.diff,
         decision=decision,
         changed=(change,),
