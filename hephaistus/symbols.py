@@ -11,7 +11,7 @@ import re
 from pathlib import PurePosixPath
 
 MAX_SIGNATURE = 100
-VERSION = 3  # bump when the scanners change, so cached symbols are redone
+VERSION = 4  # bump when the scanners change, so cached symbols are redone
 
 # Python: classes, functions, and methods one indentation level inside a class.
 _PY = re.compile(
@@ -120,9 +120,13 @@ def _python(text: str) -> list[str]:
             and indent in ("    ", "\t", "  ")
             and (not name.startswith("_") or name == "__init__")
         ):
-            signature = _signature(_header(text, match), python=True)
+            signature = _SELF.sub("(", _signature(_header(text, match), python=True), count=1)
             symbols.append("  " + _line("def", name, signature))
     return symbols
+
+
+# A method's `self` or `cls` says nothing a map needs (callers do not pass it), as in Sphinx.
+_SELF = re.compile(r"^\((?:self|cls)\b(?::[^,)]*)?(?:, |(?=\)))")
 
 
 def _header(text: str, match: re.Match[str]) -> str:

@@ -40,7 +40,7 @@ def test_the_budget_is_never_exceeded(ws, budget):
 def test_a_large_budget_shows_everything(ws):
     text = RepoMap(ws).render(Focus(), 100_000)
     assert "left out" not in text
-    assert "pkg/models.py\n  class User\n    def name(self) -> str" in text
+    assert "pkg/models.py\n  class User\n    def name() -> str" in text
 
 
 def test_mentioned_then_active_then_imported_files_come_first(ws):

@@ -45,9 +45,9 @@ def long_default(x=("a", "b")):
 def test_python_classes_methods_and_functions():
     assert scan("m.py", PYTHON) == [
         "class Shape(Base)",
-        "  def __init__(self, name: str) -> None",
-        "  def area(self) -> float",
-        "  def fetch(self, url, timeout: float = 3.0, retries: int = 2) -> bytes",
+        "  def __init__(name: str) -> None",
+        "  def area() -> float",
+        "  def fetch(url, timeout: float = 3.0, retries: int = 2) -> bytes",
         'def build(items: list[str], *, strict: bool = False) -> "Shape"',
         "async def main()",
         'def long_default(x=("a", "b"))',
@@ -90,3 +90,22 @@ def test_go_rust_java():
 
 def test_other_files_have_no_symbols():
     assert scan("README.md", "def not_code():\n") == []
+
+
+def test_a_methods_self_or_cls_is_left_out_and_nothing_else():
+    source = (
+        "class K:\n"
+        "    def a(cls, x): ...\n"
+        "    def b(self: 'K') -> None: ...\n"
+        "    def c(selfish, y): ...\n"
+        "    def d(): ...\n"
+        "def top(self, z): ...\n"
+    )
+    assert scan("k.py", source) == [
+        "class K",
+        "  def a(x)",
+        "  def b() -> None",
+        "  def c(selfish, y)",
+        "  def d()",
+        "def top(self, z)",
+    ]
