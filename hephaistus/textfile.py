@@ -80,6 +80,15 @@ def encodable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def split_lines(text: str) -> list[str]:
+    """The lines of LF-normalized text as git, editors and the edit tools count them: broken at
+    LF only. (`str.splitlines` also breaks at a form feed, U+2028 and more, so its line numbers
+    drift from everyone else's, and a line cut there cannot be copied back into an edit.)"""
+    if not text:
+        return []
+    return (text[:-1] if text.endswith("\n") else text).split("\n")
+
+
 def numbered(first: int, lines: list[str]) -> str:
     """Lines as the model reads them: "12 text". Unpadded numbers and one space cost the
     fewest tokens (padding to a column costs about a tenth more)."""

@@ -28,6 +28,27 @@ def test_read_file_numbers_lines_and_records_the_read(ctx):
     assert result.read == ("app.py",) and result.changed == ()
 
 
+def test_lines_are_counted_as_git_counts_them_by_every_tool(ctx):
+    # A form feed (common in older C and Python sources) and U+2028 in a string break no line:
+    # the numbers of read_file, search, edit_file and the diff all agree with git's.
+    source = 'import os\n\x0c\ndef f():\n    s = "a\u2028b"\n    return 1\n'
+    (ctx.workspace.root / "m.py").write_text(source)
+    read = call(ctx, "read_file", path="m.py").output
+    assert read.split("\n") == [
+        "1 import os",
+        "2 \x0c",
+        "3 def f():",
+        '4     s = "a\u2028b"',
+        "5     return 1",
+    ]
+    assert call(ctx, "search", pattern="return 1").output.startswith("m.py:5: return 1")
+    edited = call(ctx, "edit_file", path="m.py", old="    return 1\n", new="    return 2\n")
+    assert "(5 lines): 'new' is at line 5" in edited.output
+    assert "@@ -2,4 +2,4 @@\n \x0c\n" in edited.diff and "No newline" not in edited.diff
+    tail = call(ctx, "read_file", path="m.py", start_line=4).output
+    assert tail.startswith('4     s = "a\u2028b"\n5     return 2')
+
+
 def test_read_file_range_and_continuation_hint(ctx):
     (ctx.workspace.root / "long.txt").write_text("".join(f"line {i}\n" for i in range(1, 101)))
     result = call(ctx, "read_file", path="long.txt", start_line=10, end_line=12)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from hephaistus.textfile import TextFile, numbered
+from hephaistus.textfile import TextFile, numbered, split_lines
 from hephaistus.tools.context import ToolContext
 from hephaistus.tools.editing import matching
 from hephaistus.tools.editing.patching import PatchError, apply_hunks, parse_patch
@@ -142,7 +142,7 @@ def _applied_before(miss: matching.NoMatch, text: str, old: str, new: str) -> bo
     once, with lines of `old` it keeps (so the place is proven, not a coincidence)."""
     if miss.places or isinstance(miss, Unsafe) or not new.strip() or text.count(new) != 1:
         return False
-    kept = {line.strip() for line in old.splitlines()} & {line.strip() for line in new.splitlines()}
+    kept = {line.strip() for line in split_lines(old)} & {line.strip() for line in split_lines(new)}
     return any(kept)
 
 
@@ -174,9 +174,7 @@ def _lines(snippet: str) -> list[str]:
 
 
 def _split(text: str) -> tuple[list[str], bool]:
-    if not text:
-        return [], False
-    return _lines(text), text.endswith("\n")
+    return split_lines(text), text.endswith("\n")
 
 
 def _join(lines: list[str], final_newline: bool) -> str:

@@ -20,6 +20,7 @@ from hephaistus.textfile import (
     decode,
     numbered,
     read_text,
+    split_lines,
 )
 from hephaistus.tools.context import ToolContext
 from hephaistus.tools.results import ToolResult
@@ -130,7 +131,7 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
             text = read_text(file, rel)
         except (NotTextError, OSError):
             continue
-        for number, line in enumerate(text.text.splitlines(), 1):
+        for number, line in enumerate(split_lines(text.text), 1):
             try:  # a pattern that backtracks without end must not hang the run
                 found = compiled.search(line, timeout=max(0.0, deadline - time.monotonic()))
             except TimeoutError:
@@ -228,7 +229,7 @@ def _open_text(ctx: ToolContext, path: str) -> tuple[str, Path, list[str], int |
             with real.open("rb") as handle:
                 decode(handle.read(BINARY_SNIFF_BYTES), rel)  # refuses binary files early
             return rel, real, [], None
-        lines = read_text(real, rel).text.splitlines()
+        lines = split_lines(read_text(real, rel).text)
         return rel, real, lines, len(lines)
     except NotTextError as exc:
         return ToolResult(False, str(exc))

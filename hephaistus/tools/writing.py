@@ -43,14 +43,22 @@ def open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | N
 
 def unified_diff(rel: str, before: str, after: str, *, created: bool, context: int = 3) -> str:
     lines = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
+        _with_ends(before),
+        _with_ends(after),
         fromfile="/dev/null" if created else f"a/{rel}",
         tofile=f"b/{rel}",
         n=context,
     )
     no_newline = "\n\\ No newline at end of file\n"
     return "".join(ln if ln.endswith("\n") else ln + no_newline for ln in lines)
+
+
+def _with_ends(text: str) -> list[str]:
+    """The lines of `text`, each with its LF: broken at LF only, as git counts them (a form feed
+    or U+2028 inside a line is no line break, and no "No newline" marker in a diff)."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]  # what follows the last LF
+    return lines if lines[-1] else lines[:-1]
 
 
 def write_change(
@@ -130,7 +138,7 @@ def write_change(
         summary += f": {told}"
     elif not change.created:
         hunks = unified_diff(rel, old.text if old else "", after, created=False, context=1)
-        summary += "\n" + "".join(hunks.splitlines(keepends=True)[2:])  # without ---/+++
+        summary += "\n" + "".join(_with_ends(hunks)[2:])  # without the ---/+++ lines
     return ToolResult(
         True,
         summary,
