@@ -13,6 +13,7 @@ is plain JSON already.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import math
 import random
@@ -133,9 +134,7 @@ class ChatModel:
         import openai
 
         client = self._get_client()
-        # A lone surrogate (an undecodable file name in an observation) cannot be encoded.
-        sent = [{**m, "content": encodable(m["content"])} for m in messages]
-        params: dict[str, Any] = {"model": self.name, "messages": sent}
+        params: dict[str, Any] = {"model": self.name, "messages": messages}
         if max_tokens:
             params["max_tokens"] = max_tokens
         if self.json_mode:
@@ -274,11 +273,46 @@ def _post(client: Any, body: dict[str, Any]) -> Any:
     streaming = bool(body.get("stream"))
     return client.post(
         "/chat/completions",
-        body=body,
+        **_encoded(body),
         cast_to=ChatCompletion,
         stream=streaming,
         stream_cls=Stream[ChatCompletionChunk] if streaming else None,
     )
+
+
+def _encoded(params: dict[str, Any]) -> dict[str, Any]:
+    """The keyword that sends `params`: encoded bytes, or for an `openai` older than its
+    `content` parameter, the plain dict (with any lone surrogate spelled out)."""
+    if _post_takes_content():
+        return {"content": request_body(params)}
+    messages = [{**m, "content": encodable(m["content"])} for m in params["messages"]]
+    return {"body": {**params, "messages": messages}}
+
+
+@functools.cache
+def _post_takes_content() -> bool:
+    import inspect
+
+    import openai
+
+    return "content" in inspect.signature(openai.OpenAI.post).parameters
+
+
+def request_body(params: dict[str, Any]) -> bytes:
+    """`params` as the JSON the server receives. Each message is encoded once and remembered:
+    the conversation only grows, so a step encodes its new messages, not the whole history."""
+    rest = {key: value for key, value in params.items() if key != "messages"}
+    head = json.dumps(rest, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    messages = b",".join(_message_json(m["role"], m["content"]) for m in params["messages"])
+    comma = "," if rest else ""
+    return f'{head[:-1]}{comma}"messages":['.encode() + messages + b"]}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _message_json(role: str, content: str) -> bytes:
+    # A lone surrogate (an undecodable file name in an observation) cannot be encoded.
+    message = {"role": role, "content": encodable(content)}
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def pause(seconds: float) -> None:

@@ -3,10 +3,12 @@
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hephaistus.config import Config
 from hephaistus.errors import ModelError
-from hephaistus.llm import ChatModel, retry_after
+from hephaistus.llm import ChatModel, request_body, retry_after
 from hephaistus.testing import ChatServer
 
 HELLO = [{"role": "user", "content": "hello"}]
@@ -234,3 +236,38 @@ def test_messages_with_lone_surrogates_are_sent_as_valid_text(chat_server):
     reply = model_for(chat_server).complete([{"role": "user", "content": "name \udcff.py"}])
     assert reply.text == "ok"
     assert chat_server.requests[0]["messages"][0]["content"] == "name \\udcff.py"
+
+
+def test_the_body_is_json_with_each_message_encoded_once(chat_server):
+    conversation = [
+        {"role": "system", "content": 'rules "quoted" \\ and ünïcode'},
+        {"role": "user", "content": "tab\there, NUL \x00, line\u2028separator, name \udcff.py"},
+    ]
+    chat_server.reply("one").reply("two")
+    model = model_for(chat_server, model="m", stream=True)
+    model.complete(conversation, max_tokens=7)
+    model.complete([*conversation, {"role": "assistant", "content": "one"}])
+    first, second = chat_server.requests
+    assert first["messages"][0] == conversation[0]
+    assert first["messages"][1]["content"].endswith("name \\udcff.py")
+    assert (first["max_tokens"], first["stream"], first["model"]) == (7, True, "m")
+    assert second["messages"][:2] == first["messages"] and "max_tokens" not in second
+    assert chat_server.headers[0]["content-type"] == "application/json"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {"role": st.sampled_from(["user", "assistant"]), "content": st.text()}
+        )
+    ),
+    st.dictionaries(st.sampled_from(["model", "stream", "max_tokens"]), st.integers() | st.text()),
+)
+def test_the_encoded_body_is_the_request_as_json(messages, rest):
+    params = {**rest, "messages": messages}
+    sent = json.loads(request_body(params))
+    assert {**sent, "messages": []} == {**rest, "messages": []}
+    assert [m["content"] for m in sent["messages"]] == [
+        m["content"].encode("utf-8", "backslashreplace").decode() for m in messages
+    ]
