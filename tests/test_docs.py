@@ -609,6 +609,27 @@ def test_a_new_module_docstring_is_spaced_as_ruff_format_leaves_it(after, gap):
 CORPUS = Path(__file__).parent / "corpus" / "docs"
 
 
+def test_files_pass_the_tools_check_however_they_are_named(heph, chat_server, workspace, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "private.py").write_text('TOKEN = "hunter2"\n\n\ndef g(x):\n    return x\n')
+    git(workspace, "init", "-q")
+    (workspace / "real.py").write_text(REPORT)
+    (workspace / "alias.py").symlink_to("real.py")
+    (workspace / "leak.py").symlink_to(outside / "private.py")
+    git(workspace, "add", ".")
+    for how in ([], ["--staged"], ["alias.py", "."]):
+        result = heph("docs", "--check", *how)
+        assert {line.split(":")[0] for line in result.stdout.splitlines()} == {"real.py"}, how
+    assert heph("docs", "--check", "leak.py").code == 2
+    chat_server.responder = write_docstrings
+    assert heph("docs", "--fix", "--staged").code == 1
+    assert len(chat_server.requests) == 1  # the link's target once, and nothing from outside
+    assert "hunter2" not in json.dumps(chat_server.requests)
+    assert (workspace / "alias.py").is_symlink() and (workspace / "leak.py").is_symlink()
+    assert '"""' in (workspace / "real.py").read_text()
+
+
 def test_fix_on_real_modules_settles(heph, chat_server, workspace):
     for name in ("sessions.py", "reports.py"):
         shutil.copy(CORPUS / name, workspace / name)

@@ -34,11 +34,13 @@ STYLE_SAMPLE_FILES = 300
 def collect_files(
     workspace: Workspace, paths: list[str], staged: bool, cwd: Path | None = None
 ) -> list[str]:
-    """Workspace-relative .py files: the staged ones, the given files and folders, or all."""
+    """Workspace-relative .py files: the staged ones, the given files and folders, or all. Each
+    passes the tools' check (inside the workspace, no secret) and goes by its real name, so a
+    link is read and written as its target, once, and a link out is never followed."""
     if staged:
-        return _staged(workspace)
+        return _checked(workspace, _staged(workspace))
     if not paths:
-        return [f for f in workspace.files() if f.endswith(".py")]
+        return _checked(workspace, workspace.files())
     found: list[str] = []
     base = cwd or Path.cwd()
     for path in paths:
@@ -48,11 +50,29 @@ def collect_files(
         except PathError as error:
             raise ConfigError(f"heph docs: {error}") from None
         if real.is_dir():
-            found += [f for f in workspace.files(workspace.relative(real)) if f.endswith(".py")]
+            found += workspace.files(workspace.relative(real))
         elif real.exists():
-            found.append(workspace.relative(real))
+            try:
+                found.append(workspace.check(absolute)[0])
+            except PathError as error:
+                raise ConfigError(f"heph docs: {error}") from None
         else:
             raise ConfigError(f"heph docs: {path} does not exist")
+    return _checked(workspace, found)
+
+
+def _checked(workspace: Workspace, names: list[str]) -> list[str]:
+    """The .py files among `names` that the tools may use, by their real names, each once."""
+    found = []
+    for name in names:
+        if not name.endswith(".py"):
+            continue
+        try:
+            rel, real = workspace.check(name)
+        except PathError:
+            continue  # a link out of the workspace, or a secret: never read
+        if real.is_file():
+            found.append(rel)
     return list(dict.fromkeys(found))
 
 
@@ -72,8 +92,7 @@ def _staged(workspace: Workspace) -> list[str]:
         )
     except GitError:
         raise ConfigError("heph docs --staged: the workspace is not a git repository") from None
-    names = [n for n in raw.split("\0") if n]
-    return [n for n in names if n.endswith(".py") and (workspace.root / n).is_file()]
+    return [n for n in raw.split("\0") if n]
 
 
 def run_check(workspace: Workspace, files: list[str], config: Config) -> list[Problem]:
