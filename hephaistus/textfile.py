@@ -10,9 +10,11 @@ import errno
 import os
 import re
 import stat
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 BOM = b"\xef\xbb\xbf"
 BINARY_SNIFF_BYTES = 8192
@@ -95,38 +97,127 @@ def numbered(first: int, lines: list[str]) -> str:
     return "\n".join(f"{first + i} {line}" for i, line in enumerate(lines))
 
 
+SWAPPED = "a folder on its path became a link since heph checked it; nothing was done"
+# Flags a POSIX system has (Windows has none of them, and no links to swap in this way).
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 def read_text(path: Path, name: str) -> TextFile:
-    return decode(path.read_bytes(), name)
+    """The text file at `path`, a real path (see `open_real`)."""
+    return decode(read_real(path), name)
+
+
+def read_real(path: Path, limit: int = -1) -> bytes:
+    """The bytes of the regular file at `path`, a real path (see `open_real`), up to `limit`."""
+    with open_file(path) as handle:
+        return handle.read(limit)
+
+
+def open_file(path: Path) -> BinaryIO:
+    """The regular file at `path`, a real path (see `open_real`), open for reading."""
+    handle = os.fdopen(open_real(path, os.O_RDONLY | _NONBLOCK), "rb")
+    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        handle.close()  # a named pipe would block the read for ever; a device is no file
+        raise OSError(errno.EINVAL, "not a regular file; heph reads only files", str(path))
+    return handle
+
+
+def unlink_real(path: Path) -> None:
+    """Delete the file at `path`, a real path, from its folder as opened by `open_real`."""
+    if os.unlink not in os.supports_dir_fd:  # Windows
+        path.unlink()
+        return
+    folder = open_real(path.parent, os.O_RDONLY | _DIRECTORY)
+    try:
+        os.unlink(path.name, dir_fd=folder)
+    finally:
+        os.close(folder)
+
+
+def open_real(path: Path, flags: int) -> int:
+    """A descriptor for `path`, a real path (no links in it, as the workspace check gives it),
+    that is sure to be that very file or folder. Between the check and the open a folder on the
+    way may have been swapped for a link, which would lead the open elsewhere, maybe out of the
+    workspace: the path the descriptor really has is asked of the system, and must be `path`."""
+    try:
+        fd = os.open(path, flags | _NOFOLLOW)
+    except OSError as error:
+        # The last name itself became a link (a folder's is ENOTDIR, asked for a folder).
+        if error.errno == errno.ELOOP or (error.errno == errno.ENOTDIR and path.is_symlink()):
+            raise OSError(errno.ELOOP, SWAPPED, str(path)) from None
+        raise
+    opened = _opened_path(fd)
+    if opened is not None and not _same_path(opened, os.fsencode(path)):
+        os.close(fd)
+        raise OSError(errno.ELOOP, SWAPPED, str(path))
+    return fd
+
+
+def _opened_path(fd: int) -> bytes | None:
+    """Where the open file `fd` is (None where the system cannot tell: then it is not checked)."""
+    try:
+        if sys.platform == "darwin":
+            import fcntl
+
+            return fcntl.fcntl(fd, fcntl.F_GETPATH, bytes(1024)).split(b"\0", 1)[0]
+        return os.readlink(b"/proc/self/fd/%d" % fd)
+    except (OSError, AttributeError):
+        return None
+
+
+def _same_path(opened: bytes, expected: bytes) -> bool:
+    if opened == expected:
+        return True
+    # macOS names a file as stored on its case-insensitive disk, whatever case it was asked by.
+    return sys.platform == "darwin" and opened.lower() == expected.lower()
 
 
 TEMP_SUFFIX = ".heph-tmp"
 
 
-def atomic_write(path: Path, data: bytes, *, temp_dir: Path | None = None) -> None:
-    """Replace `path` with `data` in one rename, keeping the old file's mode.
+def atomic_write(
+    path: Path,
+    data: bytes,
+    *,
+    temp_dir: Path | None = None,
+    real: bool = False,
+    mode: int | None = None,
+) -> None:
+    """Replace `path` with `data` in one rename, keeping the old file's mode (or giving it
+    `mode`).
 
     The temporary file is made in `temp_dir` (heph's own, so a crash never leaves one among the
     user's files; `remove_stale_temp_files` clears it) or, when that is on another file system,
-    beside `path`.
+    beside `path`. A `real` path (a workspace file, as the check gives it) is renamed into its
+    folder as opened by `open_real`, so a folder swapped for a link since cannot lead it away.
     """
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
+    if mode is None:
+        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else new_file_mode()
     path.parent.mkdir(parents=True, exist_ok=True)
     folder = temp_dir or path.parent
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f"{os.getpid()}-", suffix=TEMP_SUFFIX, dir=folder)
+    into = None
     try:
+        if real and os.rename in os.supports_dir_fd:  # renameat, as os.replace uses; not on Windows
+            into = open_real(path.parent, os.O_RDONLY | _DIRECTORY)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, mode if mode is not None else new_file_mode())
+        os.chmod(tmp, mode)
         try:
-            os.replace(tmp, path)
+            if into is not None:
+                os.replace(tmp, path.name, dst_dir_fd=into)
+            else:
+                os.replace(tmp, path)
         except OSError as error:
             if error.errno != errno.EXDEV or temp_dir is None:
                 raise
-            os.unlink(tmp)
-            atomic_write(path, data)  # another file system: the temporary file goes beside it
+            os.unlink(tmp)  # another file system: the temporary file goes beside it
+            atomic_write(path, data, real=real, mode=mode)
             return
         if path.suffix == ".py":
             forget_bytecode(path)
@@ -136,6 +227,9 @@ def atomic_write(path: Path, data: bytes, *, temp_dir: Path | None = None) -> No
         except FileNotFoundError:
             pass
         raise
+    finally:
+        if into is not None:
+            os.close(into)
 
 
 def new_file_mode() -> int:

@@ -95,13 +95,13 @@ KILLED_MID_WRITE = textwrap.dedent("""
     real_replace = os.replace
     writes_left = int(sys.argv[2])
 
-    def replace_then_die(source, target):
+    def replace_then_die(source, target, **folder):
         global writes_left
         if str(target).endswith("app.py"):
             writes_left -= 1
             if writes_left == 0:
                 os.kill(os.getpid(), signal.SIGKILL)  # after the record, before the rename
-        real_replace(source, target)
+        real_replace(source, target, **folder)
 
     os.replace = replace_then_die
     ctx = ToolContext(workspace, checkpoints=Checkpoints(workspace.root, workspace.heph_dir, "s1"))

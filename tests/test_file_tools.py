@@ -49,6 +49,28 @@ def test_lines_are_counted_as_git_counts_them_by_every_tool(ctx):
     assert tail.startswith('4     s = "a\u2028b"\n5     return 2')
 
 
+def test_a_named_pipe_is_refused_not_waited_on(ctx):
+    import threading
+
+    os.mkfifo(ctx.workspace.root / "pipe.txt")
+    results = {}
+
+    def use_it():
+        for tool, args in [
+            ("read_file", {}),
+            ("edit_file", {"old": "a", "new": "b"}),
+            ("append_file", {"content": "b"}),
+        ]:
+            results[tool] = call(ctx, tool, path="pipe.txt", **args)
+
+    worker = threading.Thread(target=use_it, daemon=True)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive(), "a tool blocked on the pipe"
+    for result in results.values():
+        assert not result.ok and "not a regular file" in result.output
+
+
 def test_read_file_range_and_continuation_hint(ctx):
     (ctx.workspace.root / "long.txt").write_text("".join(f"line {i}\n" for i in range(1, 101)))
     result = call(ctx, "read_file", path="long.txt", start_line=10, end_line=12)

@@ -136,3 +136,55 @@ def test_control_characters_in_a_named_path_are_refused(tmp_path):
     result = call(ctx, "write_file", path="\x1b]0;owned\x07.py", content="x\n")
     assert not result.ok and "control character" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def swap_for_a_link(folder, target):
+    """What another program may do at any moment: move a folder away, link its name elsewhere."""
+    folder.rename(folder.with_name(folder.name + ".moved"))
+    folder.symlink_to(target, target_is_directory=True)
+
+
+@pytest.fixture
+def swappable(tmp_path):
+    """(workspace root, a folder outside it): pkg/a.py inside, a.py outside."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.py").write_text(OUTSIDE_TEXT)
+    root = tmp_path / "ws"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text("x = 1\n")
+    return root, outside
+
+
+def test_a_folder_swapped_for_a_link_while_a_write_waits_is_not_written_through(swappable):
+    root, outside = swappable
+    ctx = ToolContext(Workspace.at(root))
+
+    def approve_after_the_swap(change):  # the person deliberates; meanwhile the swap happens
+        swap_for_a_link(root / "pkg", outside)
+        return "approve"
+
+    ctx.approve = approve_after_the_swap
+    result = call(ctx, "write_file", path="pkg/a.py", content="x = 2\n")
+    assert not result.ok and "became a link" in result.output
+    assert (outside / "a.py").read_text() == OUTSIDE_TEXT
+    assert {p.name for p in outside.iterdir()} == {"a.py"}
+
+
+def test_a_checked_path_whose_folder_became_a_link_is_neither_read_nor_written(swappable):
+    from hephaistus.textfile import atomic_write, read_text
+
+    root, outside = swappable
+    _, real = Workspace.at(root).check("pkg/a.py")
+    swap_for_a_link(root / "pkg", outside)  # between the check and the open
+    with pytest.raises(OSError, match="became a link"):
+        read_text(real, "pkg/a.py")
+    with pytest.raises(OSError, match="became a link"):
+        atomic_write(real, b"y = 2\n", temp_dir=root / ".heph" / "tmp", real=True)
+    assert (outside / "a.py").read_text() == OUTSIDE_TEXT
+    (root / "pkg").unlink()
+    (root / "pkg.moved").rename(root / "pkg")
+    (root / "pkg" / "a.py").unlink()
+    (root / "pkg" / "a.py").symlink_to(outside / "a.py")  # the file itself became a link
+    with pytest.raises(OSError, match="became a link"):
+        read_text(real, "pkg/a.py")

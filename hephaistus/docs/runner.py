@@ -227,7 +227,7 @@ class _Results:
                 self.report.error(rel, "it changed while its docstrings were written; run again")
                 return len(result.asked)
             self.checkpoints.record(rel, data)
-            atomic_write(path, data, temp_dir=self.workspace.temp_dir)
+            atomic_write(path, data, temp_dir=self.workspace.temp_dir, real=True)
         missed = [n for n in result.asked if n not in result.written and n not in result.refused]
         self.session.record("MEMO", Memo.DOCS_WRITTEN, f"{rel}: {', '.join(result.written)}")
         self.report.fixed(rel, result.written, missed, result.refused)

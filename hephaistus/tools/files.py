@@ -19,6 +19,8 @@ from hephaistus.textfile import (
     TextFile,
     decode,
     numbered,
+    open_file,
+    read_real,
     read_text,
     split_lines,
 )
@@ -226,8 +228,7 @@ def _open_text(ctx: ToolContext, path: str) -> tuple[str, Path, list[str], int |
         return ToolResult(False, f"{rel} is a folder; use list_files")
     try:
         if real.stat().st_size > MAX_WHOLE_FILE_BYTES:
-            with real.open("rb") as handle:
-                decode(handle.read(BINARY_SNIFF_BYTES), rel)  # refuses binary files early
+            decode(read_real(real, BINARY_SNIFF_BYTES), rel)  # refuses binary files early
             return rel, real, [], None
         lines = split_lines(read_text(real, rel).text)
         return rel, real, lines, len(lines)
@@ -244,7 +245,7 @@ def _numbered(lines: list[str], real: Path, first: int, cap: int) -> Iterator[tu
         for number, line in enumerate(lines[first - 1 :], first):
             yield number, _cut(number, line, cap, len(line) - cap, "characters")
         return
-    with real.open("rb") as handle:
+    with open_file(real) as handle:
         for number, (raw, more) in enumerate(_bounded_lines(handle, cap), 1):
             if number >= first:
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")

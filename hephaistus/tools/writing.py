@@ -39,6 +39,8 @@ def open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | N
         return rel, real, read_text(real, rel)
     except NotTextError as exc:
         return ToolResult(False, str(exc))
+    except OSError as exc:
+        return ToolResult(False, f"cannot read {rel}: {exc.strerror or exc}")
 
 
 def unified_diff(rel: str, before: str, after: str, *, created: bool, context: int = 3) -> str:
@@ -123,7 +125,7 @@ def write_change(
             data = (old or NEW_FILE).encode(after)
             if ctx.checkpoints:
                 ctx.checkpoints.record(rel, data)
-            atomic_write(real, data, temp_dir=ctx.workspace.temp_dir)
+            atomic_write(real, data, temp_dir=ctx.workspace.temp_dir, real=True)
     except NotTextError as exc:
         return ToolResult(False, f"{exc}; nothing was written", target=rel)
     except OSError as exc:
