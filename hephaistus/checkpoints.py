@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -21,7 +20,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from hephaistus.locks import file_lock, workspace_lock
-from hephaistus.textfile import atomic_write, new_file_mode
+from hephaistus.textfile import atomic_write, new_file_mode, read_real, unlink_real
+from hephaistus.workspace import PathError, Workspace
 
 
 @dataclass
@@ -52,6 +52,18 @@ class UndoConflict(Exception):
         self.paths = paths
 
 
+class NotInside(Exception):
+    """Paths that no longer lead to a file inside the workspace: a folder on the way became a
+    link, or the record was altered. heph writes nowhere else, with --force or without."""
+
+    def __init__(self, paths: list[str]) -> None:
+        super().__init__(
+            f"{', '.join(paths)} no longer lead{'s' if len(paths) == 1 else ''} to a file inside "
+            "the workspace (a folder on the way is a link now); heph writes only inside it"
+        )
+        self.paths = paths
+
+
 MANIFEST = "files.json"
 LEGACY_MANIFEST = "turn-1.json"  # what heph wrote before (a turn was always 1)
 
@@ -73,7 +85,7 @@ class Checkpoints:
         if entry is None:
             path = self.root / rel
             before = (
-                self._store(path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
+                self._store(read_real(path), stat.S_IMODE(path.stat().st_mode))
                 if path.is_file()
                 else FileState(False)
             )
@@ -197,8 +209,12 @@ class CheckpointStore:
         return None
 
     def _check(self, entries: list[Entry], force: bool) -> None:
-        """Every file must be in a state heph knows: as heph left it, as its previous write
-        left it (the last write was cut short before its rename), or as it was before."""
+        """Every file must still be where heph wrote it, and in a state heph knows: as heph
+        left it, as its previous write left it (the last write was cut short before its
+        rename), or as it was before."""
+        moved = [e.path for e in entries if not self._where_written(e.path)]
+        if moved:
+            raise NotInside(moved)
         changed = [
             e.path
             for e in entries
@@ -211,13 +227,22 @@ class CheckpointStore:
         if changed:
             raise UndoConflict(changed)
 
+    def _where_written(self, rel: str) -> bool:
+        """Whether `rel` still names a place inside the workspace with no link on the way, as
+        every path heph writes does (the tools write a link's target)."""
+        try:
+            rel_now, real = Workspace(self.root).check(rel, allow_secrets=True, for_write=True)
+        except PathError:
+            return False
+        return rel_now == rel and real == self.root / rel
+
     def _matches(self, rel: str, state: FileState) -> bool:
         path = self.root / rel
         if not state.exists:
             return not path.exists()
         if not path.is_file():
             return False
-        return hashlib.sha256(path.read_bytes()).hexdigest() == state.sha
+        return hashlib.sha256(read_real(path)).hexdigest() == state.sha
 
     def _restore(self, session_id: str, entries: list[Entry], target: Pick) -> UndoResult:
         restored, deleted = [], []
@@ -226,12 +251,10 @@ class CheckpointStore:
             path = self.root / entry.path
             if not state.exists:
                 if path.exists():
-                    path.unlink()
+                    unlink_real(path)
                     deleted.append(entry.path)
                 continue
             data = (self.folder / session_id / "blobs" / str(state.sha)).read_bytes()
-            atomic_write(path, data, temp_dir=self.temp_dir)
-            if state.mode is not None:
-                os.chmod(path, state.mode)
+            atomic_write(path, data, temp_dir=self.temp_dir, real=True, mode=state.mode)
             restored.append(entry.path)
         return UndoResult(session_id, restored, deleted)

@@ -386,7 +386,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
-    from hephaistus.checkpoints import CheckpointStore, UndoConflict
+    from hephaistus.checkpoints import CheckpointStore, NotInside, UndoConflict
     from hephaistus.session import SessionStore
 
     workspace = _workspace(args)
@@ -405,6 +405,8 @@ def cmd_undo(args: argparse.Namespace) -> int:
         result = store.undo(session_id, force=args.force)
     except LookupError as error:
         raise ConfigError(str(error)) from None
+    except NotInside as moved:
+        raise HephError(f"not undone: {moved}") from None
     except UndoConflict as conflict:
         raise HephError(
             f"not undone: these files changed after heph wrote them: {', '.join(conflict.paths)}."

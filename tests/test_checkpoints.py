@@ -7,7 +7,7 @@ import pytest
 
 from conftest import act, final, git
 from hephaistus.agent import Agent
-from hephaistus.checkpoints import CheckpointStore, UndoConflict
+from hephaistus.checkpoints import CheckpointStore, NotInside, UndoConflict
 from hephaistus.config import Config
 from hephaistus.testing import ScriptedModel
 from hephaistus.workspace import Workspace
@@ -154,3 +154,34 @@ def test_checkpoint_blobs_survive_mode_changes(ws):
     os.chmod(ws.root / "run.sh", 0o700)  # a mode change alone is not a content change
     CheckpointStore(ws.root, ws.heph_dir).undo(session)
     assert stat.S_IMODE((ws.root / "run.sh").stat().st_mode) == 0o755
+
+
+def test_undo_never_writes_through_a_folder_that_became_a_link(ws, tmp_path):
+    session = run(
+        ws,
+        act("write_file", path="pkg/made.py", content="made = True\n"),
+        act("edit_file", path="crlf.txt", old="two", new="2"),
+        final("done"),
+    )
+    elsewhere = tmp_path / "elsewhere"
+    (ws.root / "pkg").rename(elsewhere)  # the folder moved out, its name linked back
+    (ws.root / "pkg").symlink_to(elsewhere, target_is_directory=True)
+    store = CheckpointStore(ws.root, ws.heph_dir)
+    for force in (False, True):
+        with pytest.raises(NotInside, match="pkg/made.py no longer leads to a file inside"):
+            store.undo(session, force=force)
+    assert (elsewhere / "made.py").read_text() == "made = True\n"  # not deleted
+    assert (ws.root / "crlf.txt").read_bytes() == b"one\r\n2\r\n"  # nothing was undone
+
+
+def test_undo_refuses_a_record_that_names_a_path_outside(ws, tmp_path):
+    session = run(ws, act("edit_file", path="crlf.txt", old="two", new="2"), final("done"))
+    manifest = ws.heph_dir / "checkpoints" / session / "files.json"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("theirs\n")
+    for path in ("../victim.txt", str(victim)):
+        manifest.write_text(manifest.read_text().replace('"crlf.txt"', f'"{path}"'))
+        with pytest.raises(NotInside):
+            CheckpointStore(ws.root, ws.heph_dir).undo(session, force=True)
+        manifest.write_text(manifest.read_text().replace(f'"{path}"', '"crlf.txt"'))
+    assert victim.read_text() == "theirs\n"

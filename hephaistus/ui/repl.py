@@ -25,7 +25,7 @@ from rich.text import Text
 
 from hephaistus import __version__
 from hephaistus.agent import Agent
-from hephaistus.checkpoints import CheckpointStore, UndoConflict
+from hephaistus.checkpoints import CheckpointStore, NotInside, UndoConflict
 from hephaistus.llm import warm_up
 from hephaistus.ui.approval import Approval
 from hephaistus.ui.render import ConsoleSink
@@ -193,6 +193,9 @@ class Repl:
             return
         try:
             result = store.undo(pending[-1], force=argument == "--force")
+        except NotInside as moved:
+            self.console.print(Text(self.sink.safe(f"not undone: {moved}"), style="yellow"))
+            return
         except UndoConflict as conflict:
             self.console.print(
                 Text(
@@ -215,6 +218,9 @@ class Repl:
         store = self._checkpoints()
         try:
             result = store.redo(self.undone[-1], force=argument == "--force")
+        except NotInside as moved:
+            self.console.print(Text(self.sink.safe(f"not redone: {moved}"), style="yellow"))
+            return
         except UndoConflict as conflict:
             self.console.print(
                 Text(
