@@ -62,6 +62,7 @@ class ChatModel:
         self.timeout_setting = "`timeout` in .heph.toml or HEPH_TIMEOUT"
         self._client: Any = None
         self._client_lock = threading.Lock()  # `heph docs --fix` asks from several threads
+        self.encoder = Encoder()
 
     def complete(
         self,
@@ -144,7 +145,7 @@ class ChatModel:
         try:
             if self.config.stream:
                 return self._stream(client, params, on_text)
-            response = _post(client, params)
+            response = _post(client, self.encoder.sendable(params), streaming=False)
             text, finish = _content(response, self.url)
             return text, _usage(getattr(response, "usage", None)), finish
         except openai.BadRequestError as exc:
@@ -207,7 +208,9 @@ class ChatModel:
         finish: str | None = None
         started = shown_at = time.monotonic()
         try:
-            stream = _post(client, {**params, "stream": True})
+            stream = _post(
+                client, self.encoder.sendable({**params, "stream": True}), streaming=True
+            )
             for chunk in stream:
                 if getattr(chunk, "usage", None):
                     usage = _usage(chunk.usage)
@@ -269,28 +272,39 @@ class ChatModel:
         return self._client
 
 
-def _post(client: Any, body: dict[str, Any]) -> Any:
-    """POST /chat/completions with `body` as it is: a ChatCompletion, or a stream of chunks."""
+def _post(client: Any, sent: dict[str, Any], streaming: bool) -> Any:
+    """POST /chat/completions with what `Encoder.sendable` made: a ChatCompletion, or a stream
+    of chunks."""
     from openai import Stream
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-    streaming = bool(body.get("stream"))
     return client.post(
         "/chat/completions",
-        **_encoded(body),
+        **sent,
         cast_to=ChatCompletion,
         stream=streaming,
         stream_cls=Stream[ChatCompletionChunk] if streaming else None,
     )
 
 
-def _encoded(params: dict[str, Any]) -> dict[str, Any]:
-    """The keyword that sends `params`: encoded bytes, or for an `openai` older than its
-    `content` parameter, the plain dict (with any lone surrogate spelled out)."""
-    if _post_takes_content():
-        return {"content": request_body(params)}
-    messages = [{**m, "content": encodable(m["content"])} for m in params["messages"]]
-    return {"body": {**params, "messages": messages}}
+class Encoder:
+    """Request bodies, each message JSON-encoded once: the conversation only grows, so a step
+    encodes its new messages, not the whole history. Only the last request's messages are
+    kept, so memory follows the conversation (and a `heph docs` run does not pile up files).
+    Threads may share one: a body is built from the messages it is given, whatever the others
+    leave in the store."""
+
+    def __init__(self) -> None:
+        self.known: dict[tuple[str, str], bytes] = {}
+
+    def sendable(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The keyword that sends `params`: encoded bytes, or for an `openai` older than its
+        `content` parameter, the plain dict (with any lone surrogate spelled out)."""
+        if not _post_takes_content():
+            messages = [{**m, "content": encodable(m["content"])} for m in params["messages"]]
+            return {"body": {**params, "messages": messages}}
+        body, self.known = request_body(params, self.known)
+        return {"content": body}
 
 
 @functools.cache
@@ -302,17 +316,21 @@ def _post_takes_content() -> bool:
     return "content" in inspect.signature(openai.OpenAI.post).parameters
 
 
-def request_body(params: dict[str, Any]) -> bytes:
-    """`params` as the JSON the server receives. Each message is encoded once and remembered:
-    the conversation only grows, so a step encodes its new messages, not the whole history."""
+def request_body(
+    params: dict[str, Any], known: dict[tuple[str, str], bytes]
+) -> tuple[bytes, dict[tuple[str, str], bytes]]:
+    """`params` as the JSON the server receives, and its messages' encodings, reusing `known`."""
     rest = {key: value for key, value in params.items() if key != "messages"}
     head = json.dumps(rest, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    messages = b",".join(_message_json(m["role"], m["content"]) for m in params["messages"])
+    encoded: dict[tuple[str, str], bytes] = {}
+    for message in params["messages"]:
+        key = (message["role"], message["content"])
+        encoded[key] = encoded.get(key) or known.get(key) or _message_json(*key)
+    parts = b",".join(encoded[(m["role"], m["content"])] for m in params["messages"])
     comma = "," if rest else ""
-    return f'{head[:-1]}{comma}"messages":['.encode() + messages + b"]}"
+    return f'{head[:-1]}{comma}"messages":['.encode() + parts + b"]}", encoded
 
 
-@functools.lru_cache(maxsize=4096)
 def _message_json(role: str, content: str) -> bytes:
     # A lone surrogate (an undecodable file name in an observation) cannot be encoded.
     message = {"role": role, "content": encodable(content)}

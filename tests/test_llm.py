@@ -238,6 +238,15 @@ def test_messages_with_lone_surrogates_are_sent_as_valid_text(chat_server):
     assert chat_server.requests[0]["messages"][0]["content"] == "name \\udcff.py"
 
 
+def test_each_message_is_encoded_once_and_only_the_last_requests_are_kept():
+    history = [{"role": "user", "content": f"message {n}"} for n in range(3)]
+    _, known = request_body({"messages": history}, {})
+    _, again = request_body({"messages": [*history, {"role": "user", "content": "new"}]}, known)
+    assert all(again[key] is known[key] for key in known)  # reused, not encoded again
+    _, after = request_body({"messages": history[:1]}, again)  # compacted: fewer messages
+    assert list(after) == [("user", "message 0")]  # what is no longer sent is not kept
+
+
 def test_the_body_is_json_with_each_message_encoded_once(chat_server):
     conversation = [
         {"role": "system", "content": 'rules "quoted" \\ and ünïcode'},
@@ -266,7 +275,7 @@ def test_the_body_is_json_with_each_message_encoded_once(chat_server):
 )
 def test_the_encoded_body_is_the_request_as_json(messages, rest):
     params = {**rest, "messages": messages}
-    sent = json.loads(request_body(params))
+    sent = json.loads(request_body(params, {})[0])
     assert {**sent, "messages": []} == {**rest, "messages": []}
     assert [m["content"] for m in sent["messages"]] == [
         m["content"].encode("utf-8", "backslashreplace").decode() for m in messages
