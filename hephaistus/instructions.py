@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from hephaistus.textfile import NotTextError, decode
+from hephaistus.textfile import NotTextError, decode, read_real
 from hephaistus.workspace import PathError, Workspace
 
 FILE_NAMES = ("AGENTS.md", "CLAUDE.md", "CONVENTIONS.md")  # the first one a folder has
@@ -100,8 +100,7 @@ def _head(real: Path, rel: str) -> tuple[str, int | None]:
     """The file's text, as much as could be kept (a huge file is not read whole), and, when it
     was not read whole, its size in bytes."""
     size = real.stat().st_size
-    with real.open("rb") as handle:
-        data = handle.read(READ_BYTES)
+    data = read_real(real, READ_BYTES)
     if len(data) >= size:
         return decode(data, rel).text, None
     return decode(_without_cut_character(data), rel).text, size
@@ -121,4 +120,6 @@ def _without_cut_character(data: bytes) -> bytes:
 def _reason(error: Exception) -> str:
     if isinstance(error, FileNotFoundError):
         return "no such file"
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
     return str(error)

@@ -1,6 +1,8 @@
 """Project instructions (AGENTS.md and friends) in the system prompt, on real files, through
 the loopback server."""
 
+import os
+
 from conftest import final
 
 
@@ -54,8 +56,9 @@ def test_files_named_in_the_config_and_what_cannot_be_read(heph, chat_server, wo
     write(
         workspace,
         ".heph.toml",
-        'instructions = ["docs/STYLE.md", "missing.md", ".env.md", "linked.md"]\n',
+        'instructions = ["docs/STYLE.md", "missing.md", ".env.md", "linked.md", "pipe.md"]\n',
     )
+    os.mkfifo(workspace / "pipe.md")  # reading it would wait for a writer for ever
     chat_server.reply(final("ok"))
     result = heph("task")
     prompt = system_of(chat_server)
@@ -66,6 +69,7 @@ def test_files_named_in_the_config_and_what_cannot_be_read(heph, chat_server, wo
     assert "missing.md (not read: no such file)" in notice
     assert ".env.md (not read: .env.md looks like a secret file" in notice
     assert "linked.md (not read: 'linked.md' is outside the workspace" in notice
+    assert "pipe.md (not read: not a regular file; heph reads only files)" in notice
 
 
 def test_a_long_file_is_cut_and_says_so(heph, chat_server, workspace):
