@@ -126,6 +126,8 @@ def _indentation(texts: list[str]) -> str:
 
 
 def _text(path: Path) -> str:
+    if not path.is_file():  # none there, or a named pipe, whose read would never end
+        return ""
     try:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:

@@ -40,6 +40,8 @@ class IgnoreRules:
 
 
 def _parse(path: Path) -> Any:
+    if not path.is_file():  # none there (the common case), or a named pipe: no rules
+        return None
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:  # none there (the common case), or unreadable: no rules

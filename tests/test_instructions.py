@@ -118,6 +118,14 @@ def test_init_drafts_an_agents_md_from_the_project(heph, workspace):
     assert heph("undo").code == 0 and not (workspace / "AGENTS.md").exists()
 
 
+def test_init_does_not_wait_on_a_named_pipe(heph, workspace):
+    os.mkfifo(workspace / "pyproject.toml")
+    os.mkfifo(workspace / "setup.cfg")
+    write(workspace, "pkg/core.py", "def f():\n    pass\n")
+    result = heph("init", "--dry-run")
+    assert result.code == 0 and "pkg/" in result.stderr + result.stdout
+
+
 def test_a_huge_file_is_not_read_whole(heph, chat_server, workspace):
     with (workspace / "AGENTS.md").open("w") as handle:
         handle.write("é rule\n" * 3_000_000)  # 24 MB of two-byte characters

@@ -98,6 +98,18 @@ def test_files_respect_gitignore_without_git(ws):
     assert ws.files() == [".gitignore", "src/a.py"]
 
 
+def test_named_pipes_are_neither_listed_nor_read_as_rules(ws):
+    import threading
+
+    os.mkfifo(ws.root / "src" / ".gitignore")  # reading it would wait for a writer for ever
+    os.mkfifo(ws.root / "src" / "pipe.py")
+    found = []
+    walk = threading.Thread(target=lambda: found.append(ws.files()), daemon=True)
+    walk.start()
+    walk.join(10)
+    assert found == [["src/a.py"]]
+
+
 def test_resolve_refuses_nul_bytes(ws):
     with pytest.raises(PathError):
         ws.resolve("a\0b")
