@@ -13,8 +13,9 @@ is detected as it is for a user.
 
 Prints, per task, the characters and tokens of the first request, of all requests and of the
 largest one. Tokens are counted as characters / 4 and by heph's own estimate (which leans high
-on purpose). With --tokenizer they are also counted by a real tokenizer, of the messages' text
-and of the messages as a chat server receives them (roles and template tokens included): a
+on purpose). With --tokenizer they are also counted by a real tokenizer, of the messages' text,
+of the messages as a chat server receives them (roles and template tokens included: what it
+bills), and of the request's JSON text (escapes and keys included, a harsher count): a
 GGUF model's (needs llama-cpp-python), or OpenAI's cl100k_base from the ranks file the
 js-tiktoken npm package ships (`npm pack js-tiktoken`, then
 package/dist/ranks/cl100k_base.cjs; needs `pip install tiktoken`).
@@ -128,7 +129,9 @@ def report(name: str, sizes: list[int], calls: list, tokenize=None) -> None:
         line += f" {sum(map(tokens.estimate, contents)):>8,} tok(heph)"
         if tokenize:
             sent = sum(sent_tokens(calls[i], tokenize) for i in picked)
+            body = sum(tokenize(json.dumps({"messages": calls[i]})) for i in picked)
             line += f" {sum(map(tokenize, contents)):>8,} tok(real) {sent:>8,} tok(real, sent)"
+            line += f" {body:>8,} tok(real, json)"
         return line
 
     largest = max(range(len(sizes)), key=lambda i: sizes[i])
