@@ -1,7 +1,9 @@
 """Reading and writing workspace text files without losing anything about them.
 
 A file keeps its line endings, its UTF-8 byte-order mark and its mode when heph rewrites it, and
-the rewrite is atomic: a temporary file in the same folder, fsync, rename.
+the rewrite is atomic: a temporary file in the same folder, fsync, rename. A workspace file is
+opened as the very path the workspace check gave (`open_real`), so no link swapped in since can
+lead a read or a write elsewhere.
 """
 
 from __future__ import annotations
