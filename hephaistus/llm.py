@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hephaistus import tokens
-from hephaistus.config import Config
+from hephaistus.config import Config, is_loopback_url
 from hephaistus.errors import ContextOverflow, ModelError
 from hephaistus.seams import Message, ModelReply, Usage
 from hephaistus.textfile import encodable
@@ -259,17 +259,25 @@ class ChatModel:
             key = self.config.resolved_api_key()
             if not key:
                 raise ModelError(missing_key_message())
-            # Loading the certificate authorities costs 25-50 ms of every start, for nothing
-            # when the server speaks plain http (a local one, usually).
-            plain = self.url.startswith("http://")
             self._client = openai.OpenAI(
                 api_key=key,
                 base_url=self.url,
                 max_retries=0,
                 timeout=openai.Timeout(self.config.timeout, connect=self.config.connect_timeout),
-                http_client=openai.DefaultHttpxClient(verify=False) if plain else None,
+                http_client=_local_http_client(self.url),
             )
         return self._client
+
+
+def _local_http_client(url: str) -> Any:
+    """For a server on this machine over plain http, a client that never speaks TLS (no proxy,
+    no redirect that could lead to one), so it need not load the certificate authorities: 25-50
+    ms of every start. None (the default client) for any other server."""
+    if not (url.startswith("http://") and is_loopback_url(url)):
+        return None
+    import openai
+
+    return openai.DefaultHttpxClient(verify=False, trust_env=False, follow_redirects=False)
 
 
 def _post(client: Any, sent: dict[str, Any], streaming: bool) -> Any:

@@ -280,3 +280,10 @@ def test_the_encoded_body_is_the_request_as_json(messages, rest):
     assert [m["content"] for m in sent["messages"]] == [
         m["content"].encode("utf-8", "backslashreplace").decode() for m in messages
     ]
+
+
+def test_a_local_server_is_reached_directly_whatever_proxy_is_set(chat_server, monkeypatch):
+    for variable in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(variable, "http://127.0.0.1:9")  # nothing listens there
+    chat_server.reply("direct")
+    assert model_for(chat_server).complete(HELLO).text == "direct"
