@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hephaistus.config import is_loopback_url
+from hephaistus.serverinfo import urlopen
 
 KNOWN_SERVERS = (
     ("Ollama", "http://127.0.0.1:11434/v1"),
@@ -74,7 +75,7 @@ def list_models(
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     request = urllib.request.Request(f"{base_url.rstrip('/')}/models", headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+        with urlopen(request, timeout=timeout) as response:
             data = json.loads(response.read(1_000_000))
     except urllib.error.HTTPError as error:
         raise ListingError(f"{base_url}/models answered HTTP {error.code}") from None

@@ -8,12 +8,15 @@ the workspace); servers that say nothing leave the choice to the table of known 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from hephaistus.config import is_loopback_url
 
 ASK_SECONDS = 2.0
 OLLAMA_DEFAULT_NUM_CTX = 4096  # what Ollama runs a model with when num_ctx is not set
@@ -101,7 +104,20 @@ def _post(url: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
 
 def _ask(request: urllib.request.Request) -> Any:
     try:
-        with urllib.request.urlopen(request, timeout=ASK_SECONDS) as response:  # noqa: S310
+        with urlopen(request, timeout=ASK_SECONDS) as response:
             return json.loads(response.read(1_000_000))
     except (OSError, ValueError):
         return None
+
+
+def urlopen(request: urllib.request.Request, timeout: float) -> Any:
+    """Open `request`: a server on this machine directly, whatever proxy the environment sets
+    (a proxy cannot reach the loopback address), as the model client does."""
+    if is_loopback_url(request.full_url):
+        return _direct().open(request, timeout=timeout)
+    return urllib.request.urlopen(request, timeout=timeout)  # noqa: S310
+
+
+@functools.cache
+def _direct() -> urllib.request.OpenerDirector:
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}))

@@ -35,6 +35,16 @@ def test_a_local_server_is_found_and_used(heph, ollama):
     assert ollama.requests[0]["model"] == "qwen2.5-coder:7b"
 
 
+def test_a_proxy_in_the_environment_does_not_hide_a_local_server(heph, ollama):
+    proxy = {name: nowhere() for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")}
+    env = {"OPENAI_BASE_URL": None, "HEPH_DISCOVER": ollama.url, **proxy}
+    listed = heph("models", env=env)  # discovery, the listing and the window: all direct
+    assert listed.code == 0, listed.stderr
+    assert listed.stdout.splitlines()[1].split() == ["*", "qwen2.5-coder:7b", "8,192"]
+    ollama.reply(final("direct"))
+    assert heph("say hello", env=env).stdout.strip() == "direct"
+
+
 def test_several_models_need_a_choice(heph, workspace):
     with ChatServer(models=("llama3", "qwen2.5-coder")) as server:
         env = {"OPENAI_BASE_URL": None, "HEPH_DISCOVER": server.url}
