@@ -59,7 +59,7 @@ class NotInside(Exception):
     def __init__(self, paths: list[str]) -> None:
         super().__init__(
             f"{', '.join(paths)} no longer lead{'s' if len(paths) == 1 else ''} to a file inside "
-            "the workspace (a folder on the way is a link now); heph writes only inside it"
+            "the workspace (it leads through a link now, or to a folder); heph writes only there"
         )
         self.paths = paths
 
