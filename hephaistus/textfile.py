@@ -128,14 +128,22 @@ def open_file(path: Path) -> BinaryIO:
 
 def unlink_real(path: Path) -> None:
     """Delete the file at `path`, a real path, from its folder as opened by `open_real`."""
-    if os.unlink not in os.supports_dir_fd:  # Windows
+    folder = _pinned_folder(path)
+    if folder is None:
         path.unlink()
         return
-    folder = open_real(path.parent, os.O_RDONLY | _DIRECTORY)
     try:
         os.unlink(path.name, dir_fd=folder)
     finally:
         os.close(folder)
+
+
+def _pinned_folder(path: Path) -> int | None:
+    """The folder of `path`, a real path, as `open_real` opens it; None where renames and
+    deletes take no folder descriptor (Windows)."""
+    if os.rename not in os.supports_dir_fd:  # renameat, which os.replace uses too
+        return None
+    return open_real(path.parent, os.O_RDONLY | _DIRECTORY)
 
 
 def open_real(path: Path, flags: int) -> int:
@@ -203,13 +211,13 @@ def atomic_write(
     fd, tmp = tempfile.mkstemp(prefix=f"{os.getpid()}-", suffix=TEMP_SUFFIX, dir=folder)
     into = None
     try:
-        if real and os.rename in os.supports_dir_fd:  # renameat, as os.replace uses; not on Windows
-            into = open_real(path.parent, os.O_RDONLY | _DIRECTORY)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
+        if real:  # checked as late as can be: just before the rename
+            into = _pinned_folder(path)
         try:
             if into is not None:
                 os.replace(tmp, path.name, dst_dir_fd=into)
