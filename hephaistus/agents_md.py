@@ -14,6 +14,7 @@ from typing import Any
 
 from hephaistus.project_commands import ProjectCommand
 from hephaistus.symbols import is_test_file
+from hephaistus.textfile import text_of
 from hephaistus.wording import counted
 from hephaistus.workspace import Workspace
 
@@ -126,12 +127,7 @@ def _indentation(texts: list[str]) -> str:
 
 
 def _text(path: Path) -> str:
-    if not path.is_file():  # none there, or a named pipe, whose read would never end
-        return ""
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
+    return text_of(path) or ""
 
 
 def create(workspace: Workspace, config: Any, approve: Any) -> tuple[Any, str]:

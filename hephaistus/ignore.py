@@ -10,6 +10,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from hephaistus.textfile import text_of
+
 
 class IgnoreRules:
     def __init__(self, root: Path) -> None:
@@ -40,13 +42,8 @@ class IgnoreRules:
 
 
 def _parse(path: Path) -> Any:
-    if not path.is_file():  # none there (the common case), or a named pipe: no rules
-        return None
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:  # none there (the common case), or unreadable: no rules
-        return None
-    return _compile(text)
+    text = text_of(path)
+    return None if text is None else _compile(text)  # none there (the common case): no rules
 
 
 @cache

@@ -14,6 +14,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from hephaistus.textfile import text_of
+
 
 @dataclass(frozen=True)
 class ProjectCommand:
@@ -55,12 +57,8 @@ def detect(root: Path) -> list[ProjectCommand]:
         found.append(ProjectCommand("test", "cargo test", "detected: Cargo.toml"))
     if (root / "go.mod").is_file() and not found:
         found.append(ProjectCommand("test", "go test ./...", "detected: go.mod"))
-    makefile = root / "Makefile"
-    if makefile.is_file() and not found:
-        try:
-            text = makefile.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = ""
+    if not found:
+        text = text_of(root / "Makefile") or ""
         if re.search(r"^test\s*:", text, re.M):
             found.append(ProjectCommand("test", "make test", "detected: Makefile test target"))
     return found

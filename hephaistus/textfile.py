@@ -106,6 +106,18 @@ _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
+def text_of(path: Path) -> str | None:
+    """The text of a project file heph only consults (a .gitignore, a Makefile), undecodable
+    bytes replaced; None when there is none, it cannot be read, or it is no regular file (a
+    named pipe's read would never end)."""
+    if not path.is_file():
+        return None
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
 def read_text(path: Path, name: str) -> TextFile:
     """The text file at `path`, a real path (see `open_real`)."""
     return decode(read_real(path), name)
