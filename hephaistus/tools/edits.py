@@ -115,7 +115,7 @@ def _where_new_is(text: str, old: str, new: str) -> str:
     """Where `new` stands once it replaced `old` exactly: all the model needs to know of a
     change it sent itself."""
     first = text.count("\n", 0, text.find(old)) + 1
-    count = new.count("\n") + (0 if new.endswith("\n") else 1) if new else 0
+    count = len(split_lines(new))
     if not count:
         return "the text of 'old' was removed, nothing else changed"
     lines = f"line {first}" if count == 1 else f"lines {first}-{first + count - 1}"

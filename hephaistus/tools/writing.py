@@ -19,6 +19,7 @@ from hephaistus.textfile import (
     TextFile,
     atomic_write,
     read_text,
+    split_lines,
 )
 from hephaistus.tools.context import ToolContext
 from hephaistus.tools.results import FileChange, ToolResult
@@ -131,7 +132,7 @@ def write_change(
     except OSError as exc:
         return ToolResult(False, f"cannot write {rel}: {exc.strerror or exc}", target=rel)
     verb = "created" if change.created else "updated"
-    added = after.count("\n") + (0 if after.endswith("\n") or not after else 1)
+    added = len(split_lines(after))
     # The model is told where text it sent exactly now stands, and of a new file nothing more:
     # it knows what it sent. Otherwise it sees the hunks with one line of context (the path is
     # named above). The person and the session get the whole diff.
