@@ -18,6 +18,16 @@ import pytest
 from hephaistus.testing import ChatServer, heph_command
 
 
+@pytest.fixture(autouse=True)
+def own_user_folders(tmp_path_factory, monkeypatch) -> Path:
+    """Every test gets user folders of its own (config, state: trust, approvals, the signing
+    key), never the person's running the tests, and never another test's."""
+    folder = tmp_path_factory.mktemp("user")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(folder / "state"))
+    return folder
+
+
 @pytest.fixture
 def chat_server() -> Iterator[ChatServer]:
     with ChatServer() as server:

@@ -4,7 +4,8 @@
     server.reply({"thought": "...", "final": {"message": "done"}})
     server.fault("status", status=429, headers={"Retry-After": "0"})
     ... point OPENAI_BASE_URL at server.url ...
-    server.requests   # every request body, parsed
+    server.requests   # every chat request body, parsed
+    server.seen       # every request of any kind: (method, path, headers)
 
 Faults: "status" (any HTTP status, headers, body), "reset" (connection closed with a TCP reset),
 "timeout" (no answer for `delay` seconds), "not_json" (a 200 whose body is not JSON),
@@ -67,6 +68,8 @@ class ChatServer:
         self.latency = 0.0
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        # Every request of any kind, as (method, path, headers): what reached this server.
+        self.seen: list[tuple[str, str, dict[str, str]]] = []
         self.busy_seconds = 0.0  # spent answering chat requests: the "model's" own time
         self.in_flight = 0  # chat requests being answered now
         self.most_in_flight = 0  # the most at any one time
@@ -141,7 +144,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         return
 
+    def _note(self, method: str) -> None:
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with self.chat._lock:
+            self.chat.seen.append((method, self.path, headers))
+
     def do_GET(self) -> None:
+        self._note("GET")
         path = self.path.rstrip("/")
         answer = self.chat.flavour.get_answer(path, self.chat.context_window, self.chat.models)
         if answer is not None:
@@ -150,6 +159,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self) -> None:
+        self._note("POST")
         started = time.perf_counter()
         with self.chat._lock:
             self.chat.in_flight += 1
