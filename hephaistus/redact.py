@@ -35,8 +35,20 @@ CREDENTIAL_TEXT = re.compile(
             r"\bAIza[0-9A-Za-z_-]{30,}",  # Google API keys
             r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",  # JWTs
             r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+            r"(?<=\b[Bb]earer )[A-Za-z0-9._~+/=-]{12,}",  # an Authorization header's token
         )
     )
+)
+# A setting whose name says it holds a credential (`aws_secret_access_key = ...`, `"password":
+# "..."`, `export GITHUB_TOKEN=...`), as config files and environment dumps spell them. Its value
+# is hidden, the name kept. Short values, numbers and booleans are settings about secrets
+# (`token_count = 5`), not secrets; `==` and `::` are code and test ids.
+SECRET_SETTING = re.compile(
+    r"""(?P<key>(?:^|(?<=[\s{,;(]))(?:export\s+)?["']?[\w.-]*"""
+    r"(?:secret|token|passw(?:or)?d|api[_-]?key|private[_-]?key|access[_-]?key|credential)"
+    r"""[\w.-]*["']?\s*(?<![:=])[:=](?![:=])\s*)"""
+    r"""(?P<value>"[^"\n]{6,}"|'[^'\n]{6,}'|(?!(?:\d+|true|false|none|null)\b)[^\s"',;}]{6,})""",
+    re.I | re.M,
 )
 
 
@@ -69,4 +81,5 @@ def hide_values(text: str, values: Iterable[str]) -> str:
 
 def scrub(text: str, environ: Mapping[str, str] | None = None) -> str:
     """`text` without this process's secret values or anything that looks like a credential."""
-    return CREDENTIAL_TEXT.sub(REDACTED, hide_values(text, secret_values(environ)))
+    text = CREDENTIAL_TEXT.sub(REDACTED, hide_values(text, secret_values(environ)))
+    return SECRET_SETTING.sub(rf"\g<key>{REDACTED}", text)

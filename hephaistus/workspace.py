@@ -101,12 +101,15 @@ class Workspace:
             raise PathError(
                 f"'{path}' is outside the workspace ({self.root}); use a path relative to it"
             )
-        if for_write:
-            parts = real.relative_to(self.root).parts
-            if parts and (parts[0] in PROTECTED_DIRS or ".git" in parts):
-                raise PathError(f"'{path}' is inside {parts[0]}/, which file tools never write")
-            if real == self.root or real.is_dir():
-                raise PathError(f"'{path}' is a folder, not a file")
+        protected = protected_part(real.relative_to(self.root).parts)
+        if protected:
+            # Their internals hold what is not the model's: a remote's token, heph's own state.
+            raise PathError(
+                f"'{path}' is inside {protected}/, which the file tools never read, list, "
+                "search or write (the git tools show what git knows)"
+            )
+        if for_write and (real == self.root or real.is_dir()):
+            raise PathError(f"'{path}' is a folder, not a file")
         return real
 
     def relative(self, real: Path) -> str:
@@ -165,7 +168,11 @@ class Workspace:
         listed = self._git_files(base)
         if listed is None:
             listed = self._walk_files(base)
-        return sorted(prefix + rel for rel in listed if self._contained_file(base / rel))
+        return sorted(
+            prefix + rel
+            for rel in listed
+            if not protected_part(rel.split("/")) and self._contained_file(base / rel)
+        )
 
     def _contained_file(self, path: Path) -> bool:
         try:
@@ -236,6 +243,15 @@ class Workspace:
                 with exclude.open("a", encoding="utf-8") as handle:
                     handle.write(f"{sep}{HEPH_DIR}/\n")
         return self.heph_dir
+
+
+def protected_part(parts: tuple[str, ...] | list[str]) -> str | None:
+    """The protected folder (`.git`, `.heph`) a path's parts lead through, at any depth (a
+    vendored repository's `.git` too), or None."""
+    for part in parts:
+        if part in PROTECTED_DIRS:
+            return part
+    return None
 
 
 def is_secret_name(path: str) -> bool:
