@@ -64,7 +64,8 @@ class Agent:
         self.compactor = Compactor(window, source, config.max_reply_tokens)
         self.window_asked = bool(config.context_window)  # the server is asked once
         self.session: Session | None = None
-        self.changes: list[FileChange] = []
+        self.changes: list[FileChange] = []  # the writes of this chat (or run), oldest first
+        self.session_ids: list[str] = []  # the sessions of this chat, oldest first
 
     @property
     def _state_file(self) -> Path:
@@ -100,6 +101,7 @@ class Agent:
             workspace=str(self.workspace.root),
         )
         self.session = session
+        self.session_ids.append(session.id)
         for message in self.messages:  # the conversation so far, so the file stands alone
             session.message(message)
         session.record("INPUT", "task", task)
@@ -113,6 +115,8 @@ class Agent:
             commands={name: c.command for name, c in self.commands.items()},
             command_timeout=self.config.command_timeout,
             pass_env=self.config.pass_env,
+            changed=list(self.changes),  # git_commit commits what heph changed in the chat
+            sessions=tuple(self.session_ids),
         )
         run = Run(
             self.model,
@@ -141,7 +145,7 @@ class Agent:
                 raise  # the process ends; the session is ended first, below
         finally:
             self._remember_a_learned_window()
-            self.changes.extend(tools.changed)
+            self.changes = tools.changed
             self._save_state()
             session.end(outcome.status, outcome.exit_code, outcome.message)
         return outcome

@@ -68,6 +68,17 @@ class Repository:
             index += 1
         return entries
 
+    def blob_id(self, revision_path: str) -> str | None:
+        """The object id of `REV:path`, or None when that revision has no such file."""
+        try:
+            return self.git("rev-parse", "--verify", "--quiet", revision_path).strip() or None
+        except GitError:
+            return None
+
+    def hash_object(self, path: str, data: bytes) -> str:
+        """The blob id git would give `data` as the content of `path` (its filters applied)."""
+        return run(self.top, "hash-object", f"--path={path}", "--stdin", data=data).strip()
+
     def tracked(self, paths: list[str]) -> set[str]:
         return {name for name in self.git("ls-files", "-z", "--", *paths).split("\0") if name}
 
@@ -87,12 +98,18 @@ def names(folder: Path, *args: str) -> list[str]:
     return [name for name in output.replace("\0", "\n").splitlines() if name]
 
 
-def run(cwd: Path, *args: str, text: bool = True) -> str:
-    """`git ARGS` in `cwd`: its output, or GitError with git's message. With text=False the
-    output keeps undecodable file names (surrogate escapes), as the file system spells them."""
+def run(cwd: Path, *args: str, text: bool = True, data: bytes | None = None) -> str:
+    """`git ARGS` in `cwd` (given `data` on its standard input): its output, or GitError with
+    git's message. With text=False the output keeps undecodable file names (surrogate
+    escapes), as the file system spells them."""
     try:
         done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            timeout=TIMEOUT,
+            input=data,
+            stdin=subprocess.DEVNULL if data is None else None,
         )
     except FileNotFoundError:
         raise GitError("git is not installed (or not on PATH)") from None

@@ -106,7 +106,7 @@ def test_detached_head_still_commits(repo):
 
 def test_explicit_paths_and_containment(repo, tmp_path):
     (repo / "notes.txt").write_text("changed by request\n")
-    ctx = context(repo)
+    ctx = context(repo, "notes.txt")
     assert not call(ctx, "git_commit", message="x", paths="../outside.txt").ok
     assert not call(ctx, "git_commit", message="x", paths="missing.txt").ok
     assert call(ctx, "git_commit", message="notes", paths="notes.txt").ok
@@ -159,4 +159,4 @@ def test_git_tools_are_offered_only_in_a_repository(heph, chat_server, workspace
     chat_server.reply(final("clean"))
     assert heph("what changed?", cwd=repo).code == 0
     inside = chat_server.requests[-1]["messages"][0]["content"]
-    assert "- git_status(): " in inside and "- git_commit(message, paths?): " in inside
+    assert "- git_status(): " in inside and "- git_commit(message, paths?: [string]): " in inside

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, has_git
+from conftest import act, final, git, has_git
 from hephaistus.redact import scrub
 from hephaistus.testing import ChatServer
 from hephaistus.tools import ToolContext, default_registry
@@ -133,3 +133,64 @@ def test_secret_looking_settings_in_command_output_are_scrubbed(line, kept):
 )
 def test_ordinary_output_about_tokens_is_left_alone(line):
     assert scrub(line, environ={}) == line
+
+
+# -- 7. git_commit commits heph's changes, nothing else -------------------------------------
+
+
+def last_session(root: Path):
+    from hephaistus.session import load_session
+
+    return load_session(sorted((root / ".heph" / "sessions").glob("*.jsonl"))[-1])
+
+
+def test_git_commit_takes_only_what_heph_changed(heph, chat_server, tmp_path):
+    root = clone(
+        tmp_path,
+        {"app.py": "x = 1\n", "notes.txt": "mine\n", ".gitignore": ".env\n", "my file.py": "a\n"},
+    )
+    (root / ".env").write_text("API_TOKEN=hunter2hunter2\n")
+    (root / "notes.txt").write_text("mine, and not committed yet\n")  # the person's work
+    chat_server.reply(act("edit_file", path="app.py", old="x = 1", new="x = 2"))
+    chat_server.reply(act("write_file", path="my file.py", content="b\n"))
+    chat_server.reply(act("git_commit", message="secrets", paths=[".env"]))
+    chat_server.reply(act("git_commit", message="theirs", paths="notes.txt"))
+    chat_server.reply(act("git_commit", message="inside git", paths=[".git/config"]))
+    chat_server.reply(act("git_commit", message="heph's two", paths=["app.py", "my file.py"]))
+    chat_server.reply(final("committed"))
+    result = heph("--yes", "change and commit", cwd=root)
+    assert result.code == 0, result.stderr
+    observations = [m["messages"][-1]["content"] for m in chat_server.requests[3:7]]
+    assert "secret file; heph never commits it" in observations[0]
+    assert "notes.txt was not changed by heph" in observations[1]
+    assert ".git/" in observations[2] and "nothing was committed" in observations[2]
+    assert "committed" in observations[3] and "app.py, my file.py" in observations[3]
+    assert git(root, "log", "--format=%s").splitlines() == ["heph's two", "the project"]
+    assert git(root, "show", "--name-only", "--format=", "HEAD").splitlines() == [
+        "app.py",
+        "my file.py",
+    ]
+    assert git(root, "status", "--porcelain") == " M notes.txt\n"  # still the person's
+    commit_span = [s for s in last_session(root).spans if s.name == "git_commit"][-1]
+    sha = git(root, "rev-parse", "HEAD").strip()
+    assert commit_span.output["commit"] == {"sha": sha, "paths": ["app.py", "my file.py"]}
+
+
+def test_git_commit_refuses_a_file_that_also_holds_the_users_uncommitted_work(
+    heph, chat_server, tmp_path
+):
+    root = clone(tmp_path, {"app.py": "x = 1\ny = 1\n", "lib.py": "z = 1\n"})
+    (root / "app.py").write_text("x = 1\ny = 'the person, not committed'\n")
+    (root / "lib.py").write_text("z = 'staged by the person'\n")
+    git(root, "add", "lib.py")
+    (root / "lib.py").write_text("z = 1\n")
+    chat_server.reply(act("edit_file", path="app.py", old="x = 1", new="x = 2"))
+    chat_server.reply(act("edit_file", path="lib.py", old="z = 1", new="z = 2"))
+    chat_server.reply(act("git_commit", message="app", paths="app.py"))
+    chat_server.reply(act("git_commit", message="lib", paths="lib.py"))
+    chat_server.reply(final("could not"))
+    assert heph("--yes", "edit and commit", cwd=root).code == 0
+    app_said, lib_said = (m["messages"][-1]["content"] for m in chat_server.requests[3:5])
+    assert "app.py already had uncommitted changes of the user's" in app_said
+    assert "lib.py also has changes the user staged" in lib_said
+    assert git(root, "log", "--format=%s").splitlines() == ["the project"]

@@ -203,6 +203,8 @@ class ReactEngine:
                 "target": result.target,
                 "changed": [c.path for c in result.changed],
             }
+            if result.commit:
+                span.output["commit"] = {"sha": result.commit.sha, "paths": result.commit.paths}
             span.error = None if result.ok else result.output
         for path in result.read:
             run.state.file_read(path)

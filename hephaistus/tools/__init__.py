@@ -21,7 +21,9 @@ from hephaistus.tools.results import ToolResult
 
 __all__ = ["Tool", "ToolArg", "Registry", "ToolContext", "ToolResult", "default_registry"]
 
-_JSON_TYPES = {str: "string", int: "integer", bool: "boolean", float: "number"}
+# `list` stands for a list of strings, the one kind of list a tool takes.
+_JSON_TYPES = {str: "string", int: "integer", bool: "boolean", float: "number", list: "list"}
+_SHOWN_TYPES = {**_JSON_TYPES, list: "[string]"}
 
 
 @dataclass(frozen=True)
@@ -30,15 +32,18 @@ class ToolArg:
     kind: type
     required: bool
     description: str
+    or_string: bool = False  # a list of strings that may also come as one string
 
     @property
     def json_type(self) -> str:
+        if self.kind is list:
+            return "list of strings" + (" or a string" if self.or_string else "")
         return _JSON_TYPES[self.kind]
 
     def signature(self) -> str:
         """`name`, `name?` when optional, with `: integer` (etc.) when not a string."""
         optional = "" if self.required else "?"
-        kind = "" if self.kind is str else f": {self.json_type}"
+        kind = "" if self.kind is str else f": {_SHOWN_TYPES[self.kind]}"
         return f"{self.name}{optional}{kind}"
 
     def accepts(self, value: Any) -> bool:
@@ -46,6 +51,10 @@ class ToolArg:
             return isinstance(value, int) and not isinstance(value, bool)
         if self.kind is float:
             return isinstance(value, (int, float)) and not isinstance(value, bool)
+        if self.kind is list:
+            if self.or_string and isinstance(value, str):
+                return True
+            return isinstance(value, list) and all(isinstance(item, str) for item in value)
         return isinstance(value, self.kind)
 
 
@@ -69,6 +78,7 @@ class Tool:
                 kind=_plain_type(hints[p.name]),
                 required=p.default is inspect.Parameter.empty,
                 description=arg_docs.get(p.name, ""),
+                or_string=_list_or_string(hints[p.name]),
             )
             for p in params
         )
@@ -152,9 +162,24 @@ def default_registry() -> Registry:
 
 
 def _plain_type(hint: Any) -> type:
-    """`int | None` → int; the registry only knows JSON's scalar types."""
-    options = [t for t in typing.get_args(hint) if t is not type(None)] or [hint]
+    """`int | None` → int, `list[str] | str` → list; the registry knows JSON's scalar types
+    and lists of strings."""
+    options = _options(hint)
+    if list[str] in options:
+        return list
     kind = options[0]
-    if kind not in _JSON_TYPES:
-        raise TypeError(f"tool arguments must be str, int, float or bool, not {hint}")
+    if kind not in _JSON_TYPES or kind is list:
+        raise TypeError(f"tool arguments must be str, int, float, bool or list[str], not {hint}")
     return kind
+
+
+def _list_or_string(hint: Any) -> bool:
+    options = _options(hint)
+    return list[str] in options and str in options
+
+
+def _options(hint: Any) -> list[Any]:
+    """The types of a hint, None left out: `list[str] | str | None` → [list[str], str]."""
+    if typing.get_origin(hint) is list:
+        return [hint]
+    return [t for t in typing.get_args(hint) if t is not type(None)] or [hint]

@@ -25,5 +25,8 @@ class ToolContext:
     command_timeout: float = 300.0
     pass_env: tuple[str, ...] = ()  # variables (glob patterns) commands may see besides the usual
     search_seconds: float = 5.0  # time budget of one search
-    # The writes made so far in this session (the loop adds each result's), for git_commit.
+    # The writes made so far in this session or chat (the loop adds each result's), for
+    # git_commit; `sessions` are the ids of that chat's sessions, whose checkpoints say what
+    # each file held before heph first wrote it.
     changed: list[FileChange] = field(default_factory=list)
+    sessions: tuple[str, ...] = ()

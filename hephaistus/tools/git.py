@@ -1,19 +1,21 @@
 """Git tools: status, diff, log, and a commit of exactly the files heph changed.
 
-`git_commit` uses `git commit --only -- PATHS`: git commits those paths' working-tree content,
-runs the repository's hooks, and leaves everything else in the index (the user's staged work) as
-it was. Files new to git are announced with `git add --intent-to-add` first, and withdrawn again
-when the commit fails. Git itself runs through hephaistus.repository.
+`git_commit` commits only files heph changed in this session (or chat), never a secret file, and
+no file that also holds the user's uncommitted work. It uses `git commit --only -- PATHS`: git
+commits those paths' working-tree content, runs the repository's hooks, and leaves everything
+else in the index (the user's staged work) as it was. Files new to git are announced with
+`git add --intent-to-add` first, and withdrawn again when the commit fails. Git itself runs
+through hephaistus.repository.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from hephaistus.approvals import CommitRequest
+from hephaistus.checkpoints import CheckpointStore
 from hephaistus.repository import GitError, Repository
+from hephaistus.repository import names as names_in
 from hephaistus.tools.context import ToolContext
-from hephaistus.tools.results import ToolResult, clip
+from hephaistus.tools.results import CommitMade, ToolResult, clip
 from hephaistus.workspace import PathError, is_secret_name
 
 LOG_LIMIT = 50
@@ -98,12 +100,12 @@ def git_log(ctx: ToolContext, n: int = 10) -> ToolResult:
     return output if isinstance(output, ToolResult) else ToolResult(True, output)
 
 
-def git_commit(ctx: ToolContext, message: str, paths: str | None = None) -> ToolResult:
-    """Commit your changed files (or `paths`); only when the user asks.
+def git_commit(ctx: ToolContext, message: str, paths: list[str] | str | None = None) -> ToolResult:
+    """Commit the files you changed in this session (or some of them); only when the user asks.
 
     Args:
         message: the commit message
-        paths: space-separated files to commit instead of this session's files
+        paths: some of the files you changed, to commit only those (default: all of them)
     """
     repo = _repo(ctx)
     if isinstance(repo, ToolResult):
@@ -111,9 +113,11 @@ def git_commit(ctx: ToolContext, message: str, paths: str | None = None) -> Tool
     if not message.strip():
         return ToolResult(False, "the commit message is empty")
     try:
-        targets = _commit_targets(ctx, repo, paths)
-    except (PathError, ValueError) as exc:
-        return ToolResult(False, str(exc))
+        chosen, left_out = _commit_targets(ctx, paths)
+        targets = [ctx.workspace.root / rel for rel in chosen]
+        _refuse_the_users_work(ctx, repo, chosen)
+    except (PathError, ValueError, GitError) as exc:
+        return ToolResult(False, f"nothing was committed: {exc}")
     relative = tuple(repo.relative(t) for t in targets)
     names = ", ".join(relative)
     decision = ctx.approve(CommitRequest(relative, message))
@@ -140,8 +144,14 @@ def git_commit(ctx: ToolContext, message: str, paths: str | None = None) -> Tool
         if new_files:
             _git(repo, "rm", "--cached", "--quiet", "--", *new_files)
         return ToolResult(False, f"git commit failed, nothing was committed:\n{result.output}")
-    sha = repo.git("rev-parse", "--short=10", "HEAD").strip()
-    return ToolResult(True, f"committed {sha} on {repo.branch()}: {names}\n{result}".rstrip())
+    sha = repo.git("rev-parse", "HEAD").strip()
+    note = f"\n(left out as secret files: {', '.join(left_out)})" if left_out else ""
+    return ToolResult(
+        True,
+        f"committed {sha[:10]} on {repo.branch()}: {names}\n{result}".rstrip() + note,
+        decision=decision,
+        commit=CommitMade(sha, relative),
+    )
 
 
 TOOLS = ((git_status, False), (git_diff, False), (git_log, False), (git_commit, True))
@@ -169,17 +179,64 @@ def _session_paths(ctx: ToolContext, repo: Repository) -> set[str]:
     return {repo.relative(ctx.workspace.root / change.path) for change in ctx.changed}
 
 
-def _commit_targets(ctx: ToolContext, repo: Repository, paths: str | None) -> list[Path]:
-    if paths and paths.strip():
-        names = paths.split()
+def _commit_targets(ctx: ToolContext, paths: list[str] | str | None) -> tuple[list[str], list[str]]:
+    """(the files to commit, the secret ones left out): heph's own changes of this session or
+    chat, all of them or those `paths` names (a list, or one string: one path, else paths
+    separated by spaces). Anything else is the user's to commit, and refused."""
+    mine = list(dict.fromkeys(change.path for change in ctx.changed))
+    if not mine:
+        raise ValueError("heph changed no files in this session, so it has nothing to commit")
+    if not paths:
+        left_out = [rel for rel in mine if is_secret_name(rel)]
+        chosen = [rel for rel in mine if rel not in left_out]
+        if not chosen:
+            raise ValueError(f"heph never commits secret files ({', '.join(left_out)})")
+        return chosen, left_out
+    if isinstance(paths, str):
+        names = [paths.strip()] if paths.strip() in mine else paths.split()
     else:
-        names = sorted({change.path for change in ctx.changed})
-        if not names:
-            raise ValueError("heph changed no files in this session; name the files in 'paths'")
-    targets = []
+        names = paths
+    chosen = []
     for name in names:
-        real = ctx.workspace.resolve(name)
-        if not real.exists() and not repo.tracked([str(real)]):
-            raise ValueError(f"{name} does not exist and is not tracked by git")
-        targets.append(real)
-    return targets
+        rel = ctx.workspace.relative(ctx.workspace.resolve(name))  # inside, and not .git/
+        if is_secret_name(rel) or is_secret_name(name):
+            raise ValueError(f"{rel} looks like a secret file; heph never commits it")
+        if rel not in mine:
+            raise ValueError(
+                f"{rel} was not changed by heph in this session; heph commits only its own "
+                f"changes ({', '.join(mine)}), the user commits theirs"
+            )
+        chosen.append(rel)
+    return list(dict.fromkeys(chosen)), []
+
+
+def _refuse_the_users_work(ctx: ToolContext, repo: Repository, chosen: list[str]) -> None:
+    """A file heph changed may hold the user's work too: changes they staged, or made before
+    heph's first write to it and never committed. `git commit --only` would take those along,
+    so such a file is refused."""
+    staged = names_in(repo.cwd, "diff", "--cached", "--name-only", "-z", "--", *chosen)
+    if staged:
+        raise ValueError(
+            f"{', '.join(staged)} also {'has' if len(staged) == 1 else 'have'} changes the user "
+            "staged; committing would take them along, so the user should commit this"
+        )
+    if not ctx.sessions or not repo.has_commits():
+        return
+    before = CheckpointStore(ctx.workspace.root, ctx.workspace.heph_dir).before_states(
+        list(ctx.sessions)
+    )
+    mixed = []
+    for rel in chosen:
+        if rel not in before:
+            continue
+        git_name = repo.relative(ctx.workspace.root / rel)
+        committed = repo.blob_id(f"HEAD:{git_name}")
+        content = before[rel]
+        was = None if content is None else repo.hash_object(git_name, content)
+        if committed != was:
+            mixed.append(rel)
+    if mixed:
+        raise ValueError(
+            f"{', '.join(mixed)} already had uncommitted changes of the user's before heph "
+            "edited it; committing would take those along, so the user should commit this"
+        )

@@ -28,6 +28,14 @@ class CommandRun:
 
 
 @dataclass(frozen=True)
+class CommitMade:
+    """A commit git_commit made: its full id and the paths in it, as git names them."""
+
+    sha: str
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ToolResult:
     ok: bool
     output: str
@@ -37,6 +45,7 @@ class ToolResult:
     read: tuple[str, ...] = ()  # workspace files the call read
     changed: tuple[FileChange, ...] = ()  # writes the call made
     command: CommandRun | None = None  # the project command the call ran
+    commit: CommitMade | None = None  # the commit the call made
     target: str | None = None  # the file the call was about (its failure is an open problem)
 
     @property

@@ -260,7 +260,9 @@ class Repl:
             self.console.print("heph changed no files in this chat")
             return
         message = argument or f"heph: {self.agent.state.last_task or 'changes'}"
-        context = ToolContext(self.agent.workspace, changed=list(changes))
+        context = ToolContext(
+            self.agent.workspace, changed=list(changes), sessions=tuple(self.agent.session_ids)
+        )
         result = git_commit(context, message)
         self.console.print(Text(self.sink.safe(result.output), style="" if result.ok else "red"))
 
