@@ -57,7 +57,10 @@ class Agent:
         self.state = AgentState.load(self._state_file)
         self._saved_state: bytes | None = None  # what the last save wrote
         self.commands = project_commands.resolve(
-            workspace.root, dict(config.commands), config.test_cmd
+            workspace.root,
+            dict(config.commands),
+            config.test_cmd,
+            lambda name: config.source_of(f"commands.{name}"),
         )
         self.messages: list[Message] = []
         window, source = context_window(model.name, config.context_window)
@@ -113,6 +116,7 @@ class Agent:
             allow_secrets=self.config.allow_secrets,
             checkpoints=checkpoints,
             commands={name: c.command for name, c in self.commands.items()},
+            command_sources={name: c.source for name, c in self.commands.items()},
             command_timeout=self.config.command_timeout,
             pass_env=self.config.pass_env,
             changed=list(self.changes),  # git_commit commits what heph changed in the chat
@@ -187,7 +191,7 @@ class Agent:
             self.sink.notice(f"instructions: {self.instructions.describe()}")
         return system_prompt(
             self.registry,
-            self.workspace.root,
+            self.workspace.root if self.config.workspace_trusted else None,
             project_commands.describe(self.commands),
             leave_out=() if self.workspace.git_dir() else git_tools.NAMES,
             instructions=self.instructions.text,

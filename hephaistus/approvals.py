@@ -2,12 +2,16 @@
 
 Three kinds of request: a write (the FileChange with its diff), a project command, a commit.
 Whoever approves (the terminal prompt, --yes, --dry-run, a test) is an Approver (see seams).
+What the person approved for good is kept in the user's state folder, never in the workspace.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Union
+
+from hephaistus.userstate import WorkspaceRecords
 
 if TYPE_CHECKING:
     from hephaistus.tools.results import FileChange
@@ -17,6 +21,7 @@ if TYPE_CHECKING:
 class CommandRequest:
     name: str  # the project command's name, e.g. test
     command_line: str  # as it will run, for the person to read
+    source: str = ""  # where the command came from: "configured in .heph.toml", "detected: ..."
 
 
 @dataclass(frozen=True)
@@ -34,3 +39,47 @@ Decision = Literal["write", "skip", "decline", "refuse"]
 
 def approve_all(request: Request) -> Decision:
     return "write"
+
+
+class SavedApprovals:
+    """Approvals the person made permanent for a workspace, per effect and name ("write";
+    "command:test" approves that command only). Kept in the user's state folder, keyed by the
+    workspace's real path: a workspace's own files never approve anything."""
+
+    def __init__(self, root: Path, records: WorkspaceRecords | None = None) -> None:
+        self.root = root
+        self.records = records or WorkspaceRecords(RECORDS)
+        allowed = self.records.get(root).get("allowed", [])
+        self.allowed = (
+            {a for a in allowed if isinstance(a, str)} if isinstance(allowed, list) else set()
+        )
+
+    @property
+    def path(self) -> Path:
+        return self.records.path
+
+    @property
+    def writes(self) -> bool:
+        return self.allows("write")
+
+    def allows(self, effect: str, name: str = "") -> bool:
+        return _entry(effect, name) in self.allowed
+
+    def allow(self, effect: str, name: str = "") -> None:
+        self.allowed.add(_entry(effect, name))
+        self.records.put(self.root, {"allowed": sorted(self.allowed)})
+
+    def allow_writes(self) -> None:
+        self.allow("write")
+
+    def clear(self) -> None:
+        self.allowed = set()
+        self.records.put(self.root, None)
+
+
+RECORDS = "approvals.json"
+LEGACY_FILE = "approvals.json"  # under .heph/: what earlier versions kept, never read now
+
+
+def _entry(effect: str, name: str) -> str:
+    return f"{effect}:{name}" if name else effect

@@ -15,7 +15,7 @@ from typing import Any
 from hephaistus import __version__
 from hephaistus.errors import EXIT_INTERRUPTED, EXIT_USAGE, ConfigError, HephError
 
-SUBCOMMANDS = ("docs", "sessions", "replay", "undo", "stats", "models", "init")
+SUBCOMMANDS = ("docs", "sessions", "replay", "undo", "stats", "models", "init", "trust")
 
 EPILOG = """\
 commands:
@@ -29,6 +29,9 @@ commands:
   heph stats                  per model: well-formed replies, edits applied, steps, tokens
   heph models                 the endpoint's models, the configured one marked
   heph init                   draft an AGENTS.md for this workspace (shown as a diff to approve)
+  heph trust [--show|--forget]
+                              show the settings this workspace's files hold that need trust
+                              (they decide where the key goes and what runs), and trust it
 
 exit codes: 0 answered, 1 the agent failed, 2 usage or configuration error,
             3 a write was refused, 130 interrupted
@@ -159,7 +162,17 @@ def _common_options() -> argparse.ArgumentParser:
     common.add_argument(
         "--base-url", metavar="URL", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)"
     )
-    common.add_argument("-y", "--yes", action="store_true", help="approve every write")
+    common.add_argument(
+        "-y",
+        "--yes",
+        action="store_true",
+        help="approve every write, project command and commit (never trusts a workspace)",
+    )
+    common.add_argument(
+        "--trust",
+        action="store_true",
+        help="use this workspace's settings that need trust, for this run only",
+    )
     common.add_argument("--dry-run", action="store_true", help="show the diffs, write nothing")
     common.add_argument(
         "--max-steps",
@@ -218,6 +231,10 @@ def _subcommand_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--limit", type=_positive_int, default=20, metavar="N")
     elif command in ("replay", "undo"):
         parser.add_argument("ref", nargs="?", default="last", metavar="ID|last")
+    if command == "trust":
+        choice = parser.add_mutually_exclusive_group()
+        choice.add_argument("--show", action="store_true", help="show the state, change nothing")
+        choice.add_argument("--forget", action="store_true", help="forget the answer given")
     if command == "undo":
         parser.add_argument(
             "--force",
@@ -284,6 +301,8 @@ def run_task(args: argparse.Namespace) -> int:
         from hephaistus.ui.events import EventStream
 
         sink = EventStream()
+    if args.verbose:
+        sink.notice(endpoint_described(config))
     quiet_terminal = args.json or streaming  # stdout is for machines: never ask
     approval = Approval(
         sink, yes=args.yes, dry_run=args.dry_run, interactive=False if quiet_terminal else None
@@ -323,19 +342,27 @@ def run_task(args: argparse.Namespace) -> int:
 def run_chat(args: argparse.Namespace) -> int:
     """The interactive REPL."""
     from hephaistus.agent import Agent
-    from hephaistus.ui.approval import Approval, SavedApprovals
+    from hephaistus.approvals import LEGACY_FILE, SavedApprovals
+    from hephaistus.ui.approval import Approval
     from hephaistus.ui.render import ConsoleSink, make_console
     from hephaistus.ui.repl import Repl, history_path
 
     workspace, config = _workspace_and_model_config(args)
     sink = ConsoleSink(verbose=args.verbose, quiet=args.quiet, console=make_console(stderr=False))
+    if args.verbose:
+        sink.notice(endpoint_described(config))
     approval = Approval(
         sink,
         yes=args.yes,
         dry_run=args.dry_run,
         interactive=True,
-        saved=SavedApprovals(workspace.heph_dir),
+        saved=SavedApprovals(workspace.root),
     )
+    if (workspace.heph_dir / LEGACY_FILE).exists():
+        sink.notice(
+            f"ignoring {workspace.heph_dir / LEGACY_FILE}: approvals come only from your own "
+            "answers (kept outside the workspace), never from a workspace's files"
+        )
     agent = Agent(workspace, config, sink=sink, approve=approval, announce=args.verbose)
     if args.continue_:
         agent.continue_conversation(_last_conversation(agent))
@@ -432,7 +459,8 @@ def cmd_docs(args: argparse.Namespace) -> int:
     args.diff = args.diff or args.dry_run  # the common --dry-run: show, write nothing
     if (args.max_files or args.diff or args.jobs) and not args.fix:
         raise ConfigError("heph docs: --max-files, --diff (--dry-run) and --jobs go with --fix")
-    workspace, config = _workspace_and_config(args)
+    # The check is offline and needs none of the settings that need trust: it asks nothing.
+    workspace, config = _workspace_and_config(args, ask=args.fix, notice=args.fix)
     if args.jobs:
         config = replace(config, docs=replace(config.docs, jobs=args.jobs))
     files = collect_files(workspace, args.paths, args.staged)
@@ -460,6 +488,8 @@ def cmd_docs(args: argparse.Namespace) -> int:
     from hephaistus.llm import ChatModel
 
     config = _with_endpoint(config)
+    if args.verbose:
+        say(f"heph: {endpoint_described(config)}", sys.stderr)
     # A hook must not hang a commit: the docs timeout, and a timeout is not tried again.
     model = ChatModel(replace(config, timeout=config.docs.timeout))
     model.retry_timeouts = False
@@ -488,6 +518,8 @@ def cmd_models(args: argparse.Namespace) -> int:
         found = _local_server()
         say(f"heph: {found.name} at {found.base_url} (found on this machine)", sys.stderr)
         config = replace(config, base_url=found.base_url)
+    if args.verbose:
+        say(f"heph: {endpoint_described(config)}", sys.stderr)
     url = config.base_url or OPENAI_URL
     try:
         models = list_models(url, config.resolved_api_key())
@@ -550,6 +582,62 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trust(args: argparse.Namespace) -> int:
+    """Show the settings of the workspace's files that need trust, and record the person's
+    answer (asked in a terminal; `--yes` without one). Never contacts the model."""
+    from hephaistus import trust
+    from hephaistus.errors import Refused
+    from hephaistus.ui.approval import ask_on_stderr
+
+    workspace = _workspace(args)
+    root = workspace.root
+    store = trust.TrustStore()
+    if args.forget:
+        had = store.forget(root)
+        say(f"{'forgot' if had else 'there was no'} trust answer for {root}", sys.stderr)
+        return 0
+    settings = trust.settings_needing_trust(root)
+    state = store.state(root, settings)
+    if args.show or not settings or state == "trusted":
+        say(_trust_report(root, settings, state, store))
+        return 0
+    if args.yes:
+        answer: bool | None = True
+    elif sys.stdin.isatty():
+        answer = trust.ask_to_trust(settings, ask_on_stderr, changed=state == "changed")
+    else:
+        say(_trust_report(root, settings, state, store))
+        raise Refused("no terminal to ask in: pass --yes to trust this workspace")
+    if answer is None:
+        raise Refused("no answer: the workspace stays untrusted")
+    store.record(root, settings, answer)
+    if answer:
+        say(f"trusted {root}: these settings apply from now on, until they change")
+    else:
+        say(f"not trusted: heph ignores these settings in {root}")
+    return 0
+
+
+def _trust_report(root: Path, settings: list[Any], state: str, store: Any) -> str:
+    if not settings:
+        return (
+            f"{root}: its files hold no settings that need trust; all of them apply "
+            "(a .heph.toml or [tool.hephaistus] that sets base_url, model, commands, "
+            "pass_env, allow_secrets, instructions, ... would)"
+        )
+    described = {
+        "trusted": f"trusted since {store.when(root)}: these settings apply",
+        "changed": "not trusted: you trusted it once, but its settings changed since; "
+        "they apply once you trust it again",
+        "declined": f"not trusted (you said no on {store.when(root)}): these settings are ignored",
+        "unknown": "not trusted: these settings are ignored until you trust it",
+    }[state]
+    lines = [f"{root}: {described}", *(f"  {s.shown()}" for s in settings)]
+    if state != "trusted":
+        lines.append("`heph trust` trusts it; `heph --trust ...` for one run")
+    return "\n".join(lines)
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
     """Per model, from the recorded sessions."""
     from hephaistus.analytics import collect
@@ -578,6 +666,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "models": cmd_models,
     "init": cmd_init,
     "stats": cmd_stats,
+    "trust": cmd_trust,
 }
 
 
@@ -596,10 +685,20 @@ def _workspace(args: argparse.Namespace) -> Any:
     return Workspace.at(find_workspace(Path.cwd()))
 
 
-def _workspace_and_config(args: argparse.Namespace) -> tuple[Any, Any]:
+def _workspace_and_config(
+    args: argparse.Namespace, *, ask: bool = True, notice: bool = True
+) -> tuple[Any, Any]:
+    """The workspace and its settings. Its files' settings that need trust apply only once
+    it is trusted: asked once in a terminal (when `ask`), else left out and said so."""
+    from hephaistus import trust
     from hephaistus.config import load_config
 
     workspace = _workspace(args)
+    decision = trust.decide(
+        workspace.root, for_this_run=args.trust, ask=_trust_question(args) if ask else None
+    )
+    if notice and not decision.trusted:
+        say(trust.notice(decision), sys.stderr)
     flags = {
         "model": args.model,
         "base_url": args.base_url,
@@ -607,7 +706,17 @@ def _workspace_and_config(args: argparse.Namespace) -> tuple[Any, Any]:
         "test_cmd": args.test_cmd,
         "verify_after_edits": ("test",) if args.check_after_edits else None,
     }
-    return workspace, load_config(workspace.root, flags)
+    return workspace, load_config(workspace.root, flags, trusted=decision.trusted)
+
+
+def _trust_question(args: argparse.Namespace) -> Callable[[str], str] | None:
+    """How to ask the person whether to trust the workspace: only where someone can answer
+    (a terminal, and no machine reading stdout)."""
+    if args.json or args.output == "jsonl" or not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+    from hephaistus.ui.approval import ask_on_stderr
+
+    return ask_on_stderr
 
 
 def _workspace_and_model_config(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -641,7 +750,29 @@ def _with_endpoint(config: Any) -> Any:
         "set OPENAI_BASE_URL to choose)",
         sys.stderr,
     )
-    return replace(config, base_url=found.base_url, model=model)
+    sources = {**dict(config.sources), "base_url": "found on this machine"}
+    if model != configured:
+        sources["model"] = "the only model that server serves"
+    return replace(config, base_url=found.base_url, model=model, sources=tuple(sources.items()))
+
+
+def endpoint_described(config: Any) -> str:
+    """Where the requests (and the API key) go, and where each choice came from: said by -v
+    before the first request."""
+    from hephaistus.llm import OPENAI_URL
+
+    url = config.base_url or OPENAI_URL
+    where = config.source_of("base_url")
+    if where == "default":
+        where = "OpenAI's, as no endpoint is set"
+    if config.api_key:
+        key = "the API key from OPENAI_API_KEY goes there"
+    elif config.resolved_api_key():
+        key = "no API key is sent (a placeholder, for a server on this machine)"
+    else:
+        key = "no API key is set"
+    model = f"model {config.model} ({config.source_of('model')})"
+    return f"endpoint: {url} ({where}); {model}; {key}"
 
 
 def _local_server() -> Any:

@@ -4,6 +4,10 @@ The workspace config is `.heph.toml` or `[tool.hephaistus]` in the workspace's `
 the user config is `config.toml` in the platform's config folder (`~/.config/hephaistus` on
 Linux, honouring XDG_CONFIG_HOME; see userdirs). An unknown key or a value of the wrong type
 is an error that names the file and the key.
+
+A workspace's files are someone else's text until the person trusts the workspace (see trust):
+until then only their harmless keys apply (a field marked `harmless`), and every other one is
+left out. Where each value came from is kept for `-v`.
 """
 
 from __future__ import annotations
@@ -27,8 +31,10 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 LOCAL_PLACEHOLDER_KEY = "heph-local"
 
 
-def _doc(text: str) -> dict[str, str]:
-    return {"doc": text}
+def _doc(text: str, *, harmless: bool = False) -> dict[str, Any]:
+    """A field's documentation; `harmless`: a workspace's files may set it without trust (it
+    changes neither where requests and the key go, nor what runs, is exposed or approved)."""
+    return {"doc": text, "harmless": harmless}
 
 
 @dataclass(frozen=True)
@@ -65,23 +71,37 @@ class Config:
     base_url: str | None = field(
         default=None, metadata=_doc("OpenAI-compatible endpoint; unset means api.openai.com")
     )
-    max_steps: int = field(default=20, metadata=_doc("model requests allowed for one task"))
-    timeout: float = field(default=120.0, metadata=_doc("seconds to wait for a model reply"))
-    connect_timeout: float = field(default=10.0, metadata=_doc("seconds to wait to connect"))
-    max_retries: int = field(
-        default=4, metadata=_doc("retries of a model call after a transient fault")
+    max_steps: int = field(
+        default=20, metadata=_doc("model requests allowed for one task", harmless=True)
     )
-    stream: bool = field(default=False, metadata=_doc("stream model replies as they are made"))
+    timeout: float = field(
+        default=120.0, metadata=_doc("seconds to wait for a model reply", harmless=True)
+    )
+    connect_timeout: float = field(
+        default=10.0, metadata=_doc("seconds to wait to connect", harmless=True)
+    )
+    max_retries: int = field(
+        default=4, metadata=_doc("retries of a model call after a transient fault", harmless=True)
+    )
+    stream: bool = field(
+        default=False, metadata=_doc("stream model replies as they are made", harmless=True)
+    )
     json_mode: bool = field(
-        default=True, metadata=_doc("ask the endpoint for JSON mode (response_format)")
+        default=True,
+        metadata=_doc("ask the endpoint for JSON mode (response_format)", harmless=True),
     )
     observation_limit: int = field(
-        default=16_000, metadata=_doc("bytes of a tool's output the model sees")
+        default=16_000, metadata=_doc("bytes of a tool's output the model sees", harmless=True)
     )
     context_window: int | None = field(
-        default=None, metadata=_doc("the model's context window in tokens (default: known or 32k)")
+        default=None,
+        metadata=_doc(
+            "the model's context window in tokens (default: known or 32k)", harmless=True
+        ),
     )
-    map_tokens: int = field(default=1000, metadata=_doc("tokens for the workspace map"))
+    map_tokens: int = field(
+        default=1000, metadata=_doc("tokens for the workspace map", harmless=True)
+    )
     max_reply_tokens: int | None = field(
         default=None,
         metadata=_doc(
@@ -92,7 +112,9 @@ class Config:
     allow_secrets: bool = field(
         default=False, metadata=_doc("let tools read .env*, *.pem, *.key and id_* files")
     )
-    docs: DocsConfig = field(default_factory=DocsConfig, metadata=_doc("heph docs settings"))
+    docs: DocsConfig = field(
+        default_factory=DocsConfig, metadata=_doc("heph docs settings", harmless=True)
+    )
     commands: tuple[tuple[str, str], ...] = field(
         default=(), metadata=_doc("[commands]: project commands by name, e.g. test = 'pytest -q'")
     )
@@ -121,6 +143,11 @@ class Config:
     # Not settable from files: the key comes from the environment only, so it never lands in a
     # file that might be committed.
     api_key: str | None = field(default=None, repr=False, metadata=_doc(""))
+    # Not settable either: how the settings were arrived at. Where each value set came from
+    # (key → source, e.g. "base_url" → "environment variable OPENAI_BASE_URL"), and whether
+    # the workspace's files counted whole (it is trusted, or they need no trust).
+    sources: tuple[tuple[str, str], ...] = field(default=(), metadata=_doc(""))
+    workspace_trusted: bool = field(default=False, metadata=_doc(""))
 
     @property
     def is_local(self) -> bool:
@@ -131,6 +158,10 @@ class Config:
         """The model the user set (flag, environment or file); None when it is the default."""
         return self.model if self.model != DEFAULT_MODEL else None
 
+    def source_of(self, key: str) -> str:
+        """Where the value of `key` came from ("default" when nothing set it)."""
+        return dict(self.sources).get(key, "default")
+
     def resolved_api_key(self) -> str | None:
         """The key to send: the configured one, or a placeholder for a loopback server."""
         if self.api_key:
@@ -138,9 +169,12 @@ class Config:
         return LOCAL_PLACEHOLDER_KEY if self.is_local else None
 
 
-FILE_KEYS = {f.name for f in fields(Config)} - {"api_key"}
+NOT_IN_FILES = {"api_key", "sources", "workspace_trusted"}
+FILE_KEYS = {f.name for f in fields(Config)} - NOT_IN_FILES
+HARMLESS_KEYS = {f.name for f in fields(Config) if f.metadata.get("harmless")}
 LIST_KEYS = {"verify_after_edits", "pass_env", "instructions"}  # lists of strings in a file
 DOCS_KEYS = {f.name for f in fields(DocsConfig)}
+WORKSPACE_FILES = (("pyproject.toml", ("tool", "hephaistus")), (".heph.toml", None))
 
 ENV_KEYS = {
     "HEPH_MODEL": "model",
@@ -181,39 +215,86 @@ def find_workspace(start: Path) -> Path:
     return start
 
 
+def workspace_tables(workspace: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The workspace's config tables, checked, lowest precedence first, each with its name as
+    shown to the person: `pyproject.toml [tool.hephaistus]`, then `.heph.toml`."""
+    tables = []
+    for name, table in WORKSPACE_FILES:
+        found = _read_toml_table(workspace / name, table)
+        if found:
+            shown = f"{name} [{'.'.join(table)}]" if table else name
+            tables.append((shown, found))
+    return tables
+
+
+def needs_trust(key: str) -> bool:
+    """Whether a workspace file's top-level `key` applies only in a trusted workspace: every
+    key not marked harmless, so a key added later needs trust until someone decides otherwise."""
+    return key not in HARMLESS_KEYS
+
+
 def load_config(
     workspace: Path,
     flags: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
+    *,
+    trusted: bool = False,
 ) -> Config:
-    """Merge every source, lowest precedence first."""
+    """Merge every source, lowest precedence first. The workspace's files count whole only
+    when `trusted`; otherwise their keys that need trust are left out."""
     environ = os.environ if environ is None else environ
     values: dict[str, Any] = {}
     docs: dict[str, Any] = {}
-    for path, table in (
-        (user_config_path(), None),
-        (workspace / "pyproject.toml", ("tool", "hephaistus")),
-        (workspace / ".heph.toml", None),
-    ):
-        found = _read_toml_table(path, table)
+    sources: dict[str, str] = {}
+    user_path = user_config_path()
+    layers = [(f"the user config {user_path}", _read_toml_table(user_path, None), True)]
+    layers += [(source, table, trusted) for source, table in workspace_tables(workspace)]
+    for source, found, whole in layers:
+        if not whole:
+            found = {key: value for key, value in found.items() if not needs_trust(key)}
         docs.update(found.pop("docs", {}))
         if "commands" in found:
             merged = dict(values.get("commands", ()))
-            merged.update(found.pop("commands"))
+            merged.update(found["commands"])
             values["commands"] = tuple(merged.items())
+            sources.update({f"commands.{name}": source for name in found.pop("commands")})
         for key in LIST_KEYS & found.keys():
             values[key] = tuple(found.pop(key))
+            sources[key] = source
         values.update(found)
+        sources.update(dict.fromkeys(found, source))
     for var, key in ENV_KEYS.items():
         raw = environ.get(var)
         if raw:
             values[key] = _coerce(key, raw, f"environment variable {var}")
+            sources[key] = f"environment variable {var}"
     for key, value in (flags or {}).items():
         if value is not None:
             values[key] = value
+            sources[key] = FLAG_NAMES.get(key, f"--{key.replace('_', '-')}")
     if "ignore" in docs:
         docs["ignore"] = tuple(docs["ignore"])
-    return replace(Config(), **values, docs=replace(DocsConfig(), **docs))
+    return replace(
+        Config(),
+        **values,
+        docs=replace(DocsConfig(), **docs),
+        sources=tuple(sources.items()),
+        workspace_trusted=trusted,
+    )
+
+
+FLAG_NAMES = {"verify_after_edits": "--check-after-edits"}
+
+
+def trust_requiring(table: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(key, value) of each setting of a workspace table that needs trust, a command each."""
+    found: list[tuple[str, Any]] = []
+    for key, value in table.items():
+        if key == "commands":
+            found += [(f"commands.{name}", command) for name, command in value.items()]
+        elif needs_trust(key):
+            found.append((key, value))
+    return found
 
 
 def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,15 +22,20 @@ from hephaistus.textfile import text_of
 class ProjectCommand:
     name: str
     command: str
-    source: str  # "configured" or why it was detected
+    source: str  # "configured in FILE", "--test-cmd", or why it was detected
 
 
 def resolve(
-    root: Path, configured: dict[str, str], test_cmd: str | None = None
+    root: Path,
+    configured: dict[str, str],
+    test_cmd: str | None = None,
+    where: Callable[[str], str] | None = None,
 ) -> dict[str, ProjectCommand]:
-    """The commands the model may run, by name."""
+    """The commands the model may run, by name; `where(name)` says which file configured one
+    (the person is told, when asked to approve it)."""
     commands = {
-        name: ProjectCommand(name, command, "configured") for name, command in configured.items()
+        name: ProjectCommand(name, command, f"configured in {where(name) if where else 'config'}")
+        for name, command in configured.items()
     }
     if not commands:
         commands = {c.name: c for c in detect(root)}

@@ -1,4 +1,5 @@
-"""Prompt templates: shipped in the wheel as `hephaistus.prompts`, overridable per workspace."""
+"""Prompt templates: shipped in the wheel as `hephaistus.prompts`, overridable by the person
+(`prompts/` in the user's config folder) and by a trusted workspace (`.heph/prompts/`)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,22 @@ from hephaistus.tools import Registry
 SOURCE_TREE_PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
 
 
-def load_template(name: str, workspace_root: Path | None = None) -> str:
-    """Template `name` (e.g. "system.md"): `.heph/prompts/` in the workspace wins."""
-    if workspace_root is not None:
-        override = workspace_root / ".heph" / "prompts" / name
-        if override.is_file():
-            return override.read_text(encoding="utf-8")
+def load_template(name: str, trusted_workspace: Path | None = None) -> str:
+    """Template `name` (e.g. "system.md"): a trusted workspace's `.heph/prompts/` wins, then
+    the user's own `prompts/` folder, then the shipped one. Only pass a workspace that is
+    trusted: an untrusted one's prompt is someone else's instruction to the model."""
+    if trusted_workspace is not None:
+        from hephaistus.trust import prompt_override
+
+        override = prompt_override(trusted_workspace, name)
+        if override is not None:
+            return override.decode("utf-8", "replace")
+    from hephaistus.textfile import text_of
+    from hephaistus.userdirs import config_dir
+
+    personal = text_of(config_dir() / "prompts" / name)
+    if personal is not None:
+        return personal
     try:
         return resources.files("hephaistus.prompts").joinpath(name).read_text(encoding="utf-8")
     except ModuleNotFoundError:  # running from a source checkout that was not installed
@@ -25,7 +36,7 @@ def load_template(name: str, workspace_root: Path | None = None) -> str:
 
 def system_prompt(
     registry: Registry,
-    workspace_root: Path | None = None,
+    trusted_workspace: Path | None = None,
     commands: str = "",
     leave_out: Collection[str] = (),
     instructions: str = "",
@@ -33,7 +44,7 @@ def system_prompt(
     """The system prompt: the template with the tool list and the project commands filled in.
     Tools in `leave_out` (the git tools outside a repository) are not offered: every request
     would carry them, and each call would fail. The project's instructions follow."""
-    template = load_template("system.md", workspace_root)
+    template = load_template("system.md", trusted_workspace)
     tools = registry.describe(leave_out)
     prompt = template.replace("{{tools}}", tools).replace("{{commands}}", commands)
     return f"{prompt.rstrip()}\n\n{instructions}\n" if instructions else prompt

@@ -60,7 +60,7 @@ def test_files_named_in_the_config_and_what_cannot_be_read(heph, chat_server, wo
     )
     os.mkfifo(workspace / "pipe.md")  # reading it would wait for a writer for ever
     chat_server.reply(final("ok"))
-    result = heph("task")
+    result = heph("--trust", "task")
     prompt = system_of(chat_server)
     assert "Style: short functions." in prompt
     assert "not this one" not in prompt and "TOKEN" not in prompt and "outside" not in prompt

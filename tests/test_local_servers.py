@@ -48,7 +48,7 @@ def test_a_reply_cut_at_the_limit_is_reported_as_cut_off(heph, chat_server, work
         run_on=True,
     )
     chat_server.reply(final("done in parts"))
-    result = heph("--yes", "write a big file")
+    result = heph("--yes", "--trust", "write a big file")
     assert result.code == 0, result.stderr
     assert [r["max_tokens"] for r in chat_server.requests] == [50, 50]
     feedback = chat_server.requests[1]["messages"][-1]["content"]

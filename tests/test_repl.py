@@ -39,7 +39,7 @@ def chat(ws, keys, *replies, yes=False, history=None):
     model = ScriptedModel(list(replies))
     console = Console(file=io.StringIO(), force_terminal=False, width=200)
     sink = ConsoleSink(console=console)
-    approval = Approval(sink, yes=yes, interactive=True, saved=SavedApprovals(ws.heph_dir))
+    approval = Approval(sink, yes=yes, interactive=True, saved=SavedApprovals(ws.root))
     agent = Agent(ws, Config(), model=model, sink=sink, approve=approval)
     with create_pipe_input() as pipe:
         chunks = [keys] if isinstance(keys, str) else list(keys)
@@ -168,8 +168,7 @@ def test_all_can_be_saved_for_the_workspace_and_cleared(ws):
 
 
 def test_saved_approval_is_used_by_the_next_chat(ws):
-    ws.heph_dir.mkdir()
-    (ws.heph_dir / "approvals.json").write_text(json.dumps({"writes": True}))
+    SavedApprovals(ws.root).allow_writes()  # as the person's [a] and y saved it
     chat(
         ws,
         "make a.py" + ENTER + CTRL_D,
@@ -177,6 +176,18 @@ def test_saved_approval_is_used_by_the_next_chat(ws):
         final("done"),
     )
     assert (ws.root / "a.py").exists()
+
+
+def test_approvals_in_the_workspace_approve_nothing(ws):
+    ws.heph_dir.mkdir()
+    (ws.heph_dir / "approvals.json").write_text(json.dumps({"writes": True}))
+    _, out, _, _ = chat(
+        ws,
+        "make a.py" + ENTER + "n" + ENTER + CTRL_D,
+        act("write_file", path="a.py", content="1\n"),
+        final("not made"),
+    )
+    assert not (ws.root / "a.py").exists() and "the user declined this change" in out
 
 
 def test_ctrl_c_during_a_turn_returns_to_the_prompt(ws):

@@ -66,7 +66,7 @@ def test_end_to_end_the_model_fixes_a_failing_test(heph, chat_server, project):
     )
     chat_server.reply(act("run_command", "Check again.", name="test"))
     chat_server.reply(final("Fixed `add`; the tests pass."))
-    result = heph("--yes", "fix the failing test", cwd=project)
+    result = heph("--yes", "--trust", "fix the failing test", cwd=project)
     assert result.code == 0, result.stderr
     assert (project / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     first, second = (chat_server.requests[i]["messages"][-1]["content"] for i in (1, 3))
@@ -259,7 +259,7 @@ def test_the_tool_asks_with_a_typed_request_and_reports_what_ran(project):
 def test_without_a_terminal_commands_are_refused_exit_3(heph, chat_server, project):
     (project / ".heph.toml").write_text('[commands]\ntest = "true"\n')
     chat_server.reply(act("run_command", name="test"))
-    result = heph("run the tests", cwd=project)
+    result = heph("--trust", "run the tests", cwd=project)
     assert result.code == 3 and "--yes" in result.stderr
 
 
@@ -313,7 +313,7 @@ def test_ctrl_c_kills_the_commands_process_group(chat_server, project, home):
     chat_server.reply(act("run_command", name="slow"))
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "OPENAI_BASE_URL": chat_server.url}
     process = subprocess.Popen(
-        [*heph_command(), "--yes", "run slow"],
+        [*heph_command(), "--yes", "--trust", "run slow"],
         cwd=project,
         env=env,
         stdout=subprocess.PIPE,

@@ -130,7 +130,7 @@ def run_fix(
         workspace=str(workspace.root),
     )
     checkpoints = Checkpoints(workspace.root, workspace.heph_dir, session.id)
-    prompt = _docs_prompt(workspace, style)
+    prompt = _docs_prompt(workspace, style, config.workspace_trusted)
 
     def fixed(rel: str) -> tuple[TextFile, FileResult]:
         return _fixed(workspace, rel, config, style, model, session, prompt)
@@ -234,10 +234,10 @@ class _Results:
         return len(missed) + len(result.refused)
 
 
-def _docs_prompt(workspace: Workspace, style: str) -> str:
+def _docs_prompt(workspace: Workspace, style: str, trusted: bool) -> str:
     from hephaistus.prompting import load_template
 
-    return load_template("docs.md", workspace.root).replace("{{style}}", style)
+    return load_template("docs.md", workspace.root if trusted else None).replace("{{style}}", style)
 
 
 def _repository_style(workspace: Workspace) -> str:

@@ -22,6 +22,7 @@ class ToolContext:
     allow_secrets: bool = False
     checkpoints: Checkpoints | None = None  # every write is recorded here first, for undo
     commands: dict[str, str] = field(default_factory=dict)  # project commands by name
+    command_sources: dict[str, str] = field(default_factory=dict)  # where each came from
     command_timeout: float = 300.0
     pass_env: tuple[str, ...] = ()  # variables (glob patterns) commands may see besides the usual
     search_seconds: float = 5.0  # time budget of one search

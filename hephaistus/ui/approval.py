@@ -2,18 +2,17 @@
 commit.
 
 Without a terminal and without --yes nothing can be asked, so all three are refused; --dry-run
-shows each change and does nothing.
+shows each change and does nothing. Each kind is approved on its own: `[a]ll` writes (or writes
+saved for the workspace) never approve a command or a commit, and one command never another.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from hephaistus.approvals import CommandRequest, CommitRequest, Decision, Request
+from hephaistus.approvals import CommandRequest, CommitRequest, Decision, Request, SavedApprovals
 from hephaistus.tools.results import FileChange
 from hephaistus.ui.escape import visible
 
@@ -28,27 +27,6 @@ def ask_on_stderr(question: str) -> str:
     if not line:
         raise EOFError
     return line
-
-
-class SavedApprovals:
-    """Approvals made permanent for a workspace, in `.heph/approvals.json`."""
-
-    def __init__(self, heph_dir: Path) -> None:
-        self.path = heph_dir / "approvals.json"
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = {}
-        self.writes = isinstance(data, dict) and data.get("writes") is True
-
-    def allow_writes(self) -> None:
-        self.writes = True
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(json.dumps({"writes": True}) + "\n", encoding="utf-8")
-
-    def clear(self) -> None:
-        self.writes = False
-        self.path.unlink(missing_ok=True)
 
 
 class Approval:
@@ -67,20 +45,21 @@ class Approval:
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self.ask = ask or ask_on_stderr
         self.saved = saved
+        self.yes = yes  # --yes: writes, commands and commits (never trust)
         self.commands_approved: set[str] = set()
         self.all_commands = False
         # Saved approvals count only where someone could have been asked.
-        self.approve_all = yes or bool(self.interactive and saved and saved.writes)
+        self.writes_approved = yes or bool(self.interactive and saved and saved.writes)
 
     def __call__(self, request: Request) -> Decision:
         if isinstance(request, CommandRequest):
-            return self.approve_command(request.name, request.command_line)
+            return self.approve_command(request.name, request.command_line, request.source)
         if isinstance(request, CommitRequest):
             return self._approve_commit(request)
         if self.dry_run:
             self.sink.show_diff(request.diff)
             return "skip"
-        if self.approve_all:
+        if self.writes_approved:
             return "write"
         if not self.interactive:
             return "refuse"
@@ -89,7 +68,7 @@ class Approval:
     def _approve_commit(self, request: CommitRequest) -> Decision:
         if self.dry_run:
             return "skip"
-        if self.approve_all:
+        if self.yes:
             return "write"
         if not self.interactive:
             return "refuse"
@@ -121,7 +100,7 @@ class Approval:
             if choice == "y":
                 return "write"
             if choice == "a":
-                self.approve_all = True
+                self.writes_approved = True
                 self._offer_to_remember()
                 return "write"
             if choice == "n":
@@ -129,18 +108,21 @@ class Approval:
             if choice == "d":
                 self.sink.show_diff(change.diff)
 
-    def approve_command(self, name: str, shown: str) -> Decision:
-        """Whether project command `name` may run: asked once per command and session."""
+    def approve_command(self, name: str, shown: str, source: str = "") -> Decision:
+        """Whether project command `name` may run: asked once per command and session, saying
+        where the command came from (a repository's own file, or detected)."""
         if self.dry_run:
             return "skip"
-        if self.approve_all or name in self.commands_approved or self.all_commands:
+        if self.yes or name in self.commands_approved or self.all_commands:
             return "write"
         if not self.interactive:
             return "refuse"
+        origin = f" ({visible(source)})" if source else ""
         while True:
             try:
                 answer = self.ask(
-                    f"Run `{visible(name)}`: {visible(shown)}? [y]es / [n]o / [a]ll commands: "
+                    f"Run `{visible(name)}`{origin}: {visible(shown)}? "
+                    "[y]es / [n]o / [a]ll commands: "
                 )
             except EOFError:
                 return "refuse"
@@ -159,8 +141,8 @@ class Approval:
             return
         try:
             answer = self.ask(
-                "Approve writes in this workspace from now on too "
-                f"(saved in {self.saved.path.name})? [y/N]: "
+                "Approve writes (not commands) in this workspace from now on too "
+                f"(saved in {self.saved.path})? [y/N]: "
             )
         except EOFError:
             return

@@ -349,15 +349,21 @@ class Repl:
             return
         if argument == "clear":
             saved.clear()
-            self.approval.approve_all = False
+            self.approval.writes_approved = self.approval.yes
             self.console.print("approvals cleared: every write will be asked again")
             return
         if saved.writes:
-            self.console.print(f"writes are approved for this workspace ({saved.path})")
+            self.console.print(
+                self.sink.safe(f"writes are approved for this workspace (in {saved.path})"),
+                markup=False,
+            )
         else:
             self.console.print("no saved approvals: every write is asked")
-        if self.approval.approve_all and not saved.writes:
+        if self.approval.writes_approved and not saved.writes:
             self.console.print("writes are approved for this chat ([a]ll)")
+        if self.approval.all_commands or self.approval.commands_approved:
+            named = ", ".join(sorted(self.approval.commands_approved)) or "all"
+            self.console.print(self.sink.safe(f"commands approved for this chat: {named}"))
 
     # -- helpers -------------------------------------------------------------------------
     def _checkpoints(self) -> CheckpointStore:

@@ -1,0 +1,202 @@
+"""Workspace trust: a repository someone else wrote does not get the person's key, shell or
+approvals by being cloned.
+
+A workspace's files may hold settings that change where requests and the key go, what runs,
+what is exposed or what is approved (every config key not marked harmless, and a system prompt
+under `.heph/prompts/`). They apply only once the person trusts the workspace: `heph trust`, the
+question asked once in a terminal, or `--trust` for one run. The person's answer is kept in the
+user's state folder under a digest of exactly those settings, so a change to any of them (a
+pull, a new commit) makes the workspace untrusted again until it is approved again. `--yes`
+never grants trust.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from hephaistus.config import trust_requiring, workspace_tables
+from hephaistus.userstate import WorkspaceRecords
+from hephaistus.workspace import HEPH_DIR
+
+PROMPT_NAMES = ("system.md", "docs.md")  # the templates a workspace may replace
+PROMPT_LIMIT = 256 * 1024  # bytes of a prompt override read (a larger one is refused)
+RECORDS = "trust.json"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting of the workspace's files that needs trust, exactly as it is written."""
+
+    source: str  # ".heph.toml", "pyproject.toml [tool.hephaistus]", ".heph/prompts/system.md"
+    key: str  # "base_url", "commands.test", "system prompt"
+    value: str  # as written (TOML/JSON spelling), or what the file does
+
+    def shown(self) -> str:
+        return f"{self.source}: {self.key} = {self.value}"
+
+
+@dataclass(frozen=True)
+class Decision:
+    trusted: bool
+    state: str  # "nothing to trust", "trusted", "trusted for this run", "not trusted", ...
+    settings: tuple[Setting, ...]
+
+
+def settings_needing_trust(root: Path) -> list[Setting]:
+    """Every setting of the workspace's files that applies only in a trusted workspace."""
+    found: list[Setting] = []
+    for source, table in workspace_tables(root):
+        found += [Setting(source, key, _spelled(value)) for key, value in trust_requiring(table)]
+    for name in PROMPT_NAMES:
+        prompt = prompt_override(root, name)
+        if prompt is not None:
+            digest = hashlib.sha256(prompt).hexdigest()
+            what = "the system prompt" if name == "system.md" else "the docs prompt"
+            found.append(
+                Setting(
+                    f"{HEPH_DIR}/prompts/{name}",
+                    "prompt",
+                    f"replaces {what} ({len(prompt):,} bytes, sha256 {digest})",
+                )
+            )
+    return found
+
+
+def prompt_override(root: Path, name: str) -> bytes | None:
+    """The bytes of `.heph/prompts/NAME` when it is a plain file of reasonable size (never a
+    link: it could lead to the person's own secrets), else None."""
+    path = root / HEPH_DIR / "prompts" / name
+    try:
+        info = os.lstat(path)
+        folder = os.lstat(path.parent)
+        if stat.S_ISLNK(folder.st_mode) or os.path.islink(root / HEPH_DIR):
+            return None
+        if not stat.S_ISREG(info.st_mode) or info.st_size > PROMPT_LIMIT:
+            return None
+        with path.open("rb") as handle:
+            return handle.read(PROMPT_LIMIT)
+    except OSError:
+        return None
+
+
+def digest(settings: list[Setting] | tuple[Setting, ...]) -> str:
+    """What the person's answer is kept under: any change to any setting changes it."""
+    body = json.dumps(
+        sorted([s.source, s.key, s.value] for s in settings), ensure_ascii=False
+    ).encode("utf-8", "surrogateescape")
+    return hashlib.sha256(body).hexdigest()
+
+
+class TrustStore:
+    """The person's answers, per workspace (its real path), in the user's state folder."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.records = WorkspaceRecords(RECORDS, folder)
+
+    def state(self, root: Path, settings: list[Setting]) -> str:
+        """trusted, declined, changed (trusted once, other settings now) or unknown."""
+        record = self.records.get(root)
+        if not record:
+            return "unknown"
+        if record.get("digest") != digest(settings):
+            return "changed" if record.get("trusted") else "unknown"
+        return "trusted" if record.get("trusted") is True else "declined"
+
+    def when(self, root: Path) -> str:
+        return str(self.records.get(root).get("at", "?"))
+
+    def record(self, root: Path, settings: list[Setting], trusted: bool) -> None:
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.records.put(root, {"digest": digest(settings), "trusted": trusted, "at": now})
+
+    def forget(self, root: Path) -> bool:
+        """Remove the workspace's record; whether there was one."""
+        had = bool(self.records.get(root))
+        self.records.put(root, None)
+        return had
+
+
+def decide(
+    root: Path,
+    *,
+    for_this_run: bool = False,
+    ask: Callable[[str], str] | None = None,
+    store: TrustStore | None = None,
+) -> Decision:
+    """Whether the workspace's settings apply. `ask` (a terminal's question) is used only the
+    first time heph meets these settings (or changed ones); its answer is recorded."""
+    settings = settings_needing_trust(root)
+    if not settings:
+        return Decision(True, "nothing to trust", ())
+    if for_this_run:
+        return Decision(True, "trusted for this run (--trust)", tuple(settings))
+    store = store or TrustStore()
+    state = store.state(root, settings)
+    if state == "trusted":
+        return Decision(True, "trusted", tuple(settings))
+    if state in ("unknown", "changed") and ask is not None:
+        answer = ask_to_trust(settings, ask, changed=state == "changed")
+        if answer is not None:
+            _record(store, root, settings, answer)
+            return Decision(answer, "trusted" if answer else "declined", tuple(settings))
+    return Decision(False, state, tuple(settings))
+
+
+def _record(store: TrustStore, root: Path, settings: list[Setting], trusted: bool) -> None:
+    try:
+        store.record(root, settings, trusted)
+    except OSError:  # a read-only home: the answer holds for this run
+        pass
+
+
+def ask_to_trust(
+    settings: list[Setting], ask: Callable[[str], str], *, changed: bool = False
+) -> bool | None:
+    """The question, with every setting shown; True, False, or None when no answer came."""
+    from hephaistus.ui.escape import visible
+
+    lead = (
+        "The settings of this workspace's files changed since you trusted it. They now are:"
+        if changed
+        else "This workspace's files hold settings that only a trusted workspace may use:"
+    )
+    lines = [lead, *(f"  {visible(s.shown())}" for s in settings)]
+    lines.append(
+        "They can choose where your API key goes, what runs and what the model may read; "
+        "trust only a workspace whose files you wrote or checked."
+    )
+    try:
+        answer = ask("\n".join(lines) + "\nTrust this workspace and use them? [y/N]: ")
+    except (EOFError, KeyboardInterrupt):
+        return None
+    return answer.strip().lower() in ("y", "yes")
+
+
+def notice(decision: Decision) -> str:
+    """The one line said when an untrusted workspace's settings were left out."""
+    by_source: dict[str, list[str]] = {}
+    for setting in decision.settings:
+        by_source.setdefault(setting.source, []).append(setting.key)
+    listed = "; ".join(f"{', '.join(keys)} ({source})" for source, keys in by_source.items())
+    why = {
+        "changed": "its settings changed since you trusted it",
+        "declined": "you chose not to trust it",
+    }.get(decision.state, "it is not trusted")
+    return (
+        f"heph: ignoring settings of this workspace's files because {why}: {listed}. "
+        "`heph trust` shows them and trusts it"
+    )
+
+
+def _spelled(value: Any) -> str:
+    """A value as a config file spells it: JSON is TOML's spelling of strings, numbers,
+    booleans and lists, with every control character escaped."""
+    return json.dumps(value, ensure_ascii=False)
