@@ -55,6 +55,11 @@ class Agent:
         self.instructions = instructions.Instructions()  # as last read
         self.sessions = SessionStore(workspace.heph_dir / "sessions")
         self.state = AgentState.load(self._state_file)
+        if AgentState.foreign(self._state_file):
+            self.sink.notice(
+                f"ignoring {self._state_file}: heph did not make it on this machine (it came "
+                "with the workspace's files, or is damaged); starting from a fresh state"
+            )
         self._saved_state: bytes | None = None  # what the last save wrote
         self.commands = project_commands.resolve(
             workspace.root,

@@ -21,7 +21,7 @@ class SessionRow:
 
 def session_rows(store: SessionStore, limit: int) -> list[SessionRow]:
     rows = []
-    for session_id in store.ids()[-limit:]:
+    for session_id in store.recent_ids(limit):
         recorded = load_session(store.folder / f"{session_id}.jsonl")
         end = recorded.end or {}
         usage = end.get("usage") if end else None

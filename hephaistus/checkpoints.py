@@ -7,6 +7,10 @@ under the file's lock, from the very bytes about to be written, so a crash betwe
 the write leaves the file in a state the record knows. Undo restores the before-states, byte for
 byte; it refuses when a file is in neither of heph's states (someone else edited it) unless
 forced, and it records what it replaced so redo can put heph's version back. Git is never touched.
+
+The manifest is signed (see provenance): a checkpoint that came with the workspace's files (a
+repository's own `.heph/checkpoints/99999999-.../`) is not one, and is never listed or undone.
+Every blob is checked against its hash before anything is restored.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from hephaistus import provenance
 from hephaistus.locks import file_lock, workspace_lock
 from hephaistus.textfile import atomic_write, new_file_mode, read_real, unlink_real
 from hephaistus.workspace import PathError, Workspace
@@ -64,8 +69,11 @@ class NotInside(Exception):
         self.paths = paths
 
 
+class Damaged(LookupError):
+    """A checkpoint's stored content is missing or is not what its record says."""
+
+
 MANIFEST = "files.json"
-LEGACY_MANIFEST = "turn-1.json"  # what heph wrote before (a turn was always 1)
 
 
 class Checkpoints:
@@ -73,6 +81,7 @@ class Checkpoints:
 
     def __init__(self, root: Path, heph_dir: Path, session_id: str) -> None:
         self.root = root
+        self.session_id = session_id
         self.folder = heph_dir / "checkpoints" / session_id
         self.temp_dir = heph_dir / "tmp"
         self._entries: dict[str, Entry] = {}
@@ -104,7 +113,8 @@ class Checkpoints:
 
     def _save(self) -> None:
         manifest = [asdict(entry) for entry in self._entries.values()]
-        data = json.dumps({"files": manifest}, indent=1).encode()
+        record = provenance.signed("checkpoint", {"session": self.session_id, "files": manifest})
+        data = json.dumps(record, indent=1).encode()
         atomic_write(self.folder / MANIFEST, data, temp_dir=self.temp_dir)
 
 
@@ -125,9 +135,22 @@ class CheckpointStore:
         self.temp_dir = heph_dir / "tmp"
 
     def sessions_with_changes(self) -> list[str]:
-        if not self.folder.is_dir():
+        """The sessions whose checkpoints heph made here, oldest first."""
+        return [name for name in self._folders() if self._entries(name)]
+
+    def foreign(self) -> list[str]:
+        """The checkpoint folders heph did not make on this machine (they came with the
+        workspace's files): never listed or undone."""
+        return [
+            name
+            for name in self._folders()
+            if self._manifest(self.folder / name) and not self._entries(name)
+        ]
+
+    def _folders(self) -> list[str]:
+        if not self.folder.is_dir() or self.folder.is_symlink():
             return []
-        return sorted(p.name for p in self.folder.iterdir() if self._manifest(p))
+        return sorted(p.name for p in self.folder.iterdir() if p.is_dir() and not p.is_symlink())
 
     def is_undone(self, session_id: str) -> bool:
         return (self.folder / session_id / "undone.json").exists()
@@ -139,9 +162,10 @@ class CheckpointStore:
                 raise LookupError(f"session {session_id} is already undone")
             entries = self._entries(session_id)
             if not entries:
-                raise LookupError(f"session {session_id} changed no files")
+                raise LookupError(self._nothing_to_undo(session_id))
             with self._files_locked(entries):
                 self._check(entries, force)
+                self._check_blobs(session_id, entries, lambda e: e.before)
                 # Keep heph's version so redo can bring it back.
                 undone = [asdict(Entry(e.path, e.after, e.before)) for e in entries]
                 atomic_write(
@@ -160,6 +184,7 @@ class CheckpointStore:
             entries = self._entries(session_id)
             with self._files_locked(entries):
                 self._check(entries, force)
+                self._check_blobs(session_id, entries, lambda e: e.after)
                 result = self._restore(session_id, entries, lambda e: e.after)
             marker.unlink()
             return result
@@ -184,12 +209,18 @@ class CheckpointStore:
         return states
 
     def _entries(self, session_id: str) -> list[Entry]:
-        """One entry per file the session changed."""
+        """One entry per file the session changed; none when heph did not make the record."""
         manifest = self._manifest(self.folder / session_id)
         if manifest is None:
             return []
+        try:
+            record = json.loads(manifest.read_text())
+        except (OSError, ValueError):
+            return []
+        if not provenance.is_ours("checkpoint", record) or record.get("session") != session_id:
+            return []
         entries = []
-        for raw in json.loads(manifest.read_text())["files"]:
+        for raw in record["files"]:
             previous = raw.get("previous")
             entries.append(
                 Entry(
@@ -203,10 +234,7 @@ class CheckpointStore:
 
     @staticmethod
     def _manifest(folder: Path) -> Path | None:
-        for name in (MANIFEST, LEGACY_MANIFEST):
-            if (folder / name).is_file():
-                return folder / name
-        return None
+        return folder / MANIFEST if (folder / MANIFEST).is_file() else None
 
     def _check(self, entries: list[Entry], force: bool) -> None:
         """Every file must still be where heph wrote it, and in a state heph knows: as heph
@@ -226,6 +254,31 @@ class CheckpointStore:
         ]
         if changed:
             raise UndoConflict(changed)
+
+    def _nothing_to_undo(self, session_id: str) -> str:
+        if self._manifest(self.folder / session_id):
+            return (
+                f"the checkpoint of session {session_id} was not made by heph on this machine "
+                "(it came with the workspace's files); heph does not undo it"
+            )
+        return f"session {session_id} changed no files"
+
+    def _check_blobs(self, session_id: str, entries: list[Entry], target: Pick) -> None:
+        """Every content about to be restored is there, and is what the record says."""
+        for entry in entries:
+            state = target(entry)
+            if not state.exists:
+                continue
+            blob = self.folder / session_id / "blobs" / str(state.sha)
+            try:
+                intact = hashlib.sha256(blob.read_bytes()).hexdigest() == state.sha
+            except OSError:
+                intact = False
+            if not intact:
+                raise Damaged(
+                    f"the checkpoint of {entry.path} in session {session_id} is missing or "
+                    "damaged; nothing was restored"
+                )
 
     def _where_written(self, rel: str) -> bool:
         """Whether `rel` still names a place inside the workspace with no link on the way, as

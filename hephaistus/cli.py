@@ -375,6 +375,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
     workspace = _workspace(args)
     store = SessionStore(workspace.heph_dir / "sessions")
+    _say_foreign_sessions(store)
     rows = session_rows(store, args.limit)
     if args.json:
         from hephaistus.ui.render import print_json
@@ -399,6 +400,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     workspace = _workspace(args)
     store = SessionStore(workspace.heph_dir / "sessions")
+    _say_foreign_sessions(store)
     try:
         path = store.path_of(args.ref)
     except LookupError as error:
@@ -413,11 +415,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
-    from hephaistus.checkpoints import CheckpointStore, NotInside, UndoConflict
+    from hephaistus.checkpoints import CheckpointStore, Damaged, NotInside, UndoConflict
     from hephaistus.session import SessionStore
 
     workspace = _workspace(args)
+    workspace.check_heph_dir()  # undo writes its locks and records there
     store = CheckpointStore(workspace.root, workspace.heph_dir)
+    foreign = store.foreign()
+    if foreign:
+        from hephaistus.wording import counted
+
+        say(
+            f"heph: ignoring {counted(len(foreign), 'checkpoint')} in {store.folder} that heph "
+            "did not make on this machine (they came with the workspace's files)",
+            sys.stderr,
+        )
     if args.ref == "last":
         pending = [s for s in store.sessions_with_changes() if not store.is_undone(s)]
         if not pending:
@@ -430,6 +442,8 @@ def cmd_undo(args: argparse.Namespace) -> int:
             raise ConfigError(str(error)) from None
     try:
         result = store.undo(session_id, force=args.force)
+    except Damaged as damaged:
+        raise HephError(f"not undone: {damaged}") from None
     except LookupError as error:
         raise ConfigError(str(error)) from None
     except NotInside as moved:
@@ -644,7 +658,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from hephaistus.session import SessionStore
 
     workspace = _workspace(args)
-    rows = collect(SessionStore(workspace.heph_dir / "sessions"))
+    store = SessionStore(workspace.heph_dir / "sessions")
+    _say_foreign_sessions(store)
+    rows = collect(store)
     if args.json:
         from hephaistus.ui.render import print_json
 
@@ -786,9 +802,24 @@ def _local_server() -> Any:
     return found
 
 
+def _say_foreign_sessions(store: Any) -> None:
+    """One line about session files heph did not make here: they are never listed,
+    replayed or continued."""
+    foreign = store.foreign()
+    if foreign:
+        from hephaistus.wording import counted
+
+        say(
+            f"heph: ignoring {counted(len(foreign), 'session file')} in {store.folder} that heph "
+            "did not make on this machine (they came with the workspace's files)",
+            sys.stderr,
+        )
+
+
 def _last_conversation(agent: Any) -> list[dict[str, str]]:
     from hephaistus.session import load_session
 
+    _say_foreign_sessions(agent.sessions)
     try:
         path = agent.sessions.path_of("last")
     except LookupError:

@@ -3,6 +3,9 @@
 The file is append-only JSON lines, flushed after each record, so a crash loses at most the span
 in flight. Records: one `session` header, then `message` and `span` records as they happen, and
 one `end` record. `heph replay` and `heph sessions` need nothing but these files.
+
+The header is signed (see provenance): a session file that came with the workspace's files is
+not one of the person's sessions, and is never listed, replayed, continued or undone.
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from hephaistus import provenance
 from hephaistus.redact import hide_values, secret_values
 from hephaistus.seams import Message, Usage
 
+HEADER_LIMIT = 1 << 20  # bytes of a session file's first line read to check it
 FORMAT_VERSION = 2  # 2: the header says the session's kind; TOOL spans say the approval decision
 SPAN_KINDS = ("INPUT", "LLM", "TOOL", "MEMO", "ANSWER")
 # Session kinds, in the header: an agent task, or a `heph docs --fix` run (not the agent protocol).
@@ -158,7 +163,9 @@ class SessionStore:
     def create(self, **header: Any) -> Session:
         """A new session whose id no other session has, in this or any other process."""
         while True:
-            header = {**header, "id": new_session_id(), "started": _now()}
+            session_id = new_session_id()
+            signed = provenance.signed("session", {"id": session_id})
+            header = {**header, "id": session_id, "started": _now(), **signed}
             try:
                 return Session(
                     self.folder / f"{header['id']}.jsonl",
@@ -170,17 +177,57 @@ class SessionStore:
                 continue
 
     def ids(self) -> list[str]:
-        if not self.folder.is_dir():
+        """The sessions heph recorded here, oldest first (files that came with the
+        workspace are left out: see `foreign`)."""
+        return [name for name in self._names() if self.is_ours(name)]
+
+    def recent_ids(self, limit: int) -> list[str]:
+        """The newest `limit` of `ids()`, oldest first, without reading every header."""
+        found: list[str] = []
+        for name in reversed(self._names()):
+            if len(found) == limit:
+                break
+            if self.is_ours(name):
+                found.append(name)
+        return found[::-1]
+
+    def foreign(self) -> list[str]:
+        """Session files heph did not make on this machine."""
+        return [name for name in self._names() if not self.is_ours(name)]
+
+    def is_ours(self, session_id: str) -> bool:
+        """Whether the file's header was signed by heph on this machine, for this id."""
+        try:
+            with (self.folder / f"{session_id}.jsonl").open("rb") as handle:
+                header = json.loads(handle.readline(HEADER_LIMIT))
+        except (OSError, ValueError):
+            return False
+        return (
+            isinstance(header, dict)
+            and header.get("type") == "session"
+            and header.get("id") == session_id
+            and provenance.is_ours(
+                "session", {"id": session_id, "signature": header.get("signature")}
+            )
+        )
+
+    def _names(self) -> list[str]:
+        if not self.folder.is_dir() or self.folder.is_symlink():
             return []
-        return sorted(p.stem for p in self.folder.glob("*.jsonl"))
+        return sorted(
+            p.stem for p in self.folder.glob("*.jsonl") if p.is_file() and not p.is_symlink()
+        )
 
     def path_of(self, ref: str) -> Path:
         """The file of session `ref`: an id, a unique id prefix, or `last`."""
+        if ref == "last":
+            last = self.recent_ids(1)
+            if not last:
+                raise LookupError(f"no sessions recorded yet in {self.folder}")
+            return self.folder / f"{last[0]}.jsonl"
         ids = self.ids()
         if not ids:
             raise LookupError(f"no sessions recorded yet in {self.folder}")
-        if ref == "last":
-            return self.folder / f"{ids[-1]}.jsonl"
         matches = [i for i in ids if i == ref] or [i for i in ids if i.startswith(ref)]
         if len(matches) != 1:
             why = "matches several sessions" if matches else "matches no session"

@@ -3,7 +3,8 @@ follow-ups resolve.
 
 It is derived from tool events (never from the model's prose), persisted in `.heph/state.json`
 after every step that changes it, and restored when the next run starts, so
-`heph "it is incorrect"` knows what "it" is.
+`heph "it is incorrect"` knows what "it" is. The file is signed (see provenance): a state that
+came with the workspace's files is never read as the person's.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from hephaistus import provenance
 from hephaistus.textfile import atomic_write
 
 MAX_LISTED = 8
@@ -103,7 +105,8 @@ class AgentState:
     def save(self, path: Path, unless: bytes | None = None) -> bytes:
         """Write the state to `path` (atomically) unless it is `unless`, what the last save
         wrote: most steps change nothing, and an fsync a step adds up. Returns what is saved."""
-        data = json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"
+        record = provenance.signed("state", asdict(self))
+        data = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
         encoded = data.encode("utf-8", "backslashreplace")  # lone surrogates too
         if encoded != unless:  # the temporary file in .heph/tmp, beside the state
             atomic_write(path, encoded, temp_dir=path.parent / "tmp")
@@ -111,16 +114,26 @@ class AgentState:
 
     @classmethod
     def load(cls, path: Path) -> AgentState:
-        """The saved state, or a fresh one when there is none or it cannot be read."""
+        """The saved state, or a fresh one when there is none, it cannot be read, or heph did
+        not make it here (`foreign(path)` tells)."""
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return cls()
-        if not isinstance(data, dict):
+        if not provenance.is_ours("state", data):
             return cls()
         known = {f.name for f in fields(cls)}
         state = cls(**{k: v for k, v in data.items() if k in known})
         return state if state._well_typed() else cls()
+
+    @staticmethod
+    def foreign(path: Path) -> bool:
+        """Whether a state file is there that heph did not make on this machine."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return path.exists()
+        return not provenance.is_ours("state", data)
 
     def _well_typed(self) -> bool:
         lists = (self.recently_created_files, self.active_files, self.open_problems)

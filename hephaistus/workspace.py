@@ -9,6 +9,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from hephaistus.errors import HephError
+
 HEPH_DIR = ".heph"
 # File names (matched in lower case) whose content is a credential. `allow_secrets` lifts the rule.
 SECRET_PATTERNS = (
@@ -56,6 +58,7 @@ SKIPPED_DIRS = {
     ".idea",
 }
 PROTECTED_DIRS = {".git", HEPH_DIR}
+HEPH_FOLDERS = ("sessions", "checkpoints", "tmp", "locks", "cache", "prompts")
 # A relative path without ".", ".." or empty parts: normalizing it changes nothing.
 PLAIN_RELATIVE = re.compile(r"(?!/)(?:(?!\.\.?(?:/|$))[^/]+/)*(?!\.\.?$)[^/]+")
 NAME_MAX = 255  # bytes in one file name, on every common file system
@@ -229,13 +232,34 @@ class Workspace:
                     found.append(rel)
         return found
 
+    def check_heph_dir(self) -> None:
+        """`.heph/` and the folders heph keeps in it are real folders of the workspace, or
+        absent; else HephDirError, naming the link."""
+        for path in (self.heph_dir, *(self.heph_dir / name for name in HEPH_FOLDERS)):
+            if os.path.islink(path):
+                raise HephDirError(
+                    f"{path} is a link (did it come with the workspace's files?): heph keeps "
+                    "its own records there and writes nowhere outside the workspace, so it "
+                    "stops. Remove the link and run heph again"
+                )
+            if os.path.lexists(path) and not path.is_dir():
+                raise HephDirError(
+                    f"cannot create {path} (where heph keeps its own records): a file of that "
+                    "name is in the way"
+                )
+
     def ensure_heph_dir(self) -> Path:
-        """Create `.heph/` and keep it out of git through `.git/info/exclude`."""
+        """Create `.heph/` and keep it out of git through `.git/info/exclude`. A `.heph` (or a
+        folder of it) that is a link, as a repository can commit one, is refused: heph's own
+        records would land wherever it leads."""
+        self.check_heph_dir()
         self.heph_dir.mkdir(parents=True, exist_ok=True)
         git_dir = self.git_dir()
         if git_dir is not None and git_dir.is_dir():
             # Unanchored, so it also covers a workspace that is a subfolder of the repository.
             exclude = git_dir / "info" / "exclude"
+            if os.path.islink(exclude) or os.path.islink(exclude.parent):
+                return self.heph_dir  # an unpacked repository's link: never written through
             existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
             if f"{HEPH_DIR}/" not in existing.splitlines():
                 exclude.parent.mkdir(parents=True, exist_ok=True)
@@ -243,6 +267,10 @@ class Workspace:
                 with exclude.open("a", encoding="utf-8") as handle:
                     handle.write(f"{sep}{HEPH_DIR}/\n")
         return self.heph_dir
+
+
+class HephDirError(HephError):
+    """`.heph/` (or a folder heph keeps in it) is a link or not a folder: the run stops."""
 
 
 def protected_part(parts: tuple[str, ...] | list[str]) -> str | None:

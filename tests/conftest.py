@@ -19,13 +19,13 @@ from hephaistus.testing import ChatServer, heph_command
 
 
 @pytest.fixture(autouse=True)
-def own_user_folders(tmp_path_factory, monkeypatch) -> Path:
-    """Every test gets user folders of its own (config, state: trust, approvals, the signing
-    key), never the person's running the tests, and never another test's."""
-    folder = tmp_path_factory.mktemp("user")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder / "config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(folder / "state"))
-    return folder
+def own_user_folders(tmp_path, tmp_path_factory, monkeypatch) -> None:
+    """Every test gets user folders of its own, never the person's running the tests, nor
+    another test's: the config folder of the `home` fixture, and a state folder (trust,
+    approvals, the signing key) outside the test's own folder. The `heph` runs get the same
+    ones, so what a test makes in-process is the person's."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ class Result:
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     folder = tmp_path / "home"
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)  # a test's user folders may have made it
     return folder
 
 
@@ -65,7 +65,7 @@ def environment(home: Path, url: str, extra: dict[str, str | None] | None = None
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_STATE_HOME": str(home / ".state"),
+        "XDG_STATE_HOME": os.environ.get("XDG_STATE_HOME", str(home / ".state")),
         "OPENAI_BASE_URL": url,
         "HEPH_TIMEOUT": "5",
         "HEPH_DISCOVER": "",  # never look for a real model server on this machine

@@ -1,5 +1,6 @@
 """Every write is checkpointed; undo puts files back byte for byte, and never loses others' work."""
 
+import json
 import os
 import stat
 
@@ -175,13 +176,20 @@ def test_undo_never_writes_through_a_folder_that_became_a_link(ws, tmp_path):
 
 
 def test_undo_refuses_a_record_that_names_a_path_outside(ws, tmp_path):
+    from hephaistus import provenance
+
     session = run(ws, act("edit_file", path="crlf.txt", old="two", new="2"), final("done"))
     manifest = ws.heph_dir / "checkpoints" / session / "files.json"
     victim = tmp_path / "victim.txt"
     victim.write_text("theirs\n")
+    original = json.loads(manifest.read_text())
     for path in ("../victim.txt", str(victim)):
-        manifest.write_text(manifest.read_text().replace('"crlf.txt"', f'"{path}"'))
+        altered = json.loads(json.dumps(original).replace('"crlf.txt"', json.dumps(path)))
+        manifest.write_text(json.dumps(altered))  # altered: no longer heph's own record
+        with pytest.raises(LookupError, match="not made by heph on this machine"):
+            CheckpointStore(ws.root, ws.heph_dir).undo(session, force=True)
+        del altered["signature"]  # and even signed, it may not lead outside
+        manifest.write_text(json.dumps(provenance.signed("checkpoint", altered)))
         with pytest.raises(NotInside):
             CheckpointStore(ws.root, ws.heph_dir).undo(session, force=True)
-        manifest.write_text(manifest.read_text().replace(f'"{path}"', '"crlf.txt"'))
     assert victim.read_text() == "theirs\n"

@@ -193,7 +193,7 @@ class Repl:
             return
         try:
             result = store.undo(pending[-1], force=argument == "--force")
-        except NotInside as moved:
+        except (NotInside, LookupError) as moved:
             self.console.print(Text(self.sink.safe(f"not undone: {moved}"), style="yellow"))
             return
         except UndoConflict as conflict:
@@ -218,7 +218,7 @@ class Repl:
         store = self._checkpoints()
         try:
             result = store.redo(self.undone[-1], force=argument == "--force")
-        except NotInside as moved:
+        except (NotInside, LookupError) as moved:
             self.console.print(Text(self.sink.safe(f"not redone: {moved}"), style="yellow"))
             return
         except UndoConflict as conflict:
