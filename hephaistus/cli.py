@@ -713,6 +713,7 @@ def _workspace_and_config(
     decision = trust.decide(
         workspace.root, for_this_run=args.trust, ask=_trust_question(args) if ask else None
     )
+    trust.enforce(workspace.root, decision)
     if notice and not decision.trusted:
         say(trust.notice(decision), sys.stderr)
     flags = {

@@ -3,15 +3,33 @@
 heph runs the `git` command itself (no library: importing one would cost every run a tenth of a
 second). Output is read in its machine formats (`-z`, `--porcelain`), and every failure becomes
 a GitError carrying git's own message.
+
+A repository's own `.git/config` can make git run programs: an fsmonitor hook on every status
+(heph lists files at every start), clean and smudge filters, external diff and textconv
+drivers, a hooks path, a signing program. A clone brings none of these, but an unpacked
+archive can. So heph's git never asks an fsmonitor, its diffs never run external drivers, and
+in a workspace the person has not trusted, the repository's own program settings are switched
+off for every git command heph runs (see `distrust`; trust lists them).
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 TIMEOUT = 60.0
+# The settings of a repository's own config that make git run a program of its choosing.
+PROGRAM_SETTINGS = (
+    r"^(filter\..+\.(clean|smudge|process)|diff\.external|diff\..+\.(command|textconv)"
+    r"|merge\..+\.driver|core\.hookspath|gpg\.program|gpg\..+\.program)$"
+)
+ALWAYS = ("-c", "core.fsmonitor=false")  # a hook git would run on every status and listing
+DIFFING = {"diff", "log", "show"}  # their drivers are never run: heph reads plain diffs
+# Folder → `-c` overrides that switch off the program settings of an untrusted workspace's
+# repository, for every git command run at or under that folder.
+_distrusted: dict[str, tuple[str, ...]] = {}
 
 
 class GitError(Exception):
@@ -83,6 +101,56 @@ class Repository:
         return {name for name in self.git("ls-files", "-z", "--", *paths).split("\0") if name}
 
 
+def program_settings(folder: Path) -> list[tuple[str, str]]:
+    """(key, value) of each setting of the repository's own config (`.git/config` and what
+    it includes) that makes git run a program; none outside a repository."""
+    try:
+        raw = run(
+            folder, "config", "--local", "--includes", "--null", "--get-regexp", PROGRAM_SETTINGS
+        )
+    except GitError:  # none set (git says so with exit code 1), or no repository
+        return []
+    found = []
+    for item in raw.split("\0"):
+        key, _, value = item.partition("\n")
+        if key:
+            found.append((key, value))
+    return found
+
+
+def distrust(folders: list[Path], keys: list[str]) -> None:
+    """Switch off `keys` (program settings) for git commands run at or under `folders` (the
+    workspace and its repository's top), for the rest of this process; no keys: none."""
+    overrides: list[str] = []
+    for key in keys:
+        lowered = key.lower()
+        if lowered == "core.hookspath":
+            value = os.devnull  # no hooks at all: the repository chose where they live
+        elif lowered.startswith("gpg."):
+            value = "gpg"  # signing, if the person signs, with the usual program
+        else:
+            value = ""  # a filter or driver switched off
+        overrides += ["-c", f"{key}={value}"]
+    for folder in folders:
+        if overrides:
+            _distrusted[str(folder)] = tuple(overrides)
+        else:
+            _distrusted.pop(str(folder), None)
+
+
+def is_distrusted(folder: Path) -> bool:
+    """Whether program settings are switched off for git at `folder`."""
+    return bool(_overrides(folder))
+
+
+def _overrides(cwd: Path) -> tuple[str, ...]:
+    where = str(cwd)
+    for folder, overrides in _distrusted.items():
+        if where == folder or where.startswith(folder.rstrip(os.sep) + os.sep):
+            return overrides
+    return ()
+
+
 def listed_files(folder: Path) -> list[str]:
     """Tracked and untracked, not ignored files under `folder`, relative to it."""
     raw = run(folder, "ls-files", "-z", "--cached", "--others", "--exclude-standard", text=False)
@@ -102,9 +170,11 @@ def run(cwd: Path, *args: str, text: bool = True, data: bytes | None = None) -> 
     """`git ARGS` in `cwd` (given `data` on its standard input): its output, or GitError with
     git's message. With text=False the output keeps undecodable file names (surrogate
     escapes), as the file system spells them."""
+    plain = ["--no-ext-diff", "--no-textconv"] if args and args[0] in DIFFING else []
+    command = ["git", *ALWAYS, *_overrides(cwd), *args[:1], *plain, *args[1:]]
     try:
         done = subprocess.run(
-            ["git", *args],
+            command,
             cwd=cwd,
             capture_output=True,
             timeout=TIMEOUT,

@@ -2,8 +2,9 @@
 approvals by being cloned.
 
 A workspace's files may hold settings that change where requests and the key go, what runs,
-what is exposed or what is approved (every config key not marked harmless, and a system prompt
-under `.heph/prompts/`). They apply only once the person trusts the workspace: `heph trust`, the
+what is exposed or what is approved (every config key not marked harmless, a system prompt
+under `.heph/prompts/`, and the repository's own git settings that run programs: filters,
+drivers, a hooks path). They apply only once the person trusts the workspace: `heph trust`, the
 question asked once in a terminal, or `--trust` for one run. The person's answer is kept in the
 user's state folder under a digest of exactly those settings, so a change to any of them (a
 pull, a new commit) makes the workspace untrusted again until it is approved again. `--yes`
@@ -24,11 +25,12 @@ from typing import Any
 
 from hephaistus.config import trust_requiring, workspace_tables
 from hephaistus.userstate import WorkspaceRecords
-from hephaistus.workspace import HEPH_DIR
+from hephaistus.workspace import HEPH_DIR, Workspace
 
 PROMPT_NAMES = ("system.md", "docs.md")  # the templates a workspace may replace
 PROMPT_LIMIT = 256 * 1024  # bytes of a prompt override read (a larger one is refused)
 RECORDS = "trust.json"
+GIT_CONFIG = ".git/config"  # the source named for the repository's own git settings
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,10 @@ def settings_needing_trust(root: Path) -> list[Setting]:
     found: list[Setting] = []
     for source, table in workspace_tables(root):
         found += [Setting(source, key, _spelled(value)) for key, value in trust_requiring(table)]
+    if Workspace(root).git_dir() is not None:
+        from hephaistus.repository import program_settings
+
+        found += [Setting(GIT_CONFIG, k, _spelled(v)) for k, v in program_settings(root)]
     for name in PROMPT_NAMES:
         prompt = prompt_override(root, name)
         if prompt is not None:
@@ -148,6 +154,17 @@ def decide(
             _record(store, root, settings, answer)
             return Decision(answer, "trusted" if answer else "declined", tuple(settings))
     return Decision(False, state, tuple(settings))
+
+
+def enforce(root: Path, decision: Decision) -> None:
+    """What an untrusted workspace's settings may not do, for the rest of the process: its
+    repository's program settings are switched off in every git command heph runs (the
+    config's keys are simply not applied: see config.load_config)."""
+    keys = [] if decision.trusted else [s.key for s in decision.settings if s.source == GIT_CONFIG]
+    from hephaistus.repository import Repository, distrust
+
+    repo = Repository.find(root) if keys else None
+    distrust([root, *([repo.top] if repo else [])], keys)
 
 
 def _record(store: TrustStore, root: Path, settings: list[Setting], trusted: bool) -> None:

@@ -593,3 +593,48 @@ def test_in_a_terminal_heph_asks_once_and_the_workspace_approves_nothing(
         terminal.close()
     assert "Trust this workspace" not in screen and "you chose not to trust it" in screen
     assert attacker.seen == []
+
+
+# -- an unpacked repository's own git settings -------------------------------------------------
+
+
+def test_an_unpacked_repositorys_git_settings_run_nothing(heph, chat_server, home, tmp_path):
+    """A tarball with its .git/ brings a config a clone never would: programs git runs on
+    status, diff and commit."""
+    ran = tmp_path / "ran"
+    root = tmp_path / "unpacked"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "app.py").write_text("x = 1\n")
+    (root / ".gitattributes").write_text("*.py filter=evil diff=evil\n")
+    git(root, "add", ".")
+    git(root, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "base")
+    for key, value in (
+        ("core.fsmonitor", f"touch {ran}/fsmonitor; false"),
+        ("filter.evil.clean", f"sh -c 'touch {ran}/clean; cat'"),
+        ("diff.evil.textconv", f"sh -c 'touch {ran}/textconv; cat'"),
+        ("diff.external", f"sh -c 'touch {ran}/external'"),
+        ("core.hooksPath", str(tmp_path / "hooks")),
+    ):
+        git(root, "config", key, value)
+    (tmp_path / "hooks").mkdir()
+    (tmp_path / "hooks" / "pre-commit").write_text(f"#!/bin/sh\ntouch {ran}/hook\n")
+    (tmp_path / "hooks" / "pre-commit").chmod(0o755)
+    ran.mkdir()
+    (root / "app.py").write_text("x = 2\n")  # a change: status and diff look at it
+    chat_server.reply(act("git_status"))
+    chat_server.reply(act("git_diff"))
+    chat_server.reply(act("edit_file", path="app.py", old="x = 2", new="x = 3"))
+    chat_server.reply(act("git_commit", message="bump"))
+    chat_server.reply(final("looked"))
+    env = person(home, chat_server)
+    result = heph("--yes", "what changed?", cwd=root, env=env)
+    assert result.code == 0, result.stderr
+    assert sorted(p.name for p in ran.iterdir()) == []
+    assert "-x = 1" in chat_server.requests[2]["messages"][-1]["content"]  # a plain diff
+    assert (
+        "switched off until the user trusts" in chat_server.requests[4]["messages"][-1]["content"]
+    )
+    shown = heph("trust", "--show", cwd=root, env=env).stdout
+    assert f".git/config: filter.evil.clean = \"sh -c 'touch {ran}/clean; cat'\"" in shown
+    assert "core.hookspath" in shown and "core.fsmonitor" not in shown

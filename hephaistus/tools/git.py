@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from hephaistus.approvals import CommitRequest
 from hephaistus.checkpoints import CheckpointStore
-from hephaistus.repository import GitError, Repository
+from hephaistus.repository import GitError, Repository, is_distrusted
 from hephaistus.repository import names as names_in
 from hephaistus.tools.context import ToolContext
 from hephaistus.tools.results import CommitMade, ToolResult, clip
@@ -112,6 +112,13 @@ def git_commit(ctx: ToolContext, message: str, paths: list[str] | str | None = N
         return repo
     if not message.strip():
         return ToolResult(False, "the commit message is empty")
+    if is_distrusted(repo.cwd):
+        return ToolResult(
+            False,
+            "nothing was committed: this repository's own git settings that run programs "
+            "(filters, hooks) are switched off until the user trusts the workspace (`heph "
+            "trust`), and committing without them could store the wrong content",
+        )
     try:
         chosen, left_out = _commit_targets(ctx, paths)
         targets = [ctx.workspace.root / rel for rel in chosen]
