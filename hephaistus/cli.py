@@ -601,7 +601,6 @@ def cmd_trust(args: argparse.Namespace) -> int:
     answer (asked in a terminal; `--yes` without one). Never contacts the model."""
     from hephaistus import trust
     from hephaistus.errors import Refused
-    from hephaistus.ui.approval import ask_on_stderr
 
     workspace = _workspace(args)
     root = workspace.root
@@ -618,6 +617,8 @@ def cmd_trust(args: argparse.Namespace) -> int:
     if args.yes:
         answer: bool | None = True
     elif sys.stdin.isatty():
+        from hephaistus.ui.approval import ask_on_stderr
+
         answer = trust.ask_to_trust(settings, ask_on_stderr, changed=state == "changed")
     else:
         say(_trust_report(root, settings, state, store))

@@ -25,7 +25,8 @@ from typing import Any
 
 from hephaistus.config import trust_requiring, workspace_tables
 from hephaistus.userstate import WorkspaceRecords
-from hephaistus.workspace import HEPH_DIR, Workspace
+
+HEPH_DIR = ".heph"  # as workspace.HEPH_DIR; not imported: `heph trust` starts without it
 
 PROMPT_NAMES = ("system.md", "docs.md")  # the templates a workspace may replace
 PROMPT_LIMIT = 256 * 1024  # bytes of a prompt override read (a larger one is refused)
@@ -57,7 +58,7 @@ def settings_needing_trust(root: Path) -> list[Setting]:
     found: list[Setting] = []
     for source, table in workspace_tables(root):
         found += [Setting(source, key, _spelled(value)) for key, value in trust_requiring(table)]
-    if Workspace(root).git_dir() is not None:
+    if any(os.path.lexists(folder / ".git") for folder in (root, *root.parents)):
         from hephaistus.repository import program_settings
 
         found += [Setting(GIT_CONFIG, k, _spelled(v)) for k, v in program_settings(root)]

@@ -12,9 +12,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hephaistus.locks import locked
-from hephaistus.textfile import atomic_write
-
 
 class WorkspaceRecords:
     """One kind of record (trust, approvals), per workspace."""
@@ -33,6 +30,9 @@ class WorkspaceRecords:
 
     def put(self, root: Path, record: dict[str, Any] | None) -> None:
         """Replace the workspace's record (None removes it)."""
+        from hephaistus.locks import locked
+        from hephaistus.textfile import atomic_write
+
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with locked(self.path.with_name(self.path.name + ".lock"), str(self.path)):
             records = self._all()
