@@ -638,3 +638,16 @@ def test_an_unpacked_repositorys_git_settings_run_nothing(heph, chat_server, hom
     shown = heph("trust", "--show", cwd=root, env=env).stdout
     assert f".git/config: filter.evil.clean = \"sh -c 'touch {ran}/clean; cat'\"" in shown
     assert "core.hookspath" in shown and "core.fsmonitor" not in shown
+
+
+def test_an_unpacked_repositorys_exclude_link_is_not_written_through(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the person's file\n")
+    root = tmp_path / "unpacked"
+    root.mkdir()
+    git(root, "init", "-q")
+    exclude = root / ".git" / "info" / "exclude"
+    exclude.unlink(missing_ok=True)
+    exclude.symlink_to(victim)
+    Workspace.at(root).ensure_heph_dir()
+    assert victim.read_text() == "the person's file\n"
