@@ -19,6 +19,8 @@ from hephaistus.tools.editing.replacing import replace as replace_lines
 from hephaistus.tools.results import ToolResult
 from hephaistus.tools.writing import open_for_write, write_change
 
+BOM_CHARACTER = "\ufeff"  # a UTF-8 byte-order mark, as decoded text
+
 
 def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
     """Replace `old` (exact lines of the file, found once) with `new`.
@@ -34,7 +36,11 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
     rel, real, current = found
     if current is None:
         return ToolResult(False, f"{rel} does not exist; use write_file to create it")
-    return replace(_edit(ctx, rel, real, current, _lf(old), _lf(new)), target=rel)
+    old, new = _lf(old), _lf(new)
+    if current.bom and old.startswith(BOM_CHARACTER):
+        # The model was shown the file's raw bytes; the file keeps its mark as it is.
+        old, new = old[1:], new.removeprefix(BOM_CHARACTER)
+    return replace(_edit(ctx, rel, real, current, old, new), target=rel)
 
 
 def _edit(
