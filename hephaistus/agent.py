@@ -65,7 +65,7 @@ class Agent:
             workspace.root,
             dict(config.commands),
             config.test_cmd,
-            lambda name: config.source_of(f"commands.{name}"),
+            config.source_of,
         )
         self.messages: list[Message] = []
         window, source = context_window(model.name, config.context_window)

@@ -145,7 +145,9 @@ def create(workspace: Workspace, config: Any, approve: Any) -> tuple[Any, str]:
             f"{FILE_NAME} exists already; heph init drafts one only where there is none "
             "(ask heph to improve it instead)"
         )
-    commands = project_commands.resolve(workspace.root, dict(config.commands), config.test_cmd)
+    commands = project_commands.resolve(
+        workspace.root, dict(config.commands), config.test_cmd, config.source_of
+    )
     args = {"path": FILE_NAME, "content": draft(workspace, commands)}
     workspace.ensure_heph_dir()
     session = SessionStore(workspace.heph_dir / "sessions").create(

@@ -54,8 +54,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as stop:
         print(f"heph: interrupted{f' by {stop}' if str(stop) else ''}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `heph ... | head -1`: the reader has all it wanted
+        _drop_stdout()
+        return EXIT_BROKEN_PIPE
     finally:
         _restore_signals(previous)
+
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as the shell's own tools end
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so what is still buffered cannot fail again at exit."""
+    import os
+
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test's capture)
+        pass
 
 
 def _end_on_signals() -> dict[int, Any]:
@@ -151,7 +171,8 @@ class _UsageExit(HephError):
 
 
 def _common_options() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    # No abbreviations: `--tr` must not mean --trust, nor `--mode` --model.
+    common = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     common.add_argument(
         "-w",
         "--workspace",
@@ -216,7 +237,8 @@ def _task_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="heph",
         parents=[_common_options()],
-        usage="heph [OPTIONS] [TASK...] | heph {docs,sessions,replay,undo,stats} ...",
+        allow_abbrev=False,
+        usage=f"heph [OPTIONS] [TASK...] | heph {{{','.join(SUBCOMMANDS)}}} ...",
         description="Hephaistus: an AI coding assistant that works inside your project folder.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -226,7 +248,9 @@ def _task_parser() -> argparse.ArgumentParser:
 
 
 def _subcommand_parser(command: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=f"heph {command}", parents=[_common_options()])
+    parser = argparse.ArgumentParser(
+        prog=f"heph {command}", parents=[_common_options()], allow_abbrev=False
+    )
     if command == "sessions":
         parser.add_argument("--limit", type=_positive_int, default=20, metavar="N")
     elif command in ("replay", "undo"):
@@ -614,12 +638,14 @@ def cmd_trust(args: argparse.Namespace) -> int:
     if args.show or not settings or state == "trusted":
         say(_trust_report(root, settings, state, store))
         return 0
-    if args.yes:
+    if args.yes:  # what is trusted is said, even when nobody is asked
+        say(_trust_report(root, settings, state, store))
         answer: bool | None = True
     elif sys.stdin.isatty():
         from hephaistus.ui.approval import ask_on_stderr
 
-        answer = trust.ask_to_trust(settings, ask_on_stderr, changed=state == "changed")
+        before = store.answered(root) if state == "changed" else None
+        answer = trust.ask_to_trust(settings, ask_on_stderr, before=before)
     else:
         say(_trust_report(root, settings, state, store))
         raise Refused("no terminal to ask in: pass --yes to trust this workspace")
@@ -642,12 +668,15 @@ def _trust_report(root: Path, settings: list[Any], state: str, store: Any) -> st
         )
     described = {
         "trusted": f"trusted since {store.when(root)}: these settings apply",
-        "changed": "not trusted: you trusted it once, but its settings changed since; "
-        "they apply once you trust it again",
+        "changed": "not trusted: you trusted it once, but its settings changed since (+ new "
+        "or changed, - gone); they apply once you trust it again",
         "declined": f"not trusted (you said no on {store.when(root)}): these settings are ignored",
         "unknown": "not trusted: these settings are ignored until you trust it",
     }[state]
-    lines = [f"{root}: {described}", *(f"  {s.shown()}" for s in settings)]
+    from hephaistus import trust
+
+    before = store.answered(root) if state == "changed" else None
+    lines = [f"{root}: {described}", *trust.listing(settings, before)]
     if state != "trusted":
         lines.append("`heph trust` trusts it; `heph --trust ...` for one run")
     return "\n".join(lines)
@@ -698,8 +727,18 @@ def _workspace(args: argparse.Namespace) -> Any:
         root = Path(args.workspace).expanduser()
         if not root.is_dir():
             raise ConfigError(f"-w/--workspace: '{args.workspace}' is not a folder")
-        return Workspace.at(root)
-    return Workspace.at(find_workspace(Path.cwd()))
+        workspace = Workspace.at(root)
+    else:
+        workspace = Workspace.at(find_workspace(Path.cwd()))
+    from hephaistus.workspace import protected_part
+
+    inside = protected_part(workspace.root.parts)
+    if inside:
+        raise ConfigError(
+            f"{workspace.root} is inside a {inside}/ folder, whose files heph never reads or "
+            "writes; run heph in the project folder around it"
+        )
+    return workspace
 
 
 def _workspace_and_config(

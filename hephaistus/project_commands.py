@@ -32,15 +32,20 @@ def resolve(
     where: Callable[[str], str] | None = None,
 ) -> dict[str, ProjectCommand]:
     """The commands the model may run, by name; `where(name)` says which file configured one
-    (the person is told, when asked to approve it)."""
+    (`where("test_cmd")`: where test_cmd was set), and the person is told when asked to
+    approve it."""
     commands = {
-        name: ProjectCommand(name, command, f"configured in {where(name) if where else 'config'}")
+        name: ProjectCommand(name, command, f"configured in {where(f'commands.{name}')}")
+        if where
+        else ProjectCommand(name, command, "configured")
         for name, command in configured.items()
     }
     if not commands:
         commands = {c.name: c for c in detect(root)}
     if test_cmd:
-        commands["test"] = ProjectCommand("test", test_cmd, "--test-cmd")
+        source = where("test_cmd") if where else "--test-cmd"
+        label = source if source.startswith("--") else f"configured in {source}"
+        commands["test"] = ProjectCommand("test", test_cmd, label)
     return commands
 
 

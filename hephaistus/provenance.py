@@ -1,11 +1,13 @@
 """What heph itself made on this machine, told apart from what came with a workspace's files.
 
-heph keeps its agent state, sessions and checkpoints under `.heph/` inside the workspace, where
-a repository (tracked files, a clone, an unpacked archive) can plant its own: a "last task" the
-model would take for the person's, a session `heph -c` would continue, a checkpoint `heph undo`
-would restore over the person's files. So every such record heph writes carries a signature,
-an HMAC keyed by a secret kept in the user's state folder (readable by the person alone), and a
-record without a valid one is someone else's: never fed to the model, replayed or undone.
+heph keeps its agent state, sessions, checkpoints and caches under `.heph/` inside the
+workspace, where a repository (tracked files, a clone, an unpacked archive, a pull that writes
+over excluded files) can plant its own: a "last task" the model would take for the person's, a
+session `heph -c` would continue, a checkpoint `heph undo` would restore over the person's
+files, a cached context window of 300 tokens. So every such record heph writes carries a
+signature, an HMAC keyed by a secret kept in the user's state folder (readable by the person
+alone), and a record without a valid one is someone else's: never fed to the model, replayed,
+undone or believed.
 """
 
 from __future__ import annotations
@@ -42,6 +44,25 @@ def is_ours(kind: str, record: Any) -> bool:
         return False
     body = {k: v for k, v in record.items() if k != SIGNATURE}
     return hmac.compare_digest(record[SIGNATURE], signature(kind, body))
+
+
+SEAL = b"heph-sealed "  # the first line of a sealed file: this, its signature, a line feed
+
+
+def seal(kind: str, data: bytes) -> bytes:
+    """`data` (a cache heph keeps under `.heph/`) with a first line that signs it."""
+    mac = hmac.new(_key(), kind.encode() + b"\0" + data, hashlib.sha256).hexdigest()
+    return SEAL + mac.encode() + b"\n" + data
+
+
+def unseal(kind: str, sealed: bytes) -> bytes | None:
+    """The data of a file `seal` made here, or None (heph did not make it: a repository's,
+    or one a pull wrote over the person's)."""
+    head, _, data = sealed.partition(b"\n")
+    if not head.startswith(SEAL):
+        return None
+    mac = hmac.new(_key(), kind.encode() + b"\0" + data, hashlib.sha256).hexdigest()
+    return data if hmac.compare_digest(head[len(SEAL) :], mac.encode()) else None
 
 
 def _key() -> bytes:

@@ -106,8 +106,11 @@ class RepoMap:
         return FileInfo(size, mtime, shown, imports, names)
 
     def _load_cache(self) -> tuple[dict[str, list], dict[str, float]]:
+        from hephaistus.provenance import unseal
+
         try:
-            data = json.loads(self.cache_path.read_text(encoding="utf-8"))
+            sealed = unseal("repomap", self.cache_path.read_bytes())
+            data = json.loads(sealed) if sealed is not None else None
         except (OSError, ValueError):
             return {}, {}
         if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
@@ -125,10 +128,13 @@ class RepoMap:
             },
             "references": references,
         }
+        from hephaistus.provenance import seal
+
         try:
             self.cache_path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.cache_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+            encoded = json.dumps(data, separators=(",", ":")).encode("utf-8", "surrogateescape")
+            tmp.write_bytes(seal("repomap", encoded))
             os.replace(tmp, self.cache_path)
         except OSError:
             pass  # a cache that cannot be written only costs time

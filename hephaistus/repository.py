@@ -4,12 +4,17 @@ heph runs the `git` command itself (no library: importing one would cost every r
 second). Output is read in its machine formats (`-z`, `--porcelain`), and every failure becomes
 a GitError carrying git's own message.
 
-A repository's own `.git/config` can make git run programs: an fsmonitor hook on every status
-(heph lists files at every start), clean and smudge filters, external diff and textconv
-drivers, a hooks path, a signing program. A clone brings none of these, but an unpacked
-archive can. So heph's git never asks an fsmonitor, its diffs never run external drivers, and
-in a workspace the person has not trusted, the repository's own program settings are switched
-off for every git command heph runs (see `distrust`; trust lists them).
+A repository's own `.git/` can make git run programs: an fsmonitor hook on every status (heph
+lists files at every start), hooks (`post-index-change` runs when a diff refreshes the index),
+clean and smudge filters, external diff and textconv drivers, a hooks path, signing programs,
+a promisor remote's upload-pack on a lazy fetch; and `core.worktree` can point git at a tree
+outside the workspace. A clone brings none of these, but an unpacked archive can. So heph's git
+never asks an fsmonitor, never fetches (no transport is allowed), runs no hook but a commit's,
+never recurses into submodules (their own config could run programs), its diffs never run
+external drivers, its pathspecs are literal where it names files (a file named `[.]env` is not
+a pattern), and a repository whose top is not around the workspace is none. In a workspace the
+person has not trusted, the repository's own program settings (trust lists them) are switched
+off for every git command heph runs, and `git_commit` refuses (see `distrust`).
 """
 
 from __future__ import annotations
@@ -20,13 +25,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TIMEOUT = 60.0
-# The settings of a repository's own config that make git run a program of its choosing.
+# The settings of a repository's own config that make git run a program of its choosing, or
+# work on another tree than the one around the workspace.
 PROGRAM_SETTINGS = (
     r"^(filter\..+\.(clean|smudge|process)|diff\.external|diff\..+\.(command|textconv)"
-    r"|merge\..+\.driver|core\.hookspath|gpg\.program|gpg\..+\.program)$"
+    r"|merge\..+\.driver|core\.(hookspath|worktree|sshcommand|askpass|editor|pager|gitproxy"
+    r"|alternaterefscommand)|sequence\.editor|gpg\..+|credential\..+"
+    r"|remote\..+\.(uploadpack|receivepack|vcs)|uploadpack\..+)$"
 )
-ALWAYS = ("-c", "core.fsmonitor=false")  # a hook git would run on every status and listing
+OWN_SCOPES = {"local", "worktree"}  # .git/config, .git/config.worktree (and their includes)
+# What every git command heph runs gets: no fsmonitor, and no transport, so no lazy fetch of a
+# partial clone (its upload-pack could be the repository's program).
+ALWAYS = ("-c", "core.fsmonitor=false", "-c", "protocol.allow=never")
+NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")  # no hook runs but a commit's, asked for
+# Commands that run no program and read the configuration as it is (`rev-parse --git-path
+# hooks` must say where a commit's hooks would be): nothing is switched off for them.
+AS_CONFIGURED = {"rev-parse", "config"}
 DIFFING = {"diff", "log", "show"}  # their drivers are never run: heph reads plain diffs
+NOT_RECURSING = {"diff", "status"}  # a submodule's own config could run its programs
+NAMING_FILES = {"add", "commit", "rm", "ls-files", "diff", "hash-object"}  # literal pathspecs
 # Folder → `-c` overrides that switch off the program settings of an untrusted workspace's
 # repository, for every git command run at or under that folder.
 _distrusted: dict[str, tuple[str, ...]] = {}
@@ -48,10 +65,16 @@ class Repository:
             top = run(folder, "rev-parse", "--show-toplevel").strip()
         except GitError:
             return None
-        return cls(Path(top), folder) if top else None
+        if not top:
+            return None
+        real_top, real_folder = os.path.realpath(top), os.path.realpath(folder)
+        if real_folder != real_top and not real_folder.startswith(real_top.rstrip(os.sep) + os.sep):
+            return None  # `core.worktree` names another tree: git would show files elsewhere
+        return cls(Path(top), folder)
 
-    def git(self, *args: str) -> str:
-        return run(self.cwd, *args)
+    def git(self, *args: str, literal: bool = False) -> str:
+        """`git ARGS` here; `literal`: the paths in ARGS are file names, never patterns."""
+        return run(self.cwd, *args, literal=literal)
 
     def relative(self, path: Path) -> str:
         """A path as git names it: relative to the top of the working tree."""
@@ -98,23 +121,58 @@ class Repository:
         return run(self.top, "hash-object", f"--path={path}", "--stdin", data=data).strip()
 
     def tracked(self, paths: list[str]) -> set[str]:
-        return {name for name in self.git("ls-files", "-z", "--", *paths).split("\0") if name}
+        listed = self.git("ls-files", "-z", "--", *paths, literal=True)
+        return {name for name in listed.split("\0") if name}
 
 
 def program_settings(folder: Path) -> list[tuple[str, str]]:
-    """(key, value) of each setting of the repository's own config (`.git/config` and what
-    it includes) that makes git run a program; none outside a repository."""
+    """(key, value) of each setting of the repository's own config (`.git/config`,
+    `.git/config.worktree` and what they include) that makes git run a program or work on
+    another tree; none outside a repository."""
     try:
         raw = run(
-            folder, "config", "--local", "--includes", "--null", "--get-regexp", PROGRAM_SETTINGS
+            folder,
+            "config",
+            "--includes",
+            "--show-scope",
+            "--null",
+            "--get-regexp",
+            PROGRAM_SETTINGS,
         )
     except GitError:  # none set (git says so with exit code 1), or no repository
         return []
+    parts = raw.split("\0")
     found = []
-    for item in raw.split("\0"):
+    for scope, item in zip(parts[::2], parts[1::2], strict=False):  # a last empty part
         key, _, value = item.partition("\n")
-        if key:
+        if key and scope in OWN_SCOPES:
             found.append((key, value))
+    return found
+
+
+def hooks(folder: Path) -> list[tuple[str, str]]:
+    """(name, sha256) of each hook the repository holds (executable, not a `.sample`): a
+    clone brings none, an unpacked archive can."""
+    import hashlib
+
+    try:
+        where = Path(
+            run(folder, "rev-parse", "--path-format=absolute", "--git-path", "hooks").strip()
+        )
+    except GitError:
+        return []
+    found = []
+    try:
+        entries = sorted(where.iterdir())
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.name.endswith(".sample") or not os.access(entry, os.X_OK) or not entry.is_file():
+            continue
+        try:
+            found.append((entry.name, hashlib.sha256(entry.read_bytes()).hexdigest()))
+        except OSError:
+            continue
     return found
 
 
@@ -124,13 +182,16 @@ def distrust(folders: list[Path], keys: list[str]) -> None:
     overrides: list[str] = []
     for key in keys:
         lowered = key.lower()
-        if lowered == "core.hookspath":
-            value = os.devnull  # no hooks at all: the repository chose where they live
-        elif lowered.startswith("gpg."):
-            value = "gpg"  # signing, if the person signs, with the usual program
-        else:
+        if lowered in ("core.hookspath", "hooks"):
+            key, value = "core.hooksPath", os.devnull  # no hooks: the repository's own
+        elif lowered.startswith(("filter.", "diff.", "merge.")):
             value = ""  # a filter or driver switched off
+        else:
+            continue  # never used by heph's commands (no fetch, no editor, no pager), or a
+            # commit's only (signing), and a commit is refused while any is switched off
         overrides += ["-c", f"{key}={value}"]
+    if keys and not overrides:
+        overrides = ["-c", "core.fsmonitor=false"]  # the mark that something is distrusted
     for folder in folders:
         if overrides:
             _distrusted[str(folder)] = tuple(overrides)
@@ -166,12 +227,23 @@ def names(folder: Path, *args: str) -> list[str]:
     return [name for name in output.replace("\0", "\n").splitlines() if name]
 
 
-def run(cwd: Path, *args: str, text: bool = True, data: bytes | None = None) -> str:
+def run(
+    cwd: Path, *args: str, text: bool = True, data: bytes | None = None, literal: bool = False
+) -> str:
     """`git ARGS` in `cwd` (given `data` on its standard input): its output, or GitError with
     git's message. With text=False the output keeps undecodable file names (surrogate
-    escapes), as the file system spells them."""
-    plain = ["--no-ext-diff", "--no-textconv"] if args and args[0] in DIFFING else []
-    command = ["git", *ALWAYS, *_overrides(cwd), *args[:1], *plain, *args[1:]]
+    escapes), as the file system spells them; with `literal`, paths are names, not patterns."""
+    verb = args[0] if args else ""
+    flags = ["--no-ext-diff", "--no-textconv"] if verb in DIFFING else []
+    flags += ["--ignore-submodules=all"] if verb in NOT_RECURSING else []
+    if verb in AS_CONFIGURED:
+        switched_off: tuple[str, ...] = ()
+    else:
+        switched_off = (*(NO_HOOKS if verb != "commit" else ()), *_overrides(cwd))
+    command = ["git", *ALWAYS, *switched_off, *args[:1], *flags, *args[1:]]
+    environ = {**os.environ, "GIT_LITERAL_PATHSPECS": "1"} if literal else None
+    if literal and verb not in NAMING_FILES:
+        raise ValueError(f"literal pathspecs are for commands that name files, not git {verb}")
     try:
         done = subprocess.run(
             command,
@@ -180,6 +252,7 @@ def run(cwd: Path, *args: str, text: bool = True, data: bytes | None = None) -> 
             timeout=TIMEOUT,
             input=data,
             stdin=subprocess.DEVNULL if data is None else None,
+            env=environ,
         )
     except FileNotFoundError:
         raise GitError("git is not installed (or not on PATH)") from None

@@ -57,37 +57,46 @@ def cached_window(
 ) -> tuple[int, str] | None:
     """served_window, remembered in `cache` (a JSON file) per endpoint and model."""
     key = f"{base_url.rstrip('/')} {model}"
-    try:
-        known = json.loads(cache.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        known = {}
+    known = _read(cache)
     entry = known.get(key) if isinstance(known, dict) else None
     if isinstance(entry, list) and len(entry) == 3 and time.time() - entry[2] < CACHE_DAYS * 86400:
         return (entry[0], entry[1]) if entry[0] else None
     found = served_window(base_url, model, api_key)
-    known = known if isinstance(known, dict) else {}
     known[key] = [found[0], found[1], time.time()] if found else [0, "", time.time()]
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps(known, indent=1), encoding="utf-8")
-    except OSError:
-        pass  # asking again next time only costs a moment
+    _write(cache, known)  # asking again next time only costs a moment, if it cannot be
     return found
 
 
 def remember_window(cache: Path, base_url: str, model: str, window: int, source: str) -> None:
     """Keep a window learned another way (a server's overflow error) for the next runs."""
-    try:
-        known = json.loads(cache.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        known = {}
-    known = known if isinstance(known, dict) else {}
+    known = _read(cache)
     known[f"{base_url.rstrip('/')} {model}"] = [window, source, time.time()]
+    _write(cache, known)
+
+
+def _read(cache: Path) -> dict[str, Any]:
+    """The windows remembered, if heph itself sealed the file here (see provenance)."""
+    from hephaistus.provenance import unseal
+
+    try:
+        data = unseal(CACHE_KIND, cache.read_bytes())
+        known = json.loads(data) if data is not None else {}
+    except (OSError, ValueError):
+        return {}
+    return known if isinstance(known, dict) else {}
+
+
+def _write(cache: Path, known: dict[str, Any]) -> None:
+    from hephaistus.provenance import seal
+
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps(known, indent=1), encoding="utf-8")
+        cache.write_bytes(seal(CACHE_KIND, json.dumps(known, indent=1).encode()))
     except OSError:
         pass
+
+
+CACHE_KIND = "windows"
 
 
 def _get(url: str, headers: dict[str, str]) -> Any:

@@ -3,12 +3,12 @@ approvals by being cloned.
 
 A workspace's files may hold settings that change where requests and the key go, what runs,
 what is exposed or what is approved (every config key not marked harmless, a system prompt
-under `.heph/prompts/`, and the repository's own git settings that run programs: filters,
-drivers, a hooks path). They apply only once the person trusts the workspace: `heph trust`, the
-question asked once in a terminal, or `--trust` for one run. The person's answer is kept in the
-user's state folder under a digest of exactly those settings, so a change to any of them (a
-pull, a new commit) makes the workspace untrusted again until it is approved again. `--yes`
-never grants trust.
+under `.heph/prompts/`, and the repository's own git settings that run programs or point git
+elsewhere: filters, drivers, hooks, a worktree). They apply only once the person trusts the
+workspace: `heph trust`, the question asked once in a terminal, or `--trust` for one run. The
+person's answer is kept in the user's state folder under a digest of exactly those settings,
+so a change to any of them (a pull, a new commit) makes the workspace untrusted again until it
+is approved again. `--yes` never grants trust.
 """
 
 from __future__ import annotations
@@ -29,9 +29,12 @@ from hephaistus.userstate import WorkspaceRecords
 HEPH_DIR = ".heph"  # as workspace.HEPH_DIR; not imported: `heph trust` starts without it
 
 PROMPT_NAMES = ("system.md", "docs.md")  # the templates a workspace may replace
+ASK_AT_MOST = 40  # settings shown in the question; more are for `heph trust --show` to list
+NAMED_AT_MOST = 12  # settings named in the notice
 PROMPT_LIMIT = 256 * 1024  # bytes of a prompt override read (a larger one is refused)
 RECORDS = "trust.json"
 GIT_CONFIG = ".git/config"  # the source named for the repository's own git settings
+GIT_HOOKS = ".git/hooks"  # and for its hooks
 
 
 @dataclass(frozen=True)
@@ -59,9 +62,13 @@ def settings_needing_trust(root: Path) -> list[Setting]:
     for source, table in workspace_tables(root):
         found += [Setting(source, key, _spelled(value)) for key, value in trust_requiring(table)]
     if any(os.path.lexists(folder / ".git") for folder in (root, *root.parents)):
-        from hephaistus.repository import program_settings
+        from hephaistus.repository import hooks, program_settings
 
         found += [Setting(GIT_CONFIG, k, _spelled(v)) for k, v in program_settings(root)]
+        found += [
+            Setting(GIT_HOOKS, name, f"a program git runs (sha256 {digest})")
+            for name, digest in hooks(root)
+        ]
     for name in PROMPT_NAMES:
         prompt = prompt_override(root, name)
         if prompt is not None:
@@ -120,9 +127,22 @@ class TrustStore:
     def when(self, root: Path) -> str:
         return str(self.records.get(root).get("at", "?"))
 
+    def answered(self, root: Path) -> list[Setting]:
+        """The settings the person last answered about (to show what changed since)."""
+        kept = self.records.get(root).get("settings")
+        if not isinstance(kept, list):
+            return []
+        return [
+            Setting(*item)
+            for item in kept
+            if isinstance(item, list) and len(item) == 3 and all(isinstance(i, str) for i in item)
+        ]
+
     def record(self, root: Path, settings: list[Setting], trusted: bool) -> None:
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        self.records.put(root, {"digest": digest(settings), "trusted": trusted, "at": now})
+        shown = [[s.source, s.key, s.value] for s in settings]
+        record = {"digest": digest(settings), "trusted": trusted, "at": now, "settings": shown}
+        self.records.put(root, record)
 
     def forget(self, root: Path) -> bool:
         """Remove the workspace's record; whether there was one."""
@@ -149,8 +169,9 @@ def decide(
     state = store.state(root, settings)
     if state == "trusted":
         return Decision(True, "trusted", tuple(settings))
-    if state in ("unknown", "changed") and ask is not None:
-        answer = ask_to_trust(settings, ask, changed=state == "changed")
+    if state in ("unknown", "changed") and ask is not None and len(settings) <= ASK_AT_MOST:
+        before = store.answered(root) if state == "changed" else None
+        answer = ask_to_trust(settings, ask, before=before)
         if answer is not None:
             _record(store, root, settings, answer)
             return Decision(answer, "trusted" if answer else "declined", tuple(settings))
@@ -162,6 +183,8 @@ def enforce(root: Path, decision: Decision) -> None:
     repository's program settings are switched off in every git command heph runs (the
     config's keys are simply not applied: see config.load_config)."""
     keys = [] if decision.trusted else [s.key for s in decision.settings if s.source == GIT_CONFIG]
+    if not decision.trusted and any(s.source == GIT_HOOKS for s in decision.settings):
+        keys.append("hooks")
     from hephaistus.repository import Repository, distrust
 
     repo = Repository.find(root) if keys else None
@@ -176,17 +199,18 @@ def _record(store: TrustStore, root: Path, settings: list[Setting], trusted: boo
 
 
 def ask_to_trust(
-    settings: list[Setting], ask: Callable[[str], str], *, changed: bool = False
+    settings: list[Setting], ask: Callable[[str], str], *, before: list[Setting] | None = None
 ) -> bool | None:
-    """The question, with every setting shown; True, False, or None when no answer came."""
-    from hephaistus.ui.escape import visible
-
-    lead = (
-        "The settings of this workspace's files changed since you trusted it. They now are:"
-        if changed
-        else "This workspace's files hold settings that only a trusted workspace may use:"
-    )
-    lines = [lead, *(f"  {visible(s.shown())}" for s in settings)]
+    """The question, with every setting shown (and, when `before` is what the person trusted
+    last, what changed: `+` new or changed, `-` gone); True, False, or None when no answer
+    came."""
+    lines = [
+        "The settings of this workspace's files changed since you trusted it (+ new or "
+        "changed, - gone):"
+        if before is not None
+        else "This workspace's files hold settings that only a trusted workspace may use:",
+        *listing(settings, before),
+    ]
     lines.append(
         "They can choose where your API key goes, what runs and what the model may read; "
         "trust only a workspace whose files you wrote or checked."
@@ -198,12 +222,27 @@ def ask_to_trust(
     return answer.strip().lower() in ("y", "yes")
 
 
+def listing(settings: list[Setting], before: list[Setting] | None = None) -> list[str]:
+    """The settings, one a line, escaped for a terminal; against `before`, marked `+` when new
+    or changed and `-` when gone."""
+    from hephaistus.ui.escape import visible
+
+    if before is None:
+        return [f"  {visible(s.shown())}" for s in settings]
+    now, then = set(settings), set(before)
+    lines = [f"{'+' if s not in then else ' '} {visible(s.shown())}" for s in settings]
+    return lines + [f"- {visible(s.shown())}" for s in before if s not in now]
+
+
 def notice(decision: Decision) -> str:
-    """The one line said when an untrusted workspace's settings were left out."""
+    """The one line said when an untrusted workspace's settings were left out (the first few
+    named; `heph trust --show` lists them all)."""
     by_source: dict[str, list[str]] = {}
-    for setting in decision.settings:
+    for setting in decision.settings[:NAMED_AT_MOST]:
         by_source.setdefault(setting.source, []).append(setting.key)
     listed = "; ".join(f"{', '.join(keys)} ({source})" for source, keys in by_source.items())
+    if len(decision.settings) > NAMED_AT_MOST:
+        listed += f"; and {len(decision.settings) - NAMED_AT_MOST:,} more"
     why = {
         "changed": "its settings changed since you trusted it",
         "declined": "you chose not to trust it",
@@ -216,5 +255,6 @@ def notice(decision: Decision) -> str:
 
 def _spelled(value: Any) -> str:
     """A value as a config file spells it: JSON is TOML's spelling of strings, numbers,
-    booleans and lists, with every control character escaped."""
-    return json.dumps(value, ensure_ascii=False)
+    booleans and lists, with every character outside ASCII escaped (a zero-width space or a
+    line separator must be seen, not hidden)."""
+    return json.dumps(value, ensure_ascii=True)

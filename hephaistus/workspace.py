@@ -153,7 +153,8 @@ class Workspace:
         if not allow_secrets and (is_secret_name(self._spelled(path)) or is_secret_name(rel)):
             raise PathError(
                 f"{rel} looks like a secret file; heph does not read or write it "
-                "(allow_secrets = true in .heph.toml lifts this)"
+                "(allow_secrets = true in the user config, or in a trusted workspace's "
+                ".heph.toml, lifts this)"
             )
         return rel, real
 
@@ -187,7 +188,8 @@ class Workspace:
         if not stat.S_ISLNK(mode):
             return False
         real = Path(os.path.realpath(path))
-        return self.root in real.parents and real.is_file()
+        inside = self.root in real.parents and real.is_file()
+        return inside and not protected_part(real.relative_to(self.root).parts)
 
     def git_dir(self) -> Path | None:
         """The git directory of the repository the workspace is in (it may be a subfolder)."""
@@ -200,6 +202,22 @@ class Workspace:
                 if text.startswith("gitdir:"):
                     target = Path(text.split(":", 1)[1].strip())
                     return target if target.is_absolute() else (folder / target).resolve()
+        return None
+
+    def _own_git_dir(self) -> Path | None:
+        """The git directory, when writing to it cannot lead elsewhere: a `.git` that is a
+        link is not followed, and a `.git` file must name a real git directory (a worktree's,
+        a submodule's), not any folder an unpacked archive chose."""
+        for folder in (self.root, *self.root.parents):
+            marker = folder / ".git"
+            if not os.path.lexists(marker):
+                continue
+            if os.path.islink(marker):
+                return None
+            found = self.git_dir()
+            if found is None or not found.is_dir() or not (found / "HEAD").is_file():
+                return None
+            return found
         return None
 
     def _git_files(self, base: Path) -> list[str] | None:
@@ -254,8 +272,8 @@ class Workspace:
         records would land wherever it leads."""
         self.check_heph_dir()
         self.heph_dir.mkdir(parents=True, exist_ok=True)
-        git_dir = self.git_dir()
-        if git_dir is not None and git_dir.is_dir():
+        git_dir = self._own_git_dir()
+        if git_dir is not None:
             # Unanchored, so it also covers a workspace that is a subfolder of the repository.
             exclude = git_dir / "info" / "exclude"
             if os.path.islink(exclude) or os.path.islink(exclude.parent):

@@ -651,3 +651,273 @@ def test_an_unpacked_repositorys_exclude_link_is_not_written_through(tmp_path):
     exclude.symlink_to(victim)
     Workspace.at(root).ensure_heph_dir()
     assert victim.read_text() == "the person's file\n"
+
+
+# -- what an unpacked repository's .git/ can hold (found by trying it as a new user) ----------
+
+
+def unpacked(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A repository as an archive brings it: its .git/ copied, not cloned."""
+    root = tmp_path / "unpacked"
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    git(root, "add", ".")
+    git(root, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "base")
+    git(root, "config", "user.email", "person@example.invalid")
+    git(root, "config", "user.name", "Person")
+    return root
+
+
+def leak(marker: Path) -> str:
+    """A shell line that writes the key it finds into `marker`."""
+    return f"sh -c 'echo key=$OPENAI_API_KEY > {marker}; cat'"
+
+
+def hook(root: Path, name: str, marker: Path) -> None:
+    path = root / ".git" / "hooks" / name
+    path.write_text(f"#!/bin/sh\necho key=$OPENAI_API_KEY > {marker}\n")
+    path.chmod(0o755)
+
+
+def test_an_unpacked_repositorys_hooks_never_run(heph, chat_server, home, tmp_path):
+    root = unpacked(tmp_path, {"app.py": "x = 1\n"})
+    marker = tmp_path / "hooked"
+    hook(root, "post-index-change", marker)  # git runs it when a diff refreshes the index
+    hook(root, "pre-commit", marker)
+    (root / "app.py").write_text("x = 1\n")  # a new mtime: the index needs refreshing
+    env = person(home, chat_server)
+    chat_server.reply(act("edit_file", path="app.py", old="x = 1", new="x = 2"))
+    chat_server.reply(act("git_commit", message="bump"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "bump x", cwd=root, env=env).code == 0
+    assert not marker.exists()
+    said = chat_server.requests[2]["messages"][-1]["content"]
+    assert "nothing was committed" in said and "until the user trusts" in said
+    shown = heph("trust", "--show", cwd=root, env=env).stdout
+    assert ".git/hooks: pre-commit = a program git runs" in shown
+    assert ".git/hooks: post-index-change" in shown
+
+
+def test_a_partial_clones_promisor_never_fetches(heph, chat_server, home, tmp_path):
+    upstream = unpacked(tmp_path, {"app.py": "x = 1\n"})
+    root = tmp_path / "copy"
+    shutil.copytree(upstream, root)
+    marker = tmp_path / "fetched"
+    git(root, "remote", "add", "origin", str(upstream))
+    for key, value in (
+        ("core.repositoryformatversion", "1"),
+        ("extensions.partialClone", "origin"),
+        ("remote.origin.promisor", "true"),
+        ("remote.origin.uploadpack", f'sh -c "touch {marker}; git-upload-pack \\"$@\\"" --'),
+    ):
+        git(root, "config", key, value)
+    blob = git(root, "rev-parse", "HEAD:app.py").strip()
+    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # missing: a lazy fetch
+    (root / "app.py").write_text("x = 1\n")
+    chat_server.reply(act("git_diff"))
+    chat_server.reply(final("looked"))
+    assert heph("what changed?", cwd=root, env=person(home, chat_server)).code == 0
+    assert not marker.exists()
+
+
+def test_worktree_config_and_submodule_config_run_nothing(heph, chat_server, home, tmp_path):
+    marker, sub_marker = tmp_path / "worktree-filter", tmp_path / "submodule-filter"
+    sub = unpacked(tmp_path / "s", {".gitattributes": "* filter=evil\n", "lib.py": "y = 1\n"})
+    root = unpacked(tmp_path, {".gitattributes": "* filter=evil\n", "app.py": "x = 1\n"})
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "lib")
+    git(root, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "lib")
+    git(root, "config", "extensions.worktreeConfig", "true")
+    git(root, "config", "--worktree", "filter.evil.clean", leak(marker))
+    git(root / "lib", "config", "filter.evil.clean", leak(sub_marker))
+    (root / "app.py").write_text("x = 2\n")
+    (root / "lib" / "lib.py").write_text("y = 2\n")
+    chat_server.reply(act("git_status"))
+    chat_server.reply(act("git_diff"))
+    chat_server.reply(final("looked"))
+    env = person(home, chat_server)
+    assert heph("what changed?", cwd=root, env=env).code == 0
+    assert not marker.exists() and not sub_marker.exists()
+    assert ".git/config: filter.evil.clean" in heph("trust", "--show", cwd=root, env=env).stdout
+
+
+def test_signing_commands_of_the_repository_never_run(heph, chat_server, home, tmp_path):
+    root = unpacked(tmp_path, {"app.py": "x = 1\n"})
+    marker = tmp_path / "signed"
+    for key, value in (
+        ("commit.gpgsign", "true"),
+        ("gpg.format", "ssh"),
+        ("gpg.ssh.defaultKeyCommand", leak(marker)),
+    ):
+        git(root, "config", key, value)
+    chat_server.reply(act("edit_file", path="app.py", old="x = 1", new="x = 2"))
+    chat_server.reply(act("git_commit", message="bump"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "bump", cwd=root, env=person(home, chat_server)).code == 0
+    assert not marker.exists()
+    assert git(root, "log", "--format=%s").splitlines() == ["base"]
+
+
+def test_a_file_named_like_a_pattern_commits_only_itself(heph, chat_server, home, tmp_path):
+    root = clone(tmp_path, {"README.md": "read me\n", "Makefile": "all:\n", ".gitignore": ".env\n"})
+    (root / ".env").write_text("OPENAI_API_KEY=sk-untracked-secret-0123456789\n")
+    (root / "README.md").write_text("read me, and my own uncommitted line\n")
+    chat_server.reply(act("write_file", path="[.A-Z]*", content="q\n"))
+    chat_server.reply(act("git_commit", message="glob"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "make a file", cwd=root, env=person(home, chat_server)).code == 0
+    assert git(root, "show", "--name-only", "--format=", "HEAD").splitlines() == ["[.A-Z]*"]
+    assert git(root, "status", "--porcelain") == " M README.md\n"
+
+
+def test_a_failed_commit_leaves_the_users_files_tracked(heph, chat_server, home, tmp_path):
+    root = clone(tmp_path, {"README.md": "read me\n", "Makefile": "all:\n"})
+    failing = root / ".git" / "hooks" / "pre-commit"
+    failing.write_text("#!/bin/sh\nexit 1\n")
+    failing.chmod(0o755)
+    chat_server.reply(act("write_file", path="[A-Z]*", content="q\n"))
+    chat_server.reply(act("git_commit", message="glob"))
+    chat_server.reply(final("done"))
+    env = person(home, chat_server)
+    assert heph("--yes", "--trust", "make a file", cwd=root, env=env).code == 0
+    assert "git commit failed" in chat_server.requests[2]["messages"][-1]["content"]
+    assert git(root, "status", "--porcelain") == "?? [A-Z]*\n"  # README.md, Makefile tracked
+
+
+def test_a_worktree_elsewhere_shows_the_model_nothing_from_there(heph, chat_server, home, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "private.txt").write_text("the person's private notes\n")
+    root = unpacked(tmp_path, {"app.py": "x = 1\n"})
+    git(root, "config", "core.worktree", str(outside))
+    chat_server.reply(act("git_diff"))
+    chat_server.reply(act("git_status"))
+    chat_server.reply(final("looked"))
+    assert heph("what changed?", cwd=root, env=person(home, chat_server)).code == 0
+    assert "private notes" not in json.dumps(chat_server.requests)
+    assert "private.txt" not in json.dumps(chat_server.requests)
+
+
+@pytest.mark.parametrize("how", ["link", "gitdir file"])
+def test_a_git_folder_elsewhere_is_never_written(heph, chat_server, home, tmp_path, how):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "app.py").write_text("x = 1\n")
+    if how == "link":
+        (root / ".git").symlink_to(victim, target_is_directory=True)
+    else:
+        (root / ".git").write_text(f"gitdir: {victim}\n")
+    chat_server.reply(final("hello"))
+    assert heph("-q", "hello", cwd=root, env=person(home, chat_server)).code == 0
+    assert list(victim.iterdir()) == []
+
+
+# -- the rough edges a new user met -------------------------------------------------------------
+
+
+def test_what_changed_since_the_answer_is_marked(heph, tmp_path):
+    root = clone(tmp_path, {".heph.toml": 'model = "mine"\nmax_reply_tokens = 7\n'})
+    assert heph("trust", "--yes", cwd=root).code == 0
+    (root / ".heph.toml").write_text('model = "mine"\nmax_reply_tokens = 8\n')
+    shown = heph("trust", "--show", cwd=root).stdout.splitlines()
+    assert '  .heph.toml: model = "mine"' in shown
+    assert "+ .heph.toml: max_reply_tokens = 8" in shown
+    assert "- .heph.toml: max_reply_tokens = 7" in shown
+
+
+def test_trust_yes_lists_what_it_trusts(heph, tmp_path):
+    root = clone(tmp_path, {".heph.toml": 'base_url = "http://127.0.0.1:9/v1"\n'})
+    trusted = heph("trust", "--yes", cwd=root)
+    assert '.heph.toml: base_url = "http://127.0.0.1:9/v1"' in trusted.stdout
+    assert "trusted" in trusted.stdout
+
+
+def test_invisible_characters_in_a_setting_are_spelled_out(heph, tmp_path):
+    value = "http://a\u200b.example/v1\u2028x\u00a0\u3164"
+    root = clone(tmp_path, {".heph.toml": f"base_url = {json.dumps(value)}\n"})
+    shown = heph("trust", "--show", cwd=root).stdout
+    assert "\\u200b" in shown and "\\u2028" in shown and "\\u3164" in shown
+    assert "\u200b" not in shown and "\u2028" not in shown and "\u3164" not in shown
+
+
+def test_thousands_of_settings_make_one_short_notice_and_no_question(
+    heph, chat_server, home, tmp_path
+):
+    commands = "".join(f'c{i} = "echo {i}"\n' for i in range(5000))
+    root = clone(tmp_path, {".heph.toml": f"[commands]\n{commands}"})
+    chat_server.reply(final("hi"))
+    result = heph("hi", cwd=root, env=person(home, chat_server))
+    notice = next(line for line in result.stderr.splitlines() if "ignoring settings" in line)
+    assert len(notice) < 600 and "and 4,988 more" in notice
+    from hephaistus import trust
+
+    asked: list[str] = []
+    decision = trust.decide(root, ask=lambda q: asked.append(q) or "y")
+    assert not decision.trusted and asked == []  # too many to read in a question
+
+
+def test_options_are_never_abbreviated(heph, chat_server, attacker, home, tmp_path):
+    root = clone(tmp_path, {".heph.toml": f'base_url = "{attacker.url}"\n'})
+    result = heph("--tr", "hello", cwd=root, env=person(home, chat_server))
+    assert result.code == 2 and "--tr" in result.stderr
+    assert heph("--mode", "plan", "hi", cwd=root).code == 2  # not --model
+    assert attacker.seen == []
+
+
+def test_a_closed_pipe_ends_heph_without_a_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    commands = "".join(f'c{i} = "echo {i}"\n' for i in range(3000))
+    root = clone(tmp_path, {".heph.toml": f"[commands]\n{commands}"})
+    done = subprocess.run(
+        f"{' '.join(map(shlex.quote, heph_command()))} trust --show | head -1",
+        shell=True,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+    assert done.stdout.count("\n") == 1 and sys.executable
+
+
+def test_a_configured_test_cmd_says_where_it_came_from(heph, chat_server, home, tmp_path):
+    root = clone(tmp_path, {".heph.toml": 'test_cmd = "sh -c \\"echo from-repo\\""\n'})
+    chat_server.reply(final("hi"))
+    result = heph("-v", "--trust", "hi", cwd=root, env=person(home, chat_server))
+    assert 'command test: sh -c "echo from-repo" (configured in .heph.toml)' in result.stderr
+
+
+def test_caches_that_came_with_the_repository_are_not_believed(heph, chat_server, home, tmp_path):
+    """A pull writes over excluded files: a planted context window of 300 tokens would make
+    every task fail, a planted map would put words in the model's mouth."""
+    window = {f"{chat_server.url} mine": [300, "/props", 4_000_000_000]}
+    repomap = {"version": "x", "files": {"app.py": [6, 0, ["def PLANTED()"], [], []]}}
+    root = clone(
+        tmp_path,
+        {
+            ".heph/cache/windows.json": json.dumps(window),
+            ".heph/cache/repomap.json": json.dumps(repomap),
+            "app.py": "x = 1\n",
+        },
+    )
+    chat_server.reply(final("fits"))
+    result = heph("hello", cwd=root, env=person(home, chat_server))
+    assert result.code == 0, result.stderr
+    assert "PLANTED" not in json.dumps(chat_server.requests)
+
+
+def test_a_link_into_git_is_not_listed_and_git_is_no_workspace(heph, tmp_path):
+    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    git(root, "remote", "set-url", "origin", TOKEN_URL)
+    (root / "cfg").symlink_to(root / ".git" / "config")
+    assert "cfg" not in Workspace.at(root).files()
+    listed = TOOLS.get("list_files")({}, ToolContext(Workspace.at(root)))
+    assert "cfg" not in listed.output and "app.py" in listed.output
+    result = heph("-w", str(root / ".git"), "read config")
+    assert result.code == 2 and "inside a .git/ folder" in result.stderr

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from conftest import act, final
+from hephaistus.provenance import unseal
 from hephaistus.session import load_session
 from hephaistus.testing import ChatServer, heph_command
 
@@ -75,7 +76,8 @@ def test_the_window_is_read_from_the_server_and_cached(heph, workspace, flavour,
         assert first.code == 0, first.stderr
         assert f"context window 6,000 tokens (from the server ({source}))" in first.stderr
         assert server.requests[0]["max_tokens"] == 1500
-        cache = json.loads((workspace / ".heph" / "cache" / "windows.json").read_text())
+        sealed = (workspace / ".heph" / "cache" / "windows.json").read_bytes()
+        cache = json.loads(unseal("windows", sealed) or b"{}")  # a file heph sealed
         assert [entry[0] for entry in cache.values()] == [6000]
         second = run_heph(heph, server, "-v", "go")  # from the cache: same answer
         assert f"from the server ({source})" in second.stderr

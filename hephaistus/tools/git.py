@@ -13,7 +13,6 @@ from __future__ import annotations
 from hephaistus.approvals import CommitRequest
 from hephaistus.checkpoints import CheckpointStore
 from hephaistus.repository import GitError, Repository, is_distrusted
-from hephaistus.repository import names as names_in
 from hephaistus.tools.context import ToolContext
 from hephaistus.tools.results import CommitMade, ToolResult, clip
 from hephaistus.workspace import PathError, is_secret_name
@@ -58,9 +57,10 @@ def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) ->
     scope = "."
     if path:
         try:
-            scope = str(ctx.workspace.check(path, allow_secrets=ctx.allow_secrets)[1])
+            real = ctx.workspace.check(path, allow_secrets=ctx.allow_secrets)[1]
         except PathError as exc:
             return ToolResult(False, str(exc))
+        scope = f":(literal){real}"  # the path named, never a pattern
     changed = _git(repo, "diff", *args, "--name-only", "-z", "--", scope)
     if isinstance(changed, ToolResult):
         return changed
@@ -142,14 +142,14 @@ def git_commit(ctx: ToolContext, message: str, paths: list[str] | str | None = N
         )
     tracked = repo.tracked([str(t) for t in targets])
     new_files = [str(t) for t in targets if repo.relative(t) not in tracked]
+    # Literal pathspecs: a file heph wrote named `[.]env` is that file, never a pattern.
     if new_files:
-        _git(repo, "add", "--intent-to-add", "--", *new_files)
-    result = _git(
-        repo, "commit", "--only", "--no-edit", "-m", message, "--", *[str(t) for t in targets]
-    )
+        _git(repo, "add", "--intent-to-add", "--", *new_files, literal=True)
+    named = [str(t) for t in targets]
+    result = _git(repo, "commit", "--only", "--no-edit", "-m", message, "--", *named, literal=True)
     if isinstance(result, ToolResult):
         if new_files:
-            _git(repo, "rm", "--cached", "--quiet", "--", *new_files)
+            _git(repo, "rm", "--cached", "--quiet", "--", *new_files, literal=True)
         return ToolResult(False, f"git commit failed, nothing was committed:\n{result.output}")
     sha = repo.git("rev-parse", "HEAD").strip()
     note = f"\n(left out as secret files: {', '.join(left_out)})" if left_out else ""
@@ -175,9 +175,9 @@ def _repo(ctx: ToolContext) -> Repository | ToolResult:
     return repo
 
 
-def _git(repo: Repository, *args: str) -> str | ToolResult:
+def _git(repo: Repository, *args: str, literal: bool = False) -> str | ToolResult:
     try:
-        return repo.git(*args)
+        return repo.git(*args, literal=literal)
     except GitError as error:
         return ToolResult(False, str(error))
 
@@ -221,7 +221,8 @@ def _refuse_the_users_work(ctx: ToolContext, repo: Repository, chosen: list[str]
     """A file heph changed may hold the user's work too: changes they staged, or made before
     heph's first write to it and never committed. `git commit --only` would take those along,
     so such a file is refused."""
-    staged = names_in(repo.cwd, "diff", "--cached", "--name-only", "-z", "--", *chosen)
+    listed = repo.git("diff", "--cached", "--name-only", "-z", "--", *chosen, literal=True)
+    staged = [name for name in listed.split("\0") if name]
     if staged:
         raise ValueError(
             f"{', '.join(staged)} also {'has' if len(staged) == 1 else 'have'} changes the user "

@@ -360,7 +360,7 @@ class Repl:
         else:
             self.console.print("no saved approvals: every write is asked")
         if self.approval.writes_approved and not saved.writes:
-            self.console.print("writes are approved for this chat ([a]ll)")
+            self.console.print("writes are approved for this chat ([a]ll)", markup=False)
         if self.approval.all_commands or self.approval.commands_approved:
             named = ", ".join(sorted(self.approval.commands_approved)) or "all"
             self.console.print(self.sink.safe(f"commands approved for this chat: {named}"))
