@@ -20,11 +20,13 @@ import json
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
+from itertools import pairwise
 from pathlib import Path
 
 from hephaistus import provenance
 from hephaistus.locks import file_lock, workspace_lock
+from hephaistus.reversal import reverse, taken_away
 from hephaistus.textfile import atomic_write, new_file_mode, read_real, unlink_real
 from hephaistus.workspace import PathError, Workspace
 
@@ -37,6 +39,14 @@ class FileState:
 
 
 @dataclass
+class Step:
+    """One write: the file as heph found it, and as heph left it."""
+
+    before: FileState
+    after: FileState
+
+
+@dataclass
 class Entry:
     path: str  # workspace-relative
     before: FileState
@@ -44,6 +54,21 @@ class Entry:
     # The state heph's previous write left, which the file keeps if the newest write was cut
     # short between its record and its rename (the run was killed).
     previous: FileState | None = None
+    # Every write, in order. A write that found the file otherwise than the one before left
+    # it shows that someone else wrote in between (records from before had none).
+    steps: list[Step] = field(default_factory=list)
+
+    def interleaved(self) -> bool:
+        """Whether someone else wrote the file between two of heph's writes."""
+        return bool(self.others_changes())
+
+    def others_changes(self) -> list[tuple[FileState, FileState]]:
+        """(as heph left the file, as its next write found it) wherever those differ."""
+        return [
+            (earlier.after, later.before)
+            for earlier, later in pairwise(self.steps)
+            if (later.before.exists, later.before.sha) != (earlier.after.exists, earlier.after.sha)
+        ]
 
 
 Pick = Callable[[Entry], FileState]
@@ -73,6 +98,15 @@ class Damaged(LookupError):
     """A checkpoint's stored content is missing or is not what its record says."""
 
 
+class Interleaved(Exception):
+    """Files someone else also wrote between heph's writes, whose lines of heph's cannot be
+    told apart from theirs: undoing would take theirs away too (`taken`: lines per file)."""
+
+    def __init__(self, taken: dict[str, int]) -> None:
+        super().__init__(", ".join(taken))
+        self.taken = taken
+
+
 MANIFEST = "files.json"
 
 
@@ -90,18 +124,18 @@ class Checkpoints:
     def record(self, rel: str, data: bytes) -> None:
         """Note that `rel` is about to hold `data`: its state before the session's first
         write is kept, and the state heph leaves it in is this one."""
+        path = self.root / rel
+        found = (
+            self._store(read_real(path), stat.S_IMODE(path.stat().st_mode))
+            if path.is_file()
+            else FileState(False)
+        )
         entry = self._entries.get(rel)
         if entry is None:
-            path = self.root / rel
-            before = (
-                self._store(read_real(path), stat.S_IMODE(path.stat().st_mode))
-                if path.is_file()
-                else FileState(False)
-            )
-            entry = self._entries[rel] = Entry(rel, before, before)
-        path = self.root / rel
-        mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else new_file_mode()
+            entry = self._entries[rel] = Entry(rel, found, found)
+        mode = found.mode if found.exists and found.mode is not None else new_file_mode()
         entry.previous, entry.after = entry.after, self._store(data, mode)
+        entry.steps.append(Step(found, entry.after))
         self._save()
 
     def _store(self, data: bytes, mode: int) -> FileState:
@@ -123,6 +157,9 @@ class UndoResult:
     session_id: str
     restored: list[str]  # files put back as they were
     deleted: list[str]  # files heph had created
+    # Files another run also wrote between heph's writes: only heph's own lines were taken back.
+    own_lines_only: list[str] = field(default_factory=list)
+    taken: dict[str, int] = field(default_factory=dict)  # --force: others' lines taken away
 
 
 class CheckpointStore:
@@ -156,7 +193,10 @@ class CheckpointStore:
         return (self.folder / session_id / "undone.json").exists()
 
     def undo(self, session_id: str, *, force: bool = False) -> UndoResult:
-        """Put every file the session changed back as it was before the session."""
+        """Take back every change the session made. A file someone else also wrote between
+        heph's writes gets only heph's own lines taken back, when they can be told apart;
+        else it is refused (Interleaved), or with `force` restored whole, saying how many of
+        their lines that takes away."""
         with workspace_lock(self.heph_dir):
             if self.is_undone(session_id):
                 raise LookupError(f"session {session_id} is already undone")
@@ -166,28 +206,80 @@ class CheckpointStore:
             with self._files_locked(entries):
                 self._check(entries, force)
                 self._check_blobs(session_id, entries, lambda e: e.before)
-                # Keep heph's version so redo can bring it back.
-                undone = [asdict(Entry(e.path, e.after, e.before)) for e in entries]
+                plans = [self._undo_plan(session_id, e, force) for e in entries]
+                tangled = {e.path: n for e, _, own, n in plans if own is None and n}
+                if tangled and not force:
+                    raise Interleaved(tangled)
+                # What each file holds now and what it gets, so redo can bring heph's back.
+                undone = [
+                    {"path": e.path, "before": asdict(now), "after": asdict(target)}
+                    for e, (now, target), _, _ in plans
+                ]
                 atomic_write(
                     self.folder / session_id / "undone.json",
                     json.dumps(undone, indent=1).encode(),
                     temp_dir=self.temp_dir,
                 )
-                return self._restore(session_id, entries, lambda e: e.before)
+                targets = {e.path: target for e, (_, target), _, _ in plans}
+                result = self._restore(session_id, entries, lambda e: targets[e.path])
+                own = [e.path for e, _, own_only, _ in plans if own_only]
+                return replace(result, own_lines_only=own, taken=tangled if force else {})
 
     def redo(self, session_id: str, *, force: bool = False) -> UndoResult:
-        """Bring back what undo replaced."""
+        """Bring back what undo replaced, if the files are still as undo left them."""
         with workspace_lock(self.heph_dir):
             marker = self.folder / session_id / "undone.json"
             if not marker.exists():
                 raise LookupError(f"session {session_id} has not been undone")
-            entries = self._entries(session_id)
+            records = json.loads(marker.read_text())
+            entries = [
+                Entry(r["path"], FileState(**r["after"]), FileState(**r["before"])) for r in records
+            ]
             with self._files_locked(entries):
                 self._check(entries, force)
                 self._check_blobs(session_id, entries, lambda e: e.after)
                 result = self._restore(session_id, entries, lambda e: e.after)
             marker.unlink()
             return result
+
+    def _undo_plan(
+        self, session_id: str, entry: Entry, force: bool
+    ) -> tuple[Entry, tuple[FileState, FileState], bool | None, int]:
+        """(entry, (the file's state now, the state undo gives it), whether only heph's own
+        lines are taken back (None: they cannot be), the others' lines restoring whole would
+        take away)."""
+        now = next(
+            (
+                s
+                for s in (entry.after, entry.previous, entry.before)
+                if s and self._matches(entry.path, s)
+            ),
+            entry.after,
+        )
+        if not entry.interleaved() or now == entry.before:
+            return entry, (now, entry.before), False, 0
+        blobs = self.folder / session_id / "blobs"
+
+        def content(state: FileState) -> bytes:
+            return (blobs / str(state.sha)).read_bytes() if state.exists else b""
+
+        steps = entry.steps if now == entry.after else entry.steps[:-1]  # cut short: not made
+        others = [(content(left), content(found)) for left, found in entry.others_changes()]
+        text: bytes | None = content(now)
+        for step in reversed(steps):
+            text = (
+                None if text is None else reverse(text, content(step.before), content(step.after))
+            )
+        if text is None:
+            return entry, (now, entry.before), None, taken_away(others) or 1
+        return entry, (now, self._store_blob(session_id, text, now.mode)), True, 0
+
+    def _store_blob(self, session_id: str, data: bytes, mode: int | None) -> FileState:
+        sha = hashlib.sha256(data).hexdigest()
+        blob = self.folder / session_id / "blobs" / sha
+        if not blob.exists():
+            atomic_write(blob, data, temp_dir=self.temp_dir)
+        return FileState(True, mode if mode is not None else new_file_mode(), sha)
 
     @contextmanager
     def _files_locked(self, entries: list[Entry]) -> Iterator[None]:
@@ -222,12 +314,17 @@ class CheckpointStore:
         entries = []
         for raw in record["files"]:
             previous = raw.get("previous")
+            steps = [
+                Step(FileState(**step["before"]), FileState(**step["after"]))
+                for step in raw.get("steps", [])
+            ]
             entries.append(
                 Entry(
                     raw["path"],
                     FileState(**raw["before"]),
                     FileState(**raw["after"]),
                     FileState(**previous) if previous else None,
+                    steps,
                 )
             )
         return entries

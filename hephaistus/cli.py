@@ -439,7 +439,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
-    from hephaistus.checkpoints import CheckpointStore, Damaged, NotInside, UndoConflict
+    from hephaistus.checkpoints import (
+        CheckpointStore,
+        Damaged,
+        Interleaved,
+        NotInside,
+        UndoConflict,
+    )
     from hephaistus.session import SessionStore
 
     workspace = _workspace(args)
@@ -477,12 +483,42 @@ def cmd_undo(args: argparse.Namespace) -> int:
             f"not undone: these files changed after heph wrote them: {', '.join(conflict.paths)}."
             " Undoing would lose those changes; pass --force to undo anyway"
         ) from None
+    except Interleaved as tangled:
+        raise HephError(f"not undone: {interleaved_message(tangled.taken)}") from None
     say(f"undid session {session_id}")
-    for path in result.restored:
-        say(f"  restored {path}")
-    for path in result.deleted:
-        say(f"  deleted  {path} (heph had created it)")
+    for line in undo_report(result):
+        say(line)
     return 0
+
+
+def interleaved_message(taken: dict[str, int]) -> str:
+    from hephaistus.wording import counted
+
+    files = ", ".join(
+        f"{path} ({counted(lines, 'line')} of theirs)" for path, lines in taken.items()
+    )
+    return (
+        f"another run or program also wrote {files} between heph's writes, and heph's lines "
+        "there cannot be told from theirs. Undoing would take theirs away too; pass --force "
+        "to undo anyway, taking them away"
+    )
+
+
+def undo_report(result: Any, verb: str = "restored") -> list[str]:
+    """One line a file: what undo (or redo) did to it."""
+    from hephaistus.wording import counted
+
+    lines = []
+    for path in result.restored:
+        if path in result.own_lines_only:
+            lines.append(f"  {verb} {path}: heph's lines taken back, another run's kept")
+        elif path in result.taken:
+            taken = counted(result.taken[path], "line")
+            lines.append(f"  {verb} {path}, taking away {taken} another run wrote meanwhile")
+        else:
+            lines.append(f"  {verb} {path}")
+    lines += [f"  deleted  {path} (heph had created it)" for path in result.deleted]
+    return lines
 
 
 def cmd_docs(args: argparse.Namespace) -> int:

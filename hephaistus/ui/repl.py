@@ -25,7 +25,7 @@ from rich.text import Text
 
 from hephaistus import __version__
 from hephaistus.agent import Agent
-from hephaistus.checkpoints import CheckpointStore, NotInside, UndoConflict
+from hephaistus.checkpoints import CheckpointStore, Interleaved, NotInside, UndoConflict
 from hephaistus.llm import warm_up
 from hephaistus.ui.approval import Approval
 from hephaistus.ui.render import ConsoleSink
@@ -207,8 +207,23 @@ class Repl:
                 )
             )
             return
+        except Interleaved as tangled:
+            from hephaistus.cli import interleaved_message
+
+            message = interleaved_message(tangled.taken).replace("--force", "/undo --force")
+            self.console.print(Text(self.sink.safe(f"not undone: {message}"), style="yellow"))
+            return
         self.undone.append(pending[-1])
         self._report("undone", result.restored, result.deleted)
+        for rel in result.own_lines_only:
+            self.console.print(
+                self.sink.safe(f"  in {rel} only heph's lines: another run's stay"), markup=False
+            )
+        for rel, lines in result.taken.items():
+            self.console.print(
+                self.sink.safe(f"  in {rel}, {lines} lines another run wrote meanwhile are gone"),
+                markup=False,
+            )
 
     def cmd_redo(self, argument: str) -> None:
         """Redo what the last /undo undid."""
