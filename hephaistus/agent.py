@@ -71,6 +71,7 @@ class Agent:
         window, source = context_window(model.name, config.context_window)
         self.compactor = Compactor(window, source, config.max_reply_tokens)
         self.window_asked = bool(config.context_window)  # the server is asked once
+        self.announced = False  # -v has said what the run works with
         self.session: Session | None = None
         self.changes: list[FileChange] = []  # the writes of this chat (or run), oldest first
         self.session_ids: list[str] = []  # the sessions of this chat, oldest first
@@ -94,6 +95,8 @@ class Agent:
             ) from None
         if not self.window_asked:
             self._ask_server_for_the_window()
+        if self.announce and not self.announced:
+            self._announce()
         summary = self._workspace_summary(task)  # before the session, so it never dangles
         prompt = self._system_prompt(task)
         if not self.messages:
@@ -167,10 +170,13 @@ class Agent:
         if served:
             window, source = context_window(self.model.name, None, served)
             self.compactor.window, self.compactor.source = window, source
-        if self.announce:  # -v: what the run works with, and where that came from
-            self.sink.notice(self.compactor.describe())
-            for command in self.commands.values():
-                self.sink.notice(f"command {command.name}: {command.command} ({command.source})")
+
+    def _announce(self) -> None:
+        """-v: what the run works with, and where that came from (once)."""
+        self.announced = True
+        self.sink.notice(self.compactor.describe())
+        for command in self.commands.values():
+            self.sink.notice(f"command {command.name}: {command.command} ({command.source})")
 
     def _remember_a_learned_window(self) -> None:
         """A window the server named in an overflow error is kept for the next runs."""

@@ -43,6 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     previous = _end_on_signals()
     try:
+        _current_folder()
         command, rest = split_command(argv)
         if command is None:
             return run_task(parse(_task_parser(), rest))
@@ -62,6 +63,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as the shell's own tools end
+
+
+def _current_folder() -> None:
+    """The folder heph was started in must still be there (a shell can stay in a deleted one)."""
+    import os
+
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise ConfigError(
+            "the current folder no longer exists (it was deleted or moved); cd into the project"
+        ) from None
 
 
 def _drop_stdout() -> None:

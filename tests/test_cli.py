@@ -283,3 +283,27 @@ def test_every_option_with_a_value_is_skipped_when_finding_the_subcommand(heph, 
         result = heph(*option, "sessions")
         assert result.code == 0 and "no sessions recorded yet" in result.stderr, option
     assert not chat_server.requests
+
+
+def test_verbose_says_the_window_and_commands_when_the_window_is_configured(
+    heph, chat_server, workspace
+):
+    (workspace / ".heph.toml").write_text("context_window = 9000\n")
+    (workspace / "tests").mkdir()
+    chat_server.reply(final("ok"))
+    result = heph("-v", "--test-cmd", "pytest -q", "go")
+    assert "context window 9,000 tokens (from context_window in the configuration)" in result.stderr
+    assert "command test: pytest -q (--test-cmd)" in result.stderr
+
+
+def test_a_deleted_current_folder_is_a_clear_error(heph_process, workspace, tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    import subprocess
+
+    from hephaistus.testing import heph_command
+
+    script = f"cd {gone} && rmdir {gone} && exec {' '.join(heph_command())} sessions"
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True)
+    assert done.returncode == 2 and "current folder no longer exists" in done.stderr
+    assert "Traceback" not in done.stderr
