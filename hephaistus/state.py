@@ -64,15 +64,13 @@ class AgentState:
 
     def rows(self) -> list[tuple[str, str]]:
         """(name, value) of every field that has a value, as the model reads them."""
-        answer = self.last_answer
-        if answer and len(answer) > ANSWER_CHARS:
-            answer = answer[:ANSWER_CHARS] + " [...]"
         rows = [
             ("last modified file", self.last_modified_file or ""),
             ("recently created files", ", ".join(self.recently_created_files)),
             ("active files", ", ".join(self.active_files)),
-            ("last task", self.last_task or ""),
-            ("last answer", answer or ""),
+            # Both clipped: a task too large for the window must not make the next one so too.
+            ("last task", _clipped(self.last_task)),
+            ("last answer", _clipped(self.last_answer)),
         ]
         rows.append(("open problems", "; ".join(self.open_problems)))
         rows += [
@@ -143,6 +141,12 @@ class AgentState:
             isinstance(v, str) for v in self.failing_commands.values()
         )
         return lists_ok and commands_ok and all(v is None or isinstance(v, str) for v in texts)
+
+
+def _clipped(text: str | None) -> str:
+    if text and len(text) > ANSWER_CHARS:
+        return text[:ANSWER_CHARS] + " [...]"
+    return text or ""
 
 
 def _front(items: list[str], item: str) -> list[str]:

@@ -240,3 +240,16 @@ def test_a_copy_of_the_example_action_is_refused(heph, chat_server, workspace, e
     assert result.code == 0
     assert PROMPT_EXAMPLE in chat_server.requests[0]["messages"][0]["content"]  # as shown
     assert "the example, copied" in chat_server.requests[1]["messages"][-1]["content"]
+
+
+@pytest.mark.server(flavour="llama.cpp", context_window=2048)
+def test_after_a_task_too_large_the_next_one_still_fits(heph, server):
+    huge = "please " * 3000
+    first = run_heph(heph, server, huge)
+    assert first.code == 1 and "the task with the workspace map and state" in first.stderr
+    assert ".." not in first.stderr.replace("...", "")
+    server.reply(final("small"))
+    second = run_heph(heph, server, "a small task")
+    assert second.code == 0, second.stderr
+    sent = server.requests[-1]["messages"][-1]["content"]
+    assert "last task: please please" in sent and sent.count("please") < 200

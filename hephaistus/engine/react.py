@@ -117,13 +117,13 @@ class ReactEngine:
         for attempt in (1, 2):
             self._fit(run, task_index)
             if not run.compactor.fits(run.messages):
-                return Outcome("failed", overflowed + self._too_large(run))
+                return Outcome("failed", overflowed + self._too_large(run, task_index))
             try:
                 return self._ask(run, step)
             except ContextOverflow as overflow:
-                overflowed = f"{overflow.message}. "
+                overflowed = f"{overflow.message.rstrip('. ')}. "
                 if attempt == 2:
-                    return Outcome("failed", overflowed + self._too_large(run))
+                    return Outcome("failed", overflowed + self._too_large(run, task_index))
                 asked = run.compactor.size(run.messages) + run.compactor.reply_tokens
                 run.compactor.learn_window(overflow.window, asked)
                 run.sink.notice(
@@ -132,14 +132,18 @@ class ReactEngine:
                 )
         raise AssertionError("unreachable")
 
-    def _too_large(self, run: Run) -> str:
+    def _too_large(self, run: Run, task_index: int) -> str:
         size = run.compactor.size(run.messages)
+        system = run.compactor.size(run.messages[:1])
+        task = run.compactor.size(run.messages[task_index : task_index + 1])
+        steps = max(0, size - system - task)
         return (
-            f"the conversation does not fit the model's {run.compactor.describe()}: the system "
-            f"prompt, the task and what must stay are about {size:,} tokens, and nothing is left "
-            "to compact. Give the model more context (llama.cpp: --ctx-size; Ollama: num_ctx) "
-            "and set context_window in .heph.toml, lower map_tokens or max_reply_tokens, or "
-            "shorten the task"
+            f"the conversation does not fit the model's {run.compactor.describe()}: what must "
+            f"stay is about {size:,} tokens (the system prompt with the project's instructions "
+            f"{system:,}, the task with the workspace map and state {task:,}, the newest steps "
+            f"{steps:,}), and nothing is left to compact. Give the model more context "
+            "(llama.cpp: --ctx-size; Ollama: num_ctx) and set context_window, lower map_tokens "
+            "or max_reply_tokens, or shorten the task"
         )
 
     def _fit(self, run: Run, task_index: int) -> None:
