@@ -47,10 +47,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         command, rest = split_command(argv)
         if command is None:
             return run_task(parse(_task_parser(), rest))
-        return COMMANDS[command](parse(_subcommand_parser(command), rest))
+        args = parse_subcommand(command, rest)
+        return COMMANDS[command](args)
     except HephError as error:
         if error.message:  # argparse has already explained a usage error
-            say(f"heph: {error.message}", sys.stderr)
+            prefix = "" if error.message.startswith("heph") else "heph: "
+            say(f"{prefix}{error.message}", sys.stderr)
         return error.exit_code
     except KeyboardInterrupt as stop:
         print(f"heph: interrupted{f' by {stop}' if str(stop) else ''}", file=sys.stderr)
@@ -165,6 +167,35 @@ def _options_with_values() -> set[str]:
         if action.nargs != 0
         for option in action.option_strings
     }
+
+
+def parse_subcommand(command: str, argv: list[str]) -> argparse.Namespace:
+    """The subcommand's options. Words it does not take (`heph init the database schema`,
+    `heph docs are out of date`) are most likely a task: an error that says how to send one."""
+    parser = _subcommand_parser(command)
+    try:
+        args, stray = parser.parse_known_intermixed_args(argv)
+    except SystemExit as exit_:
+        if exit_.code in (0, None):
+            raise
+        raise _UsageExit() from None
+    words = [w for w in stray if not w.startswith("-")]
+    if command == "docs" and not stray:
+        # Paths of which none exists, with no --check or --fix: words, not files.
+        asked = args.check or args.fix or args.staged
+        missing = not asked and args.paths and not any(Path(p).exists() for p in args.paths)
+        words = args.paths if missing else []
+    elif command in ("replay", "undo") and stray:
+        words = [args.ref, *stray]
+    if stray and not words:
+        return parse(parser, argv)  # an unknown option: argparse says so
+    if words:
+        typed = " ".join([command, *(args.paths if command == "docs" else words)])
+        raise ConfigError(
+            f"heph {command} does not take {' '.join(words)!r}; to give heph this as a task, "
+            f"write: heph -- {typed}"
+        )
+    return args
 
 
 def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:

@@ -3,6 +3,8 @@ of the installed command as a real process (entry point, exit codes)."""
 
 import json
 
+import pytest
+
 from conftest import act, final, git
 
 
@@ -307,3 +309,28 @@ def test_a_deleted_current_folder_is_a_clear_error(heph_process, workspace, tmp_
     done = subprocess.run(["sh", "-c", script], capture_output=True, text=True)
     assert done.returncode == 2 and "current folder no longer exists" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "init the database schema",
+        "docs are out of date",
+        "undo the last change",
+        "trust me with this",
+        "stats for today",
+    ],
+)
+def test_a_subcommand_followed_by_a_sentence_says_how_to_send_it_as_a_task(
+    heph, chat_server, words
+):
+    result = heph(*words.split())
+    assert result.code == 2 and chat_server.requests == []
+    assert f"write: heph -- {words}" in result.stderr
+    assert "heph: heph" not in result.stderr
+
+
+def test_a_missing_docs_path_is_still_named(heph, workspace):
+    result = heph("docs", "--check", "nowhere.py")
+    assert result.code == 2 and "nowhere.py does not exist" in result.stderr
+    assert "heph: heph" not in result.stderr

@@ -325,3 +325,14 @@ def test_a_hostile_model_cannot_write_escape_sequences_to_the_chat(ws):
     assert code == 0
     assert "\x1b" not in out and "\x07" not in out
     assert "import os\\x1b[1A\\x1b[2K" in out and "done\\x1b[1A" in out
+
+
+def test_a_task_that_starts_with_a_path_or_an_escape_is_a_task(ws):
+    keys = "/src/app.py raises KeyError" + ENTER + "//etc is odd" + ENTER + " /help me" + ENTER
+    code, out, model, _ = chat(
+        ws, keys + "/nope" + ENTER + CTRL_D, final("one"), final("two"), final("three")
+    )
+    assert code == 0
+    tasks = [call[-1]["content"].split("\n")[0] for call in model.calls]
+    assert tasks == ["/src/app.py raises KeyError", "/etc is odd", "/help me"]
+    assert "unknown command /nope" in out and "start the line with // or a space" in out

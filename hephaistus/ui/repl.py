@@ -139,19 +139,30 @@ class Repl:
                 return 0
 
     def handle(self, line: str) -> bool:
-        """Run one input line; False when the chat should end."""
-        line = line.strip()
+        """Run one input line; False when the chat should end. A line that starts with a
+        space, or with `//`, is a task even when it starts like a command; so is one whose
+        first word is a path (`/src/app.py raises KeyError`)."""
+        typed, line = line, line.strip()
         if not line:
             return True
-        if line.startswith("/"):
+        if line.startswith("//"):
+            line = line[1:]
+        elif line.startswith("/") and not typed[:1].isspace():
             name, _, argument = line[1:].partition(" ")
             command = getattr(self, f"cmd_{name}", None)
-            if command is None:
+            if command is not None:
+                return command(argument.strip()) is not False
+            if not ("/" in name or "." in name):  # not a path either
                 close = difflib.get_close_matches(name, self.commands(), n=1)
-                hint = f"; did you mean /{close[0]}?" if close else "; /help lists them"
-                self.console.print(Text(f"unknown command /{name}{hint}", style="yellow"))
+                hint = f"did you mean /{close[0]}?" if close else "/help lists them"
+                self.console.print(
+                    Text(
+                        f"unknown command /{name}; {hint} (to send it as a task, start the "
+                        "line with // or a space)",
+                        style="yellow",
+                    )
+                )
                 return True
-            return command(argument.strip()) is not False
         self.run_turn(line)
         return True
 
@@ -175,7 +186,11 @@ class Repl:
             doc = (getattr(self, f"cmd_{name}").__doc__ or "").strip().splitlines()[0]
             self.console.print(Text(f"/{name:<10}", style="bold") + Text(doc))
         self.console.print(
-            Text("Anything else is a task. @path completes file names.", style="dim")
+            Text(
+                "Anything else is a task (a line starting with // or a space too, so "
+                "'//etc/hosts is wrong' is one). @path completes file names.",
+                style="dim",
+            )
         )
 
     def cmd_exit(self, argument: str) -> bool:
