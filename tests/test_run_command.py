@@ -339,3 +339,38 @@ def test_test_cmd_flag_sets_the_test_command_for_one_run(heph, chat_server, proj
     assert "--test-cmd" not in prompt  # where it came from is for the user, shown with -v
     assert f"command test: {PYTHON} -c print(42) (--test-cmd)" in result.stderr
     assert "42" in chat_server.requests[1]["messages"][-1]["content"]
+
+
+def test_declining_a_verify_command_ends_with_the_answer_not_another_request(project):
+    from hephaistus.approvals import CommandRequest
+
+    model = ScriptedModel(
+        [
+            act("write_file", path="calc.py", content="def add(a, b):\n    return a * b\n"),
+            final("done"),
+        ]
+    )
+    config = Config(commands=(("test", PYTEST),), verify_after_edits=("test",))
+    asked = []
+
+    def approve(request):
+        asked.append(request)
+        return "decline" if isinstance(request, CommandRequest) else "write"
+
+    agent = Agent(Workspace.at(project), config, model=model, approve=approve)
+    outcome = agent.execute("change add")
+    assert outcome.status == "answered" and outcome.message == "done"
+    assert len(model.calls) == 2  # no third request to "fix" a check nobody ran
+    model.assert_used_up()
+
+
+def test_a_shell_command_is_shown_for_approval_as_configured(project):
+    from hephaistus.approvals import CommandRequest
+
+    requests = []
+    ctx = context(project, check="sh -c 'id > ../x' && echo done")
+    ctx.approve = lambda request: requests.append(request) or "decline"
+    run(ctx, "check", "tests/test_calc.py")
+    assert requests == [
+        CommandRequest("check", "sh -c 'id > ../x' && echo done tests/test_calc.py")
+    ]

@@ -231,6 +231,10 @@ class ReactEngine:
                 "checking the changes before the final answer", "run_command", {"name": name}
             )
             result = self._act(run, action)
+            if result.decision in ("decline", "skip"):
+                # The person said no (or it is a dry run): no check, and nothing to fix.
+                run.sink.notice(f"the check `{name}` did not run ({result.output})")
+                return None
             if result.refused or not result.ok:
                 return name, result
         return None

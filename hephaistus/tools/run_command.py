@@ -111,7 +111,8 @@ def run_command(ctx: ToolContext, name: str, args: str | None = None) -> ToolRes
     except ValueError as error:
         return ToolResult(False, f"run_command: {error}")
     argv = command_argv(command, extra)
-    shown_line = " ".join(shlex.quote(a) for a in argv)
+    # As configured, with the model's arguments: never the `sh -c '...' "$@"` it runs as.
+    shown_line = " ".join([command, *(shlex.quote(a) for a in extra)])
     decision = ctx.approve(CommandRequest(name, shown_line, ctx.command_sources.get(name, "")))
     if decision == "refuse":
         return ToolResult(False, f"command not approved: `{name}` did not run", decision=decision)
