@@ -334,3 +334,13 @@ def test_a_missing_docs_path_is_still_named(heph, workspace):
     result = heph("docs", "--check", "nowhere.py")
     assert result.code == 2 and "nowhere.py does not exist" in result.stderr
     assert "heph: heph" not in result.stderr
+
+
+def test_the_person_sees_what_a_malformed_reply_said(heph, chat_server):
+    chat_server.reply("I think the answer is 42, no JSON needed\nsecond line")
+    chat_server.reply("\x1b[2Jstill no JSON")
+    chat_server.reply(final("fine"))
+    result = heph("what is the answer?")
+    assert result.code == 0
+    assert "the reply began: 'I think the answer is 42, no JSON needed'" in result.stderr
+    assert "\\x1b[2Jstill no JSON" in result.stderr and "\x1b" not in result.stderr

@@ -19,6 +19,16 @@ from hephaistus.tools.results import ToolResult, clip
 
 MALFORMED_LIMIT = 3
 REPEAT_LIMIT = 3
+SHOWN_REPLY_CHARS = 120  # of a malformed reply's first line, for the person
+
+
+def _first_line(text: str) -> str:
+    """A reply's first non-blank line, cut short, quoted: what a weak model actually said."""
+    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if not line:
+        return "nothing"
+    cut = line[:SHOWN_REPLY_CHARS] + (" ..." if len(line) > SHOWN_REPLY_CHARS else "")
+    return repr(cut)
 
 
 class ReactEngine:
@@ -53,8 +63,10 @@ class ReactEngine:
                 reply = parse_reply(text, run.registry)
             except FormatError as error:
                 malformed += 1
-                run.sink.format_error(error.problem)
-                run.session.record("MEMO", Memo.MALFORMED_REPLY, error.problem)
+                # The person sees what the model said, not only what was wrong with it.
+                said = f"{error.problem} (the reply began: {_first_line(text)})"
+                run.sink.format_error(said)
+                run.session.record("MEMO", Memo.MALFORMED_REPLY, said)
                 if malformed >= MALFORMED_LIMIT:
                     return Outcome(
                         "failed",
