@@ -97,6 +97,11 @@ class Agent:
             self._ask_server_for_the_window()
         if self.announce and not self.announced:
             self._announce()
+        from hephaistus.trust import recheck
+
+        changed = recheck(self.workspace.root)  # a trusted repository's git setup, kept so
+        if changed:
+            self.sink.notice(changed)
         summary = self._workspace_summary(task)  # before the session, so it never dangles
         prompt = self._system_prompt(task)
         if not self.messages:
@@ -204,9 +209,15 @@ class Agent:
             self.registry,
             self.workspace.root if self.config.workspace_trusted else None,
             project_commands.describe(self.commands),
-            leave_out=() if self.workspace.git_dir() else git_tools.NAMES,
+            leave_out=git_tools.NAMES if self._no_git() else (),
             instructions=self.instructions.text,
         )
+
+    def _no_git(self) -> bool:
+        """The git tools are not offered outside a repository, nor where heph runs no git."""
+        from hephaistus.repository import is_disabled
+
+        return self.workspace.git_dir() is None or is_disabled(self.workspace.root)
 
     def _workspace_summary(self, task: str) -> str:
         focus = Focus(task, [self.state.last_modified_file or "", *self.state.active_files])

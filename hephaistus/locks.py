@@ -33,7 +33,7 @@ class LockTimeout(OSError):
 def locked(path: Path, what: str, *, wait: float = WAIT_SECONDS) -> Iterator[None]:
     """Hold the lock file `path` (created as needed) for the block."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = _open_lock(path)
     try:
         deadline = time.monotonic() + wait
         while fcntl is not None:
@@ -50,6 +50,19 @@ def locked(path: Path, what: str, *, wait: float = WAIT_SECONDS) -> Iterator[Non
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def _open_lock(path: Path) -> int:
+    """The lock file, never through a link: one a repository planted under `.heph/locks/` is
+    removed (it is heph's folder), so no file is made wherever it leads."""
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        return os.open(path, flags, 0o600)
+    except OSError:
+        if not os.path.islink(path):
+            raise
+        os.unlink(path)
+        return os.open(path, flags, 0o600)
 
 
 def file_lock(heph_dir: Path, rel: str) -> AbstractContextManager[None]:

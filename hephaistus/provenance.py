@@ -65,6 +65,13 @@ def unseal(kind: str, sealed: bytes) -> bytes | None:
     return data if hmac.compare_digest(head[len(SEAL) :], mac.encode()) else None
 
 
+def line_mac(session_id: str, line: str) -> str:
+    """The signature of one line of a session file (each line is signed on its own, so a
+    crash loses only the line in flight, and no line can be changed or added)."""
+    data = f"session-line\0{session_id}\0{line}".encode("utf-8", "surrogatepass")
+    return hmac.new(_key(), data, hashlib.sha256).hexdigest()
+
+
 def _key() -> bytes:
     from hephaistus.userdirs import state_dir
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from hephaistus import symbols, tokens
 from hephaistus.textfile import MAX_WHOLE_FILE_BYTES
-from hephaistus.workspace import Workspace
+from hephaistus.workspace import CONTROL, Workspace
 
 CACHE_VERSION = f"3.{symbols.VERSION}"
 MAX_SYMBOLS_PER_FILE = 40
@@ -57,6 +57,9 @@ class RepoMap:
     def render(self, focus: Focus, budget_tokens: int) -> str:
         # The same check as every tool's: no file outside (files() drops such links), no secret.
         files = self.workspace.without_secrets(self.workspace.files())
+        # A name with a line break or an escape in it would read as two entries, or act on a
+        # terminal; the tools refuse such names anyway.
+        files = [rel for rel in files if not CONTROL.search(rel)]
         infos, references = self._infos(files)
         ranked = self._rank(files, infos, references, focus)
         chars = tokens.chars_for(budget_tokens)

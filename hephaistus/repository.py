@@ -4,17 +4,16 @@ heph runs the `git` command itself (no library: importing one would cost every r
 second). Output is read in its machine formats (`-z`, `--porcelain`), and every failure becomes
 a GitError carrying git's own message.
 
-A repository's own `.git/` can make git run programs: an fsmonitor hook on every status (heph
-lists files at every start), hooks (`post-index-change` runs when a diff refreshes the index),
-clean and smudge filters, external diff and textconv drivers, a hooks path, signing programs,
-a promisor remote's upload-pack on a lazy fetch; and `core.worktree` can point git at a tree
-outside the workspace. A clone brings none of these, but an unpacked archive can. So heph's git
-never asks an fsmonitor, never fetches (no transport is allowed), runs no hook but a commit's,
-never recurses into submodules (their own config could run programs), its diffs never run
-external drivers, its pathspecs are literal where it names files (a file named `[.]env` is not
-a pattern), and a repository whose top is not around the workspace is none. In a workspace the
-person has not trusted, the repository's own program settings (trust lists them) are switched
-off for every git command heph runs, and `git_commit` refuses (see `distrust`).
+A repository's `.git/` is the repository author's text when it came unpacked from an archive:
+its config can make git run programs (filters, drivers, fsmonitor, signing, a hooks path, a
+promisor remote's fetch), its hooks are programs, and its layout can lead to another repository
+(a `gitdir:` file, `commondir`, alternates). `gitsetup` lists all that; while the workspace is
+untrusted and its `.git/` holds any of it, heph runs no git there at all (`disable`). And
+whatever the trust, each git command runs pinned to the `.git` found around the workspace
+(`GIT_DIR`, `GIT_WORK_TREE`: no other repository is discovered, `core.worktree` is ignored),
+without the person's credentials in its environment, asking no fsmonitor, fetching nothing,
+running no hook but a commit's, never looking into submodules, never running external diff
+drivers, and taking the file names heph passes literally (a file named `[.]env` is that file).
 """
 
 from __future__ import annotations
@@ -25,28 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TIMEOUT = 60.0
-# The settings of a repository's own config that make git run a program of its choosing, or
-# work on another tree than the one around the workspace.
-PROGRAM_SETTINGS = (
-    r"^(filter\..+\.(clean|smudge|process)|diff\.external|diff\..+\.(command|textconv)"
-    r"|merge\..+\.driver|core\.(hookspath|worktree|sshcommand|askpass|editor|pager|gitproxy"
-    r"|alternaterefscommand)|sequence\.editor|gpg\..+|credential\..+"
-    r"|remote\..+\.(uploadpack|receivepack|vcs)|uploadpack\..+)$"
-)
-OWN_SCOPES = {"local", "worktree"}  # .git/config, .git/config.worktree (and their includes)
-# What every git command heph runs gets: no fsmonitor, and no transport, so no lazy fetch of a
-# partial clone (its upload-pack could be the repository's program).
 ALWAYS = ("-c", "core.fsmonitor=false", "-c", "protocol.allow=never")
 NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")  # no hook runs but a commit's, asked for
-# Commands that run no program and read the configuration as it is (`rev-parse --git-path
-# hooks` must say where a commit's hooks would be): nothing is switched off for them.
-AS_CONFIGURED = {"rev-parse", "config"}
 DIFFING = {"diff", "log", "show"}  # their drivers are never run: heph reads plain diffs
 NOT_RECURSING = {"diff", "status"}  # a submodule's own config could run its programs
 NAMING_FILES = {"add", "commit", "rm", "ls-files", "diff", "hash-object"}  # literal pathspecs
-# Folder → `-c` overrides that switch off the program settings of an untrusted workspace's
-# repository, for every git command run at or under that folder.
-_distrusted: dict[str, tuple[str, ...]] = {}
+INSPECTING = {"config", "rev-parse"}  # read the setup, run nothing: allowed when disabled
+_disabled: set[str] = set()  # work trees where heph runs no git (an untrusted odd .git/)
 
 
 class GitError(Exception):
@@ -60,17 +44,16 @@ class Repository:
 
     @classmethod
     def find(cls, folder: Path) -> Repository | None:
-        """The repository `folder` is in, or None (not in one, or no git installed)."""
+        """The repository around `folder` (its `.git`), or None: none, git missing, or git
+        switched off there until the workspace is trusted."""
+        located = locate(folder)
+        if located is None or is_disabled(folder):
+            return None
         try:
-            top = run(folder, "rev-parse", "--show-toplevel").strip()
+            run(folder, "rev-parse", "--git-dir")
         except GitError:
             return None
-        if not top:
-            return None
-        real_top, real_folder = os.path.realpath(top), os.path.realpath(folder)
-        if real_folder != real_top and not real_folder.startswith(real_top.rstrip(os.sep) + os.sep):
-            return None  # `core.worktree` names another tree: git would show files elsewhere
-        return cls(Path(top), folder)
+        return cls(located[0], folder)
 
     def git(self, *args: str, literal: bool = False) -> str:
         """`git ARGS` here; `literal`: the paths in ARGS are file names, never patterns."""
@@ -121,95 +104,48 @@ class Repository:
         return run(self.top, "hash-object", f"--path={path}", "--stdin", data=data).strip()
 
     def tracked(self, paths: list[str]) -> set[str]:
-        listed = self.git("ls-files", "-z", "--", *paths, literal=True)
+        """Which of `paths` git tracks, named as `relative` names them (from the top)."""
+        listed = self.git("ls-files", "-z", "--full-name", "--", *paths, literal=True)
         return {name for name in listed.split("\0") if name}
 
 
-def program_settings(folder: Path) -> list[tuple[str, str]]:
-    """(key, value) of each setting of the repository's own config (`.git/config`,
-    `.git/config.worktree` and what they include) that makes git run a program or work on
-    another tree; none outside a repository."""
-    try:
-        raw = run(
-            folder,
-            "config",
-            "--includes",
-            "--show-scope",
-            "--null",
-            "--get-regexp",
-            PROGRAM_SETTINGS,
-        )
-    except GitError:  # none set (git says so with exit code 1), or no repository
-        return []
-    parts = raw.split("\0")
-    found = []
-    for scope, item in zip(parts[::2], parts[1::2], strict=False):  # a last empty part
-        key, _, value = item.partition("\n")
-        if key and scope in OWN_SCOPES:
-            found.append((key, value))
-    return found
-
-
-def hooks(folder: Path) -> list[tuple[str, str]]:
-    """(name, sha256) of each hook the repository holds (executable, not a `.sample`): a
-    clone brings none, an unpacked archive can."""
-    import hashlib
-
-    try:
-        where = Path(
-            run(folder, "rev-parse", "--path-format=absolute", "--git-path", "hooks").strip()
-        )
-    except GitError:
-        return []
-    found = []
-    try:
-        entries = sorted(where.iterdir())
-    except OSError:
-        return []
-    for entry in entries:
-        if entry.name.endswith(".sample") or not os.access(entry, os.X_OK) or not entry.is_file():
+def locate(folder: Path) -> tuple[Path, Path] | None:
+    """(work tree, git directory) of the `.git` nearest around `folder`: a folder, or a
+    `gitdir:` file's target (a worktree's, a submodule's); None when there is none. A bare
+    repository is never found this way, and no `.git` farther up is looked for."""
+    for top in (folder, *folder.parents):
+        marker = top / ".git"
+        if not os.path.lexists(marker):
             continue
-        try:
-            found.append((entry.name, hashlib.sha256(entry.read_bytes()).hexdigest()))
-        except OSError:
-            continue
-    return found
+        if marker.is_file() and not marker.is_symlink():
+            try:
+                text = marker.read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                return None
+            if not text.startswith("gitdir:"):
+                return None
+            target = Path(text.split(":", 1)[1].strip())
+            return top, target if target.is_absolute() else (top / target)
+        return top, marker  # a folder (or a link to one: gitsetup says so)
+    return None
 
 
-def distrust(folders: list[Path], keys: list[str]) -> None:
-    """Switch off `keys` (program settings) for git commands run at or under `folders` (the
-    workspace and its repository's top), for the rest of this process; no keys: none."""
-    overrides: list[str] = []
-    for key in keys:
-        lowered = key.lower()
-        if lowered in ("core.hookspath", "hooks"):
-            key, value = "core.hooksPath", os.devnull  # no hooks: the repository's own
-        elif lowered.startswith(("filter.", "diff.", "merge.")):
-            value = ""  # a filter or driver switched off
-        else:
-            continue  # never used by heph's commands (no fetch, no editor, no pager), or a
-            # commit's only (signing), and a commit is refused while any is switched off
-        overrides += ["-c", f"{key}={value}"]
-    if keys and not overrides:
-        overrides = ["-c", "core.fsmonitor=false"]  # the mark that something is distrusted
-    for folder in folders:
-        if overrides:
-            _distrusted[str(folder)] = tuple(overrides)
-        else:
-            _distrusted.pop(str(folder), None)
+def disable(folder: Path) -> None:
+    """Run no git for `folder`'s repository for the rest of this process."""
+    located = locate(folder)
+    if located is not None:
+        _disabled.add(str(located[0]))
 
 
-def is_distrusted(folder: Path) -> bool:
-    """Whether program settings are switched off for git at `folder`."""
-    return bool(_overrides(folder))
+def enable(folder: Path) -> None:
+    located = locate(folder)
+    if located is not None:
+        _disabled.discard(str(located[0]))
 
 
-def _overrides(cwd: Path) -> tuple[str, ...]:
-    where = str(cwd)
-    for folder, overrides in _distrusted.items():
-        if where == folder or where.startswith(folder.rstrip(os.sep) + os.sep):
-            return overrides
-    return ()
+def is_disabled(folder: Path) -> bool:
+    located = locate(folder)
+    return located is not None and str(located[0]) in _disabled
 
 
 def listed_files(folder: Path) -> list[str]:
@@ -234,16 +170,20 @@ def run(
     git's message. With text=False the output keeps undecodable file names (surrogate
     escapes), as the file system spells them; with `literal`, paths are names, not patterns."""
     verb = args[0] if args else ""
-    flags = ["--no-ext-diff", "--no-textconv"] if verb in DIFFING else []
-    flags += ["--ignore-submodules=all"] if verb in NOT_RECURSING else []
-    if verb in AS_CONFIGURED:
-        switched_off: tuple[str, ...] = ()
-    else:
-        switched_off = (*(NO_HOOKS if verb != "commit" else ()), *_overrides(cwd))
-    command = ["git", *ALWAYS, *switched_off, *args[:1], *flags, *args[1:]]
-    environ = {**os.environ, "GIT_LITERAL_PATHSPECS": "1"} if literal else None
     if literal and verb not in NAMING_FILES:
         raise ValueError(f"literal pathspecs are for commands that name files, not git {verb}")
+    located = locate(cwd)
+    if located is None:
+        raise GitError(f"{cwd} is not inside a git repository")
+    if str(located[0]) in _disabled and verb not in INSPECTING:
+        raise GitError(
+            "heph runs no git here until the workspace is trusted: its .git holds what a clone "
+            "would not (`heph trust --show` lists it)"
+        )
+    flags = ["--no-ext-diff", "--no-textconv"] if verb in DIFFING else []
+    flags += ["--ignore-submodules=all"] if verb in NOT_RECURSING else []
+    hooks_off = NO_HOOKS if verb not in INSPECTING | {"commit"} else ()
+    command = ["git", *ALWAYS, *hooks_off, *args[:1], *flags, *args[1:]]
     try:
         done = subprocess.run(
             command,
@@ -252,12 +192,12 @@ def run(
             timeout=TIMEOUT,
             input=data,
             stdin=subprocess.DEVNULL if data is None else None,
-            env=environ,
+            env=_environment(located, literal),
         )
     except FileNotFoundError:
         raise GitError("git is not installed (or not on PATH)") from None
     except (OSError, subprocess.SubprocessError) as error:
-        raise GitError(f"git {args[0]} could not run: {error}") from None
+        raise GitError(f"git {verb} could not run: {error}") from None
     errors = "replace" if text else "surrogateescape"
     if done.returncode != 0:
         message = "\n".join(
@@ -265,5 +205,24 @@ def run(
             for part in (done.stdout, done.stderr)
             if part.strip()
         )
-        raise GitError(message or f"git {args[0]} failed (exit code {done.returncode})")
+        raise GitError(message or f"git {verb} failed (exit code {done.returncode})")
     return done.stdout.decode("utf-8", errors)
+
+
+def _environment(located: tuple[Path, Path], literal: bool) -> dict[str, str]:
+    """This process's environment without credentials (a hook of the person's own needs no
+    API key), pinned to the repository found, with no `GIT_` variable of the caller's."""
+    from hephaistus.redact import CREDENTIAL_TEXT, SECRET_NAME
+
+    environ = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("GIT_")
+        and not SECRET_NAME.search(name)
+        and not CREDENTIAL_TEXT.search(value)
+    }
+    work_tree, git_dir = located
+    environ.update(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(work_tree))
+    if literal:
+        environ["GIT_LITERAL_PATHSPECS"] = "1"
+    return environ

@@ -4,13 +4,17 @@ The file is append-only JSON lines, flushed after each record, so a crash loses 
 in flight. Records: one `session` header, then `message` and `span` records as they happen, and
 one `end` record. `heph replay` and `heph sessions` need nothing but these files.
 
-The header is signed (see provenance): a session file that came with the workspace's files is
-not one of the person's sessions, and is never listed, replayed, continued or undone.
+Every line is signed (see provenance; the header's signature binds the session to its
+workspace): a session file that came with the workspace's files, or one whose lines were
+changed or added to, is not one of the person's sessions, and is never listed, replayed,
+continued or undone.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
+import re
 import secrets
 import threading
 import time
@@ -25,7 +29,7 @@ from hephaistus import provenance
 from hephaistus.redact import hide_values, secret_values
 from hephaistus.seams import Message, Usage
 
-HEADER_LIMIT = 1 << 20  # bytes of a session file's first line read to check it
+MAC = "mac"  # the field that signs each line
 FORMAT_VERSION = 2  # 2: the header says the session's kind; TOOL spans say the approval decision
 SPAN_KINDS = ("INPUT", "LLM", "TOOL", "MEMO", "ANSWER")
 # Session kinds, in the header: an agent task, or a `heph docs --fix` run (not the agent protocol).
@@ -144,6 +148,9 @@ class Session:
 
     def _write(self, record: dict[str, Any]) -> None:
         line = hide_values(json.dumps(record, ensure_ascii=False, default=str), self._secrets)
+        # Signed as it will be read back: a lone surrogate as its JSON escape.
+        line = line.encode("utf-8", "backslashreplace").decode("utf-8")
+        line = f'{line[:-1]}, "{MAC}": "{provenance.line_mac(self.id, line)}"}}'
         with self._lock:
             if self._file.closed:  # a request that ended after the run stopped
                 return
@@ -160,11 +167,16 @@ class SessionStore:
         self.folder = folder
         self.tee = tee  # given every record of the sessions it creates (--output jsonl)
 
+    @property
+    def workspace(self) -> str:
+        """The workspace the sessions belong to (the folder holds `.heph/sessions`)."""
+        return str(self.folder.parent.parent)
+
     def create(self, **header: Any) -> Session:
         """A new session whose id no other session has, in this or any other process."""
         while True:
             session_id = new_session_id()
-            signed = provenance.signed("session", {"id": session_id})
+            signed = provenance.signed("session", {"id": session_id, "workspace": self.workspace})
             header = {**header, "id": session_id, "started": _now(), **signed}
             try:
                 return Session(
@@ -196,19 +208,29 @@ class SessionStore:
         return [name for name in self._names() if not self.is_ours(name)]
 
     def is_ours(self, session_id: str) -> bool:
-        """Whether the file's header was signed by heph on this machine, for this id."""
+        """Whether heph recorded this session here: its header signed for this id and this
+        workspace, and every line signed as written (the last may be cut short by a crash)."""
         try:
-            with (self.folder / f"{session_id}.jsonl").open("rb") as handle:
-                header = json.loads(handle.readline(HEADER_LIMIT))
-        except (OSError, ValueError):
+            lines = (
+                (self.folder / f"{session_id}.jsonl")
+                .read_text(encoding="utf-8", errors="surrogateescape")
+                .split("\n")
+            )
+        except OSError:
             return False
+        complete = lines[:-1]  # what follows the last line feed is a line in flight
+        if not complete or not all(_signed_line(session_id, line) for line in complete):
+            return False
+        try:
+            header = json.loads(complete[0])
+        except ValueError:
+            return False
+        body = {"id": session_id, "workspace": self.workspace}
         return (
             isinstance(header, dict)
             and header.get("type") == "session"
             and header.get("id") == session_id
-            and provenance.is_ours(
-                "session", {"id": session_id, "signature": header.get("signature")}
-            )
+            and provenance.is_ours("session", {**body, "signature": header.get("signature")})
         )
 
     def _names(self) -> list[str]:
@@ -270,6 +292,17 @@ class RecordedSession:
         )
 
 
+SIGNED_LINE = re.compile(r'(.*), "mac": "([0-9a-f]{64})"\}\Z', re.S)
+
+
+def _signed_line(session_id: str, line: str) -> bool:
+    found = SIGNED_LINE.match(line)
+    if not found:
+        return False
+    unsigned = found.group(1) + "}"
+    return hmac.compare_digest(found.group(2), provenance.line_mac(session_id, unsigned))
+
+
 def load_session(path: Path) -> RecordedSession:
     header: dict[str, Any] = {}
     messages: list[Message] = []
@@ -282,6 +315,7 @@ def load_session(path: Path) -> RecordedSession:
             except ValueError:
                 continue  # a line cut short by a crash
             kind = record.pop("type", None)
+            record.pop(MAC, None)
             if kind == "session":
                 header = record
             elif kind == "message":

@@ -33,8 +33,7 @@ ASK_AT_MOST = 40  # settings shown in the question; more are for `heph trust --s
 NAMED_AT_MOST = 12  # settings named in the notice
 PROMPT_LIMIT = 256 * 1024  # bytes of a prompt override read (a larger one is refused)
 RECORDS = "trust.json"
-GIT_CONFIG = ".git/config"  # the source named for the repository's own git settings
-GIT_HOOKS = ".git/hooks"  # and for its hooks
+GIT_PREFIX = "git: "  # the sources of the repository's git setup: "git: .git/config", ...
 
 
 @dataclass(frozen=True)
@@ -62,12 +61,11 @@ def settings_needing_trust(root: Path) -> list[Setting]:
     for source, table in workspace_tables(root):
         found += [Setting(source, key, _spelled(value)) for key, value in trust_requiring(table)]
     if any(os.path.lexists(folder / ".git") for folder in (root, *root.parents)):
-        from hephaistus.repository import hooks, program_settings
+        from hephaistus.gitsetup import beyond_a_clone
 
-        found += [Setting(GIT_CONFIG, k, _spelled(v)) for k, v in program_settings(root)]
         found += [
-            Setting(GIT_HOOKS, name, f"a program git runs (sha256 {digest})")
-            for name, digest in hooks(root)
+            Setting(GIT_PREFIX + item.source, item.key, _spelled(item.value))
+            for item in beyond_a_clone(root)
         ]
     for name in PROMPT_NAMES:
         prompt = prompt_override(root, name)
@@ -179,16 +177,43 @@ def decide(
 
 
 def enforce(root: Path, decision: Decision) -> None:
-    """What an untrusted workspace's settings may not do, for the rest of the process: its
-    repository's program settings are switched off in every git command heph runs (the
-    config's keys are simply not applied: see config.load_config)."""
-    keys = [] if decision.trusted else [s.key for s in decision.settings if s.source == GIT_CONFIG]
-    if not decision.trusted and any(s.source == GIT_HOOKS for s in decision.settings):
-        keys.append("hooks")
-    from hephaistus.repository import Repository, distrust
+    """What an untrusted workspace may not do, for the rest of the process: where its `.git/`
+    holds what a clone would not, heph runs no git at all (the config's keys are simply not
+    applied: see config.load_config). A trusted one is kept to what was trusted: see
+    `recheck`."""
+    from hephaistus import repository
 
-    repo = Repository.find(root) if keys else None
-    distrust([root, *([repo.top] if repo else [])], keys)
+    _decided[str(root)] = decision
+    if _git_part(decision.settings) and not decision.trusted:
+        repository.disable(root)
+    else:
+        repository.enable(root)
+
+
+def recheck(root: Path) -> str | None:
+    """In a workspace trusted with git settings, whether they are still the ones trusted: a
+    file a trusted config includes, or a hook in a folder of the workspace, is text the model
+    can change. When they changed, heph runs no more git here, and says so (the notice)."""
+    decision = _decided.get(str(root))
+    if decision is None or not decision.trusted or not _git_part(decision.settings):
+        return None
+    now = [s for s in settings_needing_trust(root) if s.source.startswith(GIT_PREFIX)]
+    if digest(now) == digest(_git_part(decision.settings)):
+        return None
+    from hephaistus import repository
+
+    repository.disable(root)
+    return (
+        "the repository's git settings changed during this run (a file its config includes, "
+        "or a hook); heph runs no more git here until you trust them again with heph trust"
+    )
+
+
+def _git_part(settings: list[Setting] | tuple[Setting, ...]) -> list[Setting]:
+    return [s for s in settings if s.source.startswith(GIT_PREFIX)]
+
+
+_decided: dict[str, Decision] = {}
 
 
 def _record(store: TrustStore, root: Path, settings: list[Setting], trusted: bool) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 import stat
@@ -104,7 +105,7 @@ class Workspace:
             raise PathError(
                 f"'{path}' is outside the workspace ({self.root}); use a path relative to it"
             )
-        protected = protected_part(real.relative_to(self.root).parts)
+        protected = protected_part(real.relative_to(self.root).parts) or self._in_git_dir(real)
         if protected:
             # Their internals hold what is not the model's: a remote's token, heph's own state.
             raise PathError(
@@ -114,6 +115,27 @@ class Workspace:
         if for_write and (real == self.root or real.is_dir()):
             raise PathError(f"'{path}' is a folder, not a file")
         return real
+
+    @functools.cached_property
+    def _git_internals(self) -> str | None:
+        """The repository's git directory, when it lies in the workspace under another name
+        than `.git` (a `gitdir:` file names it): as out of reach as `.git/` itself."""
+        from hephaistus.repository import locate
+
+        located = locate(self.root)
+        if located is None:
+            return None
+        real = os.path.realpath(located[1])
+        inside = real.startswith(os.path.join(str(self.root), ""))
+        return real if inside and ".git" not in Path(real).parts else None
+
+    def _in_git_dir(self, real: Path | str) -> str | None:
+        internals = self._git_internals
+        if internals is None:
+            return None
+        where = str(real)
+        inside = where == internals or where.startswith(os.path.join(internals, ""))
+        return os.path.relpath(internals, self.root) if inside else None
 
     def relative(self, real: Path) -> str:
         """The workspace-relative POSIX spelling of a resolved path."""
@@ -175,7 +197,9 @@ class Workspace:
         return sorted(
             prefix + rel
             for rel in listed
-            if not protected_part(rel.split("/")) and self._contained_file(base / rel)
+            if not protected_part(rel.split("/"))
+            and not self._in_git_dir(os.path.join(base, rel))
+            and self._contained_file(base / rel)
         )
 
     def _contained_file(self, path: Path) -> bool:
@@ -205,19 +229,16 @@ class Workspace:
         return None
 
     def _own_git_dir(self) -> Path | None:
-        """The git directory, when writing to it cannot lead elsewhere: a `.git` that is a
-        link is not followed, and a `.git` file must name a real git directory (a worktree's,
-        a submodule's), not any folder an unpacked archive chose."""
+        """The git directory, when writing to it cannot lead elsewhere: only a real `.git`
+        folder. A link is not followed, and a `.git` file (a worktree's, a submodule's, or one
+        an unpacked archive made to name another repository) is left alone."""
         for folder in (self.root, *self.root.parents):
             marker = folder / ".git"
             if not os.path.lexists(marker):
                 continue
-            if os.path.islink(marker):
+            if os.path.islink(marker) or not marker.is_dir() or not (marker / "HEAD").is_file():
                 return None
-            found = self.git_dir()
-            if found is None or not found.is_dir() or not (found / "HEAD").is_file():
-                return None
-            return found
+            return marker
         return None
 
     def _git_files(self, base: Path) -> list[str] | None:

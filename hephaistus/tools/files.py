@@ -6,6 +6,7 @@ the config allows them; binary files are refused; writes go through approval and
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Iterator
@@ -27,7 +28,7 @@ from hephaistus.textfile import (
 from hephaistus.tools.context import ToolContext
 from hephaistus.tools.results import ToolResult
 from hephaistus.tools.writing import open_for_write, write_change
-from hephaistus.workspace import PathError
+from hephaistus.workspace import CONTROL, PathError
 
 LIST_CAP = 400
 SEARCH_CAP = 200
@@ -48,7 +49,7 @@ def list_files(ctx: ToolContext, path: str = ".") -> ToolResult:
     files = ctx.workspace.files(path)
     if not files:
         return ToolResult(True, f"no files under '{path}'")
-    lines = [f"{rel} ({_size(ctx.workspace.root / rel)})" for rel in files[:LIST_CAP]]
+    lines = [f"{_spelled(rel)} ({_size(ctx.workspace.root / rel)})" for rel in files[:LIST_CAP]]
     if len(files) > LIST_CAP:
         lines.append(f"[... {len(files) - LIST_CAP} more files not listed; list a subfolder]")
     return ToolResult(True, "\n".join(lines))
@@ -209,6 +210,12 @@ def _existing(ctx: ToolContext, path: str) -> Path | ToolResult:
     except PathError as exc:
         return ToolResult(False, str(exc))
     return real if real.exists() else ToolResult(False, f"'{path}' does not exist")
+
+
+def _spelled(rel: str) -> str:
+    """A name as the model can read it: one with a control character (a line break, an
+    escape) spelled out, so it stays one entry."""
+    return json.dumps(rel, ensure_ascii=False)[1:-1] if CONTROL.search(rel) else rel
 
 
 def _size(path: Path) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from hephaistus.approvals import CommitRequest
 from hephaistus.checkpoints import CheckpointStore
-from hephaistus.repository import GitError, Repository, is_distrusted
+from hephaistus.repository import GitError, Repository, is_disabled
 from hephaistus.tools.context import ToolContext
 from hephaistus.tools.results import CommitMade, ToolResult, clip
 from hephaistus.workspace import PathError, is_secret_name
@@ -112,13 +112,6 @@ def git_commit(ctx: ToolContext, message: str, paths: list[str] | str | None = N
         return repo
     if not message.strip():
         return ToolResult(False, "the commit message is empty")
-    if is_distrusted(repo.cwd):
-        return ToolResult(
-            False,
-            "nothing was committed: this repository's own git settings that run programs "
-            "(filters, hooks) are switched off until the user trusts the workspace (`heph "
-            "trust`), and committing without them could store the wrong content",
-        )
     try:
         chosen, left_out = _commit_targets(ctx, paths)
         targets = [ctx.workspace.root / rel for rel in chosen]
@@ -169,6 +162,17 @@ NAMES = frozenset(fn.__name__ for fn, _ in TOOLS)
 
 
 def _repo(ctx: ToolContext) -> Repository | ToolResult:
+    from hephaistus.trust import recheck
+
+    changed = recheck(ctx.workspace.root)
+    if changed or is_disabled(ctx.workspace.root):
+        return ToolResult(
+            False,
+            changed
+            or "nothing was done: heph runs no git in this workspace until the user trusts it "
+            "(its .git holds settings, hooks or links a clone would not have; `heph trust "
+            "--show` lists them)",
+        )
     repo = Repository.find(ctx.workspace.root)
     if repo is None:
         return ToolResult(False, f"{ctx.workspace.root} is not inside a git repository")
