@@ -863,9 +863,11 @@ def _workspace_and_model_config(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _with_endpoint(config: Any) -> Any:
-    """`config`, with a local server found on its usual address when no endpoint is set."""
+    """`config`, with a local server found on its usual address when no endpoint is set, and
+    the model an endpoint serves when none is chosen: one choice everywhere (tasks, the chat,
+    `heph models`), never a default the server does not have."""
     if config.resolved_api_key():
-        return config
+        return _served_model(config)
     from dataclasses import replace
 
     found = _local_server()
@@ -891,6 +893,41 @@ def _with_endpoint(config: Any) -> Any:
     if model != configured:
         sources["model"] = "the only model that server serves"
     return replace(config, base_url=found.base_url, model=model, sources=tuple(sources.items()))
+
+
+SHOWN_MODELS = 20
+
+
+def _served_model(config: Any) -> Any:
+    """With an endpoint but no model chosen: the endpoint's only model, or an error naming
+    its models when it serves several. OpenAI's own endpoint keeps the default."""
+    from dataclasses import replace
+
+    from hephaistus.discovery import ListingError, list_models
+    from hephaistus.llm import OPENAI_URL
+
+    url = (config.base_url or OPENAI_URL).rstrip("/")
+    if config.chosen_model or url == OPENAI_URL:
+        return config
+    try:
+        names = [model.id for model in list_models(url, config.resolved_api_key())]
+    except ListingError:
+        return config  # it does not list them: the request says whether the default exists
+    if len(names) == 1:
+        sources = {**dict(config.sources), "model": "the only model that server serves"}
+        return replace(config, model=names[0], sources=tuple(sources.items()))
+    if len(names) > 1:
+        shown = ", ".join(names[:SHOWN_MODELS])
+        more = (
+            f", and {len(names) - SHOWN_MODELS} more (heph models lists them)"
+            if len(names) > SHOWN_MODELS
+            else ""
+        )
+        raise ConfigError(
+            f"{url} serves several models; pass one with -m (or HEPH_MODEL, or model in the "
+            f"user config): {shown}{more}"
+        )
+    return config
 
 
 def endpoint_described(config: Any) -> str:

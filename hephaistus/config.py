@@ -155,7 +155,10 @@ class Config:
 
     @property
     def chosen_model(self) -> str | None:
-        """The model the user set (flag, environment or file); None when it is the default."""
+        """The model the user set (flag, environment or file, even the default's name); None
+        when nothing set it."""
+        if self.source_of("model") != "default":
+            return self.model
         return self.model if self.model != DEFAULT_MODEL else None
 
     def source_of(self, key: str) -> str:

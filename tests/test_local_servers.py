@@ -37,7 +37,7 @@ def run_heph(heph, server, *args, env=None):
 
 def test_every_request_carries_a_reply_limit(heph, chat_server):
     chat_server.reply(final("done"))
-    assert heph("go").code == 0
+    assert heph("-m", "gpt-4o-mini", "go").code == 0  # a model with a large window
     assert chat_server.requests[0]["max_tokens"] == 4096  # a quarter of a large window, capped
 
 
@@ -253,3 +253,18 @@ def test_after_a_task_too_large_the_next_one_still_fits(heph, server):
     assert second.code == 0, second.stderr
     sent = server.requests[-1]["messages"][-1]["content"]
     assert "last task: please please" in sent and sent.count("please") < 200
+
+
+def test_one_choice_of_model_everywhere(heph, workspace):
+    with ChatServer(flavour="llama.cpp", context_window=2048, models=("smol",)) as server:
+        server.reply(final("done"))
+        result = run_heph(heph, server, "-v", "go")
+        assert result.code == 0, result.stderr
+        assert server.requests[0]["model"] == "smol"
+        assert "model smol (the only model that server serves)" in result.stderr
+        listed = run_heph(heph, server, "models", "--json")
+        assert [m["id"] for m in listed.json["models"] if m["configured"]] == ["smol"]
+    with ChatServer(models=("a", "b")) as server:
+        result = run_heph(heph, server, "go")
+        assert result.code == 2 and "serves several models" in result.stderr
+        assert "a, b" in result.stderr and server.requests == []
