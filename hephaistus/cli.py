@@ -951,10 +951,13 @@ def endpoint_described(config: Any) -> str:
 
 def _local_server() -> Any:
     """A model server on this machine's usual addresses, or the error that none is set."""
-    from hephaistus.discovery import discover
+    from hephaistus.discovery import Busy, discover
     from hephaistus.llm import missing_key_message
 
-    found = discover()
+    try:
+        found = discover()
+    except Busy as busy:
+        raise ConfigError(str(busy)) from None
     if found is None:
         raise ConfigError(missing_key_message())
     return found

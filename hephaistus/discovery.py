@@ -27,6 +27,7 @@ KNOWN_SERVERS = (
 )
 PROBE_SECONDS = 0.5  # a loopback server answers at once; refused connections fail at once
 LIST_SECONDS = 5.0
+BUSY_SECONDS = 10.0  # for a server whose port accepts: llama.cpp answers one request at a time
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,21 @@ class LocalServer:
 class ListingError(RuntimeError):
     """The endpoint did not list its models."""
 
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out  # it took the connection, then did not answer in time
+
+
+class Busy(RuntimeError):
+    """A local server took the connection but did not list its models in time."""
+
+    def __init__(self, name: str, base_url: str, seconds: float) -> None:
+        super().__init__(
+            f"{name} at {base_url} took the connection but did not answer within {seconds:g} s: "
+            "it may be busy with another request (llama.cpp's server answers one at a time). "
+            "Try again when it is done, or set OPENAI_BASE_URL to use it without asking"
+        )
+
 
 def candidates(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     """(name, base URL) to probe, loopback only."""
@@ -58,14 +74,37 @@ def candidates(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]
 
 
 def discover() -> LocalServer | None:
-    """The first local server that lists its models, or None."""
+    """The first local server that lists its models, or None. A server whose port takes the
+    connection is given longer (it may be answering someone else); one that still says
+    nothing is Busy, when no other answered."""
+    busy: Busy | None = None
     for name, url in candidates():
+        if not _accepts(url):
+            continue
         try:
-            models = list_models(url, None, timeout=PROBE_SECONDS)
-        except ListingError:
+            models = list_models(url, None, timeout=BUSY_SECONDS)
+        except ListingError as error:
+            if error.timed_out and busy is None:
+                busy = Busy(name, url, BUSY_SECONDS)
             continue
         return LocalServer(name, url, models)
+    if busy is not None:
+        raise busy
     return None
+
+
+def _accepts(url: str) -> bool:
+    """Whether something listens at the URL's port (refused at once when nothing does)."""
+    import socket
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parsed.hostname or "127.0.0.1", port), PROBE_SECONDS):
+            return True
+    except OSError:
+        return False
 
 
 def list_models(
@@ -84,7 +123,9 @@ def list_models(
             f"{base_url}/models did not answer JSON: is it the API's address?"
         ) from None
     except OSError as error:
-        raise ListingError(f"{base_url}/models: {getattr(error, 'reason', error)}") from None
+        reason = getattr(error, "reason", error)
+        timed_out = isinstance(error, TimeoutError) or isinstance(reason, TimeoutError)
+        raise ListingError(f"{base_url}/models: {reason}", timed_out=timed_out) from None
     entries = data.get("data") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise ListingError(f"{base_url}/models did not list models")

@@ -268,3 +268,22 @@ def test_one_choice_of_model_everywhere(heph, workspace):
         result = run_heph(heph, server, "go")
         assert result.code == 2 and "serves several models" in result.stderr
         assert "a, b" in result.stderr and server.requests == []
+
+
+def test_a_busy_local_server_is_said_to_be_busy_not_missing(heph, monkeypatch):
+    import socket
+
+    from hephaistus import discovery
+
+    monkeypatch.setattr(discovery, "BUSY_SECONDS", 0.3)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)  # takes connections, answers nothing: a server busy with a request
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    try:
+        result = heph("go", env={"OPENAI_BASE_URL": None, "HEPH_DISCOVER": url})
+    finally:
+        listener.close()
+    assert result.code == 2
+    assert f"at {url} took the connection but did not answer within 0.3 s" in result.stderr
+    assert "no model endpoint is configured" not in result.stderr
