@@ -135,9 +135,13 @@ def print_table(table: Any) -> None:
     from hephaistus.ui.render import make_console
 
     console = make_console(stderr=False)
-    if not console.is_terminal:
-        console.width = 10_000  # into a pipe or a file: whole rows, never wrapped
-    console.print(table)
+    if console.is_terminal:
+        console.print(table)
+        return
+    console.width = 10_000  # into a pipe or a file: whole rows, never wrapped, never padded
+    with console.capture() as captured:
+        console.print(table)
+    print("\n".join(line.rstrip() for line in captured.get().splitlines()))
 
 
 def split_command(argv: list[str]) -> tuple[str | None, list[str]]:

@@ -54,3 +54,25 @@ def test_replay_tells_memos_apart(heph_main, workspace):
     assert "malformed reply: no JSON object" in text
     assert "docstrings written: a.py: f, g" in text
     assert text.count("malformed") == 1
+
+
+def test_sessions_keep_their_ids_whole_and_pipes_get_no_padding(heph_main, workspace):
+    from rich.console import Console
+
+    from hephaistus.analytics import session_rows
+    from hephaistus.session import SessionStore
+    from hephaistus.ui.tables import sessions_table
+
+    store = SessionStore(workspace / ".heph" / "sessions")
+    for task in ("short", "a much longer task " * 40):
+        session = store.create(task=task, model="m", workspace=str(workspace))
+        session.end("answered", 0, "ok")
+    narrow = Console(width=60, record=True, force_terminal=True)
+    narrow.print(sessions_table(session_rows(store, 10)))
+    shown = narrow.export_text()
+    for session_id in store.ids():
+        assert session_id in shown  # copyable into `heph replay`
+    piped = heph_main("sessions")
+    lines = piped.stdout.splitlines()
+    assert all(line == line.rstrip() for line in lines)
+    assert len(piped.stdout) < 2000
