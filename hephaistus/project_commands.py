@@ -9,7 +9,9 @@ and pytest is installed, `npm test` when package.json has a test script, `cargo 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,6 +58,16 @@ def detect(root: Path) -> list[ProjectCommand]:
     )
     if has_python_tests and shutil.which("pytest"):
         found.append(ProjectCommand("test", "pytest -q", "detected: a tests folder and pytest"))
+    elif has_python_tests:
+        python = _python_with_pytest(root)
+        if python:
+            found.append(
+                ProjectCommand(
+                    "test",
+                    f"{shlex.quote(python)} -m pytest -q",
+                    "detected: a tests folder, and pytest importable by that Python",
+                )
+            )
     package = root / "package.json"
     if package.is_file() and not any(c.name == "test" for c in found):
         try:
@@ -73,6 +85,32 @@ def detect(root: Path) -> list[ProjectCommand]:
         if re.search(r"^test\s*:", text, re.M):
             found.append(ProjectCommand("test", "make test", "detected: Makefile test target"))
     return found
+
+
+def _python_with_pytest(root: Path) -> str | None:
+    """A Python that can import pytest, though no `pytest` is on PATH: the project's own
+    virtual environment's, else the one heph runs in."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    for venv in (".venv", "venv"):
+        python = root / venv / "bin" / "python"
+        if python.is_file() and os.access(python, os.X_OK):
+            try:
+                done = subprocess.run(
+                    [str(python), "-c", "import pytest"],
+                    capture_output=True,
+                    timeout=10,
+                    stdin=subprocess.DEVNULL,
+                )
+            except (OSError, subprocess.SubprocessError):
+                continue
+            if done.returncode == 0:
+                return str(python)
+    if importlib.util.find_spec("pytest") is not None:
+        return sys.executable
+    return None
 
 
 def describe(commands: dict[str, ProjectCommand]) -> str:

@@ -286,7 +286,16 @@ def test_test_cmd_flag_and_detection(project, tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     monkeypatch.setenv("PATH", str(bin_dir))
+    import sys
+
+    # No pytest on PATH, but heph's own Python (this one) can import it.
+    assert [c.command for c in detect(project)] == [f"{sys.executable} -m pytest -q"]
+    from hephaistus import project_commands
+
+    monkeypatch.setattr(project_commands, "_python_with_pytest", lambda root: None)
     assert detect(project) == []  # tests, but no pytest to run them
+    monkeypatch.undo()
+    monkeypatch.setenv("PATH", str(bin_dir))
     (bin_dir / "pytest").write_text("#!/bin/sh\n")
     (bin_dir / "pytest").chmod(0o755)
     assert [(c.name, c.command) for c in detect(project)] == [("test", "pytest -q")]
@@ -374,3 +383,18 @@ def test_a_shell_command_is_shown_for_approval_as_configured(project):
     assert requests == [
         CommandRequest("check", "sh -c 'id > ../x' && echo done tests/test_calc.py")
     ]
+
+
+def test_the_projects_own_virtual_environment_runs_its_tests(project, tmp_path, monkeypatch):
+    import sys
+
+    from hephaistus import project_commands
+
+    venv = project / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").symlink_to(sys.executable)  # a Python that can import pytest
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    found = project_commands.detect(project)
+    assert [c.command for c in found] == [f"{venv / 'python'} -m pytest -q"]
+    result = run(context(project, test=found[0].command), "test")
+    assert "exit code 1" in result.output and "1 failed" in result.output  # it really ran
