@@ -511,7 +511,10 @@ def cmd_undo(args: argparse.Namespace) -> int:
     if args.ref == "last":
         pending = [s for s in store.sessions_with_changes() if not store.is_undone(s)]
         if not pending:
-            raise ConfigError("no session has changes left to undo")
+            raise ConfigError(
+                f"no session has changes left to undo in {workspace.root}; for a run in "
+                "another folder, name it with -w (heph undo -w sandbox_workspace)"
+            )
         session_id = pending[-1]
     else:
         try:

@@ -193,3 +193,8 @@ def test_undo_refuses_a_record_that_names_a_path_outside(ws, tmp_path):
         with pytest.raises(NotInside):
             CheckpointStore(ws.root, ws.heph_dir).undo(session, force=True)
     assert victim.read_text() == "theirs\n"
+
+
+def test_nothing_to_undo_says_which_workspace_and_how_to_name_another(heph, workspace):
+    result = heph("undo")
+    assert result.code == 2 and str(workspace) in result.stderr and "-w" in result.stderr

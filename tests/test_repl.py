@@ -336,3 +336,20 @@ def test_a_task_that_starts_with_a_path_or_an_escape_is_a_task(ws):
     tasks = [call[-1]["content"].split("\n")[0] for call in model.calls]
     assert tasks == ["/src/app.py raises KeyError", "/etc is odd", "/help me"]
     assert "unknown command /nope" in out and "start the line with // or a space" in out
+
+
+def test_help_lines_are_whole_and_commit_writes_its_own_message(ws):
+    from conftest import git
+
+    git(ws.root, "init", "-q")
+    git(ws.root, "config", "user.email", "p@example.invalid")
+    git(ws.root, "config", "user.name", "P")
+    git(ws.root, "add", ".")
+    git(ws.root, "commit", "-qm", "base")
+    keys = "/help" + ENTER + "make it" + ENTER + "/commit" + ENTER + CTRL_D
+    _, out, _, _ = chat(
+        ws, keys, act("write_file", path="src/app.py", content="x = 2\n"), final("done"), yes=True
+    )
+    help_line = next(line for line in out.splitlines() if line.startswith("/state"))
+    assert help_line.rstrip().endswith("the project instructions the last task read.")
+    assert git(ws.root, "log", "-1", "--format=%s").strip() == "heph: update src/app.py"

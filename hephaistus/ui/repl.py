@@ -183,8 +183,9 @@ class Repl:
     def cmd_help(self, argument: str) -> None:
         """Show the commands."""
         for name in self.commands():
-            doc = (getattr(self, f"cmd_{name}").__doc__ or "").strip().splitlines()[0]
-            self.console.print(Text(f"/{name:<10}", style="bold") + Text(doc))
+            doc = (getattr(self, f"cmd_{name}").__doc__ or "").strip()
+            line = " ".join(doc.split("\n\n")[0].split())  # the first paragraph, whole
+            self.console.print(Text(f"/{name:<10}", style="bold") + Text(line))
         self.console.print(
             Text(
                 "Anything else is a task (a line starting with // or a space too, so "
@@ -289,7 +290,7 @@ class Repl:
         if not changes:
             self.console.print("heph changed no files in this chat")
             return
-        message = argument or f"heph: {self.agent.state.last_task or 'changes'}"
+        message = argument or _commit_message(sorted({c.path for c in changes}))
         context = ToolContext(
             self.agent.workspace, changed=list(changes), sessions=tuple(self.agent.session_ids)
         )
@@ -409,6 +410,13 @@ class Repl:
             self.console.print(self.sink.safe(f"{verb}: {rel}"), markup=False)
         for rel in deleted:
             self.console.print(self.sink.safe(f"{verb}: {rel} (removed)"), markup=False)
+
+
+def _commit_message(paths: list[str]) -> str:
+    """A message from what changed: `heph: update a.py, b.py` (or how many files)."""
+    named = ", ".join(paths[:3])
+    more = f" and {len(paths) - 3} more files" if len(paths) > 3 else ""
+    return f"heph: update {named}{more}"
 
 
 def _history(path: Path | None) -> Any:
