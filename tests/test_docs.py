@@ -810,3 +810,35 @@ def test_a_file_that_breaks_the_fixer_is_reported_and_the_others_are_fixed(
     assert "deep.py: left unchanged: " in result.stdout and "nested too deeply" in result.stdout
     assert "deeper.py: left unchanged: cannot parse: nested too deeply" in result.stdout
     assert (workspace / "deep.py").read_text().startswith("def f():\n    return ---")
+
+
+def test_the_readmes_pre_commit_snippet_works_as_written(tmp_path):
+    """The YAML block the README gives, pasted into a repository as is, runs heph's check."""
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from conftest import git
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    after = readme.split("In another repository's `.pre-commit-config.yaml`", 1)[1]
+    snippet = re.search(r"```yaml\n(.*?)```", after, re.S).group(1)
+    root = tmp_path / "other"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / ".pre-commit-config.yaml").write_text(snippet)
+    (root / "report.py").write_text('"""Reports."""\n\n\ndef low(items):\n    return items\n')
+    git(root, "add", ".")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "report.py:4: low: missing docstring" in done.stdout
