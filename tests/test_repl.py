@@ -353,3 +353,18 @@ def test_help_lines_are_whole_and_commit_writes_its_own_message(ws):
     help_line = next(line for line in out.splitlines() if line.startswith("/state"))
     assert help_line.rstrip().endswith("the project instructions the last task read.")
     assert git(ws.root, "log", "-1", "--format=%s").strip() == "heph: update src/app.py"
+
+
+def test_ctrl_c_in_a_request_leaves_no_spinner_running(ws):
+    model = ScriptedModel([KeyboardInterrupt(), final("fine")])
+    console = Console(file=io.StringIO(), force_terminal=True, width=120)
+    sink = ConsoleSink(console=console)
+    approval = Approval(sink, interactive=True, saved=SavedApprovals(ws.root))
+    agent = Agent(ws, Config(), model=model, sink=sink, approve=approval)
+    with create_pipe_input() as pipe:
+        repl = Repl(agent, sink, approval, input=pipe, output=DummyOutput())
+        sink.err = console  # the spinner draws on this terminal
+        repl.handle("slow task")
+        assert not sink.spinning  # stopped with the turn, not left over the prompt
+        repl.handle("next task")
+        assert not sink.spinning

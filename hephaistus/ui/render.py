@@ -105,6 +105,11 @@ class ConsoleSink:
             self._status.stop()
             self._status = None
 
+    def settle(self) -> None:
+        """The turn is over, however it ended (Ctrl-C in the middle of a request too): no
+        spinner may go on over the prompt."""
+        self._stop()
+
     def _print(self, *items: Any, out: bool = False, **options: Any) -> None:
         self._stop()
         (self.out if out else self.err).print(*items, **options)

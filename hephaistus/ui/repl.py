@@ -168,7 +168,10 @@ class Repl:
 
     def run_turn(self, task: str) -> None:
         self._files = None  # the task may create files: list them afresh for completion
-        outcome = self.agent.execute(task)
+        try:
+            outcome = self.agent.execute(task)
+        finally:
+            self.sink.settle()
         if self.agent.session:
             self.turns.append(self.agent.session.id)
         if outcome.status == "interrupted":
