@@ -72,6 +72,7 @@ class Agent:
         self.compactor = Compactor(window, source, config.max_reply_tokens)
         self.window_asked = bool(config.context_window)  # the server is asked once
         self.announced = False  # -v has said what the run works with
+        self.announced_folder = False  # said once that the workspace is no project folder
         self.session: Session | None = None
         self.changes: list[FileChange] = []  # the writes of this chat (or run), oldest first
         self.session_ids: list[str] = []  # the sessions of this chat, oldest first
@@ -97,6 +98,12 @@ class Agent:
             self._ask_server_for_the_window()
         if self.announce and not self.announced:
             self._announce()
+        if not self.announced_folder and not self.workspace.is_project_folder():
+            self.announced_folder = True
+            self.sink.notice(
+                f"{self.workspace.root} is your home folder (or holds it), not a project: heph "
+                "lists and maps only part of it. Run heph in a project folder, or pass -w DIR"
+            )
         from hephaistus.trust import recheck
 
         changed = recheck(self.workspace.root)  # a trusted repository's git setup, kept so

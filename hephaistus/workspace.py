@@ -7,6 +7,7 @@ import functools
 import os
 import re
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +60,19 @@ SKIPPED_DIRS = {
     ".idea",
 }
 PROTECTED_DIRS = {".git", HEPH_DIR}
+# Hidden folders a project keeps its own files in; any other is a tool's (.cache, .npm, .local).
+PROJECT_DOT_DIRS = {
+    ".github",
+    ".gitlab",
+    ".circleci",
+    ".devcontainer",
+    ".vscode",
+    ".husky",
+    ".storybook",
+    ".changeset",
+}
+WALK_FILES = 50_000  # a walk outside git stops here (and after WALK_SECONDS)
+WALK_SECONDS = 3.0
 HEPH_FOLDERS = ("sessions", "checkpoints", "tmp", "locks", "cache", "prompts")
 # A relative path without ".", ".." or empty parts: normalizing it changes nothing.
 PLAIN_RELATIVE = re.compile(r"(?!/)(?:(?!\.\.?(?:/|$))[^/]+/)*(?!\.\.?$)[^/]+")
@@ -252,24 +266,37 @@ class Workspace:
             return None
 
     def _walk_files(self, base: Path) -> list[str]:
+        """Outside git: every file the `.gitignore`s keep, leaving out tool folders (caches,
+        environments) and hidden folders but a project's own (`.github`, ...), and stopping
+        after WALK_FILES files or WALK_SECONDS (a home folder is no project)."""
         from hephaistus.ignore import IgnoreRules
 
         rules = IgnoreRules(self.root)
         at = "" if base == self.root else self.relative(base)  # rules are the root's
         found: list[str] = []
+        deadline = time.monotonic() + WALK_SECONDS
         for folder, dirs, names in os.walk(base):
             rel_folder = os.path.relpath(folder, base)
             dirs[:] = sorted(
                 d
                 for d in dirs
                 if d not in SKIPPED_DIRS
+                and (not d.startswith(".") or d in PROJECT_DOT_DIRS)
                 and not rules.ignored(_join(at or ".", _join(rel_folder, d)), is_dir=True)
             )
             for name in names:
                 rel = _join(rel_folder, name)
                 if not rules.ignored(_join(at or ".", rel), is_dir=False):
                     found.append(rel)
+            if len(found) >= WALK_FILES or time.monotonic() > deadline:
+                break
         return found
+
+    def is_project_folder(self) -> bool:
+        """Whether the workspace looks like a project: not the home folder, nor a folder
+        holding it."""
+        home = Path(os.path.realpath(Path.home()))
+        return self.root != home and self.root not in home.parents
 
     def check_heph_dir(self) -> None:
         """`.heph/` and the folders heph keeps in it are real folders of the workspace, or

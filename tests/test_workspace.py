@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from conftest import git, has_git
+from conftest import final, git, has_git
 from hephaistus.workspace import PathError, Workspace, is_secret_name
 
 
@@ -170,3 +170,30 @@ def test_ignore_rules_without_git_are_the_ones_git_applies(tmp_path):
         "pkg/mod.py",
         "pkg/notes.tmp",
     ]
+
+
+def test_a_walk_outside_git_skips_tool_folders_and_stops_in_time(tmp_path, monkeypatch):
+    from hephaistus import workspace as module
+
+    root = tmp_path / "plain"
+    (root / ".cache" / "pip").mkdir(parents=True)
+    (root / ".cache" / "pip" / "wheel.py").write_text("x = 1\n")
+    (root / ".github" / "workflows").mkdir(parents=True)
+    (root / ".github" / "workflows" / "ci.yml").write_text("on: push\n")
+    (root / "app.py").write_text("x = 1\n")
+    assert Workspace.at(root).files() == [".github/workflows/ci.yml", "app.py"]
+    for i in range(30):
+        (root / f"f{i:02}.py").write_text("")
+    monkeypatch.setattr(module, "WALK_FILES", 10)
+    assert len(Workspace.at(root).files()) <= 40  # stopped after the first folder's files
+
+
+def test_the_home_folder_is_said_to_be_no_project(heph, chat_server, home):
+    (home / ".cache").mkdir()
+    (home / ".cache" / "junk.py").write_text("def junk(): pass\n")
+    (home / "notes.py").write_text("def notes(): pass\n")
+    chat_server.reply(final("hi"))
+    result = heph("hi", cwd=home)
+    assert result.code == 0 and "is your home folder" in result.stderr
+    sent = chat_server.requests[0]["messages"][-1]["content"]
+    assert "notes.py" in sent and ".cache" not in sent
