@@ -122,3 +122,43 @@ def test_plain_output_in_a_terminal_when_asked(chat_server, workspace, home, set
         terminal.close()
     assert "Changed **x**." in styled  # the answer as written, not rendered Markdown
     assert "\x1b[" not in styled
+
+
+def test_after_ctrl_c_no_spinner_runs_on_and_a_pasted_message_stays_whole(workspace, home):
+    from hephaistus.testing import ChatServer
+
+    with ChatServer() as server:
+        server.latency = 1.5
+        server.responder = lambda body: final("ANSWER-OK")
+        env = {
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_STATE_HOME": str(home / ".state"),
+            "OPENAI_BASE_URL": server.url,
+            "PATH": os.environ.get("PATH", ""),
+            "TERM": "xterm-256color",
+            "LANG": "C.UTF-8",
+        }
+        command = (
+            "env -i "
+            + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+            + " "
+            + " ".join(shlex.quote(part) for part in heph_command())
+            + "; sleep 30"
+        )
+        terminal = Terminal(command, workspace)
+        try:
+            terminal.wait_for("heph>")
+            terminal.type("a slow task")
+            terminal.wait_for("thinking")
+            terminal.tmux(["send-keys", "-t", "t", "C-c"])
+            terminal.wait_for("cancelled; the session was saved")
+            time.sleep(0.5)  # a spinner left running would redraw by now
+            assert "thinking" not in terminal.screen().split("cancelled")[-1]
+            terminal.tmux(["send-keys", "-t", "t", "-l", "first line of the paste"])
+            terminal.tmux(["send-keys", "-t", "t", "Escape", "Enter"])
+            terminal.type("second line of the paste")
+            screen = terminal.wait_for("ANSWER-OK")
+            assert "first line of the paste" in screen and "second line of the paste" in screen
+        finally:
+            terminal.close()
