@@ -39,7 +39,7 @@ from common import heph_command
 from hephaistus.testing import ChatServer
 from hephaistus.testing.watched import OUTSIDE, SECRET, WatchedWorkspace
 
-COLUMNS = ("crash", "hang", "escape", "secret", "lost", "stray")
+COLUMNS = ("crash", "hang", "escape", "secret", "lost", "stray", "took")
 NULL_CONTENT_CHUNK = json.dumps(
     {
         "id": "x",
@@ -762,7 +762,38 @@ def probe_concurrent(processes: int, steps: int) -> Tally:
                 tally.add(problems, f"{tag} step {number}")
         if stray_files(root):
             tally.counts["stray"] += 1
+        tally.add(_undo_one(root, tags, steps), "undo of one run")
     return tally
+
+
+def _undo_one(root: Path, tags: list[str], steps: int) -> list[str]:
+    """Undo the first run: it takes back its own lines or refuses; it never takes another
+    run's ("took"), nor leaves its own behind when it says it is done ("lost")."""
+    from hephaistus.checkpoints import CheckpointStore, Interleaved, UndoConflict
+    from hephaistus.session import SessionStore
+
+    store = SessionStore(root / ".heph" / "sessions")
+    mine = next(
+        (
+            i
+            for i in store.ids()
+            if f"run {tags[0]}" in (root / ".heph" / "sessions" / f"{i}.jsonl").read_text()
+        ),
+        None,
+    )
+    if mine is None:
+        return ["crash"]
+    before = (root / "shared.log").read_text()
+    try:
+        CheckpointStore(root, root / ".heph").undo(mine)
+    except (Interleaved, UndoConflict):
+        return [] if (root / "shared.log").read_text() == before else ["lost"]
+    log = (root / "shared.log").read_text().splitlines()
+    others = [f"{t} {n}" for t in tags[1:] for n in range(steps) if f"{t} {n}" in before]
+    problems = ["took" for line in others if line not in log][:1]
+    if any(f"{tags[0]} {n}" in log for n in range(steps)):
+        problems.append("lost")
+    return problems
 
 
 # -- probe 7: inputs that used to hang or exhaust memory ----------------------------------------
