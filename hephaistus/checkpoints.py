@@ -23,10 +23,11 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 from hephaistus import provenance
 from hephaistus.locks import file_lock, workspace_lock
-from hephaistus.reversal import reverse, taken_away
+from hephaistus.reversal import merge, taken_away
 from hephaistus.textfile import atomic_write, new_file_mode, read_real, unlink_real
 from hephaistus.workspace import PathError, Workspace
 
@@ -147,7 +148,8 @@ class Checkpoints:
 
     def _save(self) -> None:
         manifest = [asdict(entry) for entry in self._entries.values()]
-        record = provenance.signed("checkpoint", {"session": self.session_id, "files": manifest})
+        body = {"session": self.session_id, "files": manifest}
+        record = provenance.signed(f"checkpoint {self.root}", body)
         data = json.dumps(record, indent=1).encode()
         atomic_write(self.folder / MANIFEST, data, temp_dir=self.temp_dir)
 
@@ -190,7 +192,22 @@ class CheckpointStore:
         return sorted(p.name for p in self.folder.iterdir() if p.is_dir() and not p.is_symlink())
 
     def is_undone(self, session_id: str) -> bool:
-        return (self.folder / session_id / "undone.json").exists()
+        return self._undone_records(session_id) is not None
+
+    def _undone_records(self, session_id: str) -> list[dict[str, Any]] | None:
+        """What undo wrote, when heph itself undid the session here (signed), else None."""
+        try:
+            record = json.loads(read_real(self.folder / session_id / "undone.json"))
+        except (OSError, ValueError):
+            return None
+        if not provenance.is_ours(f"undone {self.root}", record):
+            return None
+        files = record.get("files")
+        return files if isinstance(files, list) else None
+
+    @property
+    def _kind(self) -> str:
+        return f"checkpoint {self.root}"  # this workspace's checkpoints, and no other's
 
     def undo(self, session_id: str, *, force: bool = False) -> UndoResult:
         """Take back every change the session made. A file someone else also wrote between
@@ -215,9 +232,10 @@ class CheckpointStore:
                     {"path": e.path, "before": asdict(now), "after": asdict(target)}
                     for e, (now, target), _, _ in plans
                 ]
+                signed = provenance.signed(f"undone {self.root}", {"files": undone})
                 atomic_write(
                     self.folder / session_id / "undone.json",
-                    json.dumps(undone, indent=1).encode(),
+                    json.dumps(signed, indent=1).encode(),
                     temp_dir=self.temp_dir,
                 )
                 targets = {e.path: target for e, (_, target), _, _ in plans}
@@ -229,9 +247,9 @@ class CheckpointStore:
         """Bring back what undo replaced, if the files are still as undo left them."""
         with workspace_lock(self.heph_dir):
             marker = self.folder / session_id / "undone.json"
-            if not marker.exists():
+            records = self._undone_records(session_id)
+            if records is None:
                 raise LookupError(f"session {session_id} has not been undone")
-            records = json.loads(marker.read_text())
             entries = [
                 Entry(r["path"], FileState(**r["after"]), FileState(**r["before"])) for r in records
             ]
@@ -261,15 +279,16 @@ class CheckpointStore:
         blobs = self.folder / session_id / "blobs"
 
         def content(state: FileState) -> bytes:
-            return (blobs / str(state.sha)).read_bytes() if state.exists else b""
+            return read_real(blobs / str(state.sha)) if state.exists else b""
 
-        steps = entry.steps if now == entry.after else entry.steps[:-1]  # cut short: not made
+        # Cut short (the file still holds what the last write found): that write was not made.
+        steps = entry.steps if now == entry.after else entry.steps[:-1]
         others = [(content(left), content(found)) for left, found in entry.others_changes()]
-        text: bytes | None = content(now)
-        for step in reversed(steps):
-            text = (
-                None if text is None else reverse(text, content(step.before), content(step.after))
-            )
+        # The newest write taken back is exactly what it found; each earlier one is merged
+        # out of what is left (heph left `after`, found `before`; the rest is the others').
+        text: bytes | None = content(steps[-1].before) if steps else content(now)
+        for step in reversed(steps[:-1]):
+            text = None if text is None else merge(content(step.after), content(step.before), text)
         if text is None:
             return entry, (now, entry.before), None, taken_away(others) or 1
         return entry, (now, self._store_blob(session_id, text, now.mode)), True, 0
@@ -297,7 +316,7 @@ class CheckpointStore:
             for entry in self._entries(session_id):
                 if entry.path not in states:
                     blob = self.folder / session_id / "blobs" / str(entry.before.sha)
-                    states[entry.path] = blob.read_bytes() if entry.before.exists else None
+                    states[entry.path] = read_real(blob) if entry.before.exists else None
         return states
 
     def _entries(self, session_id: str) -> list[Entry]:
@@ -306,10 +325,10 @@ class CheckpointStore:
         if manifest is None:
             return []
         try:
-            record = json.loads(manifest.read_text())
+            record = json.loads(read_real(manifest))
         except (OSError, ValueError):
             return []
-        if not provenance.is_ours("checkpoint", record) or record.get("session") != session_id:
+        if not provenance.is_ours(self._kind, record) or record.get("session") != session_id:
             return []
         entries = []
         for raw in record["files"]:
@@ -368,7 +387,7 @@ class CheckpointStore:
                 continue
             blob = self.folder / session_id / "blobs" / str(state.sha)
             try:
-                intact = hashlib.sha256(blob.read_bytes()).hexdigest() == state.sha
+                intact = hashlib.sha256(read_real(blob)).hexdigest() == state.sha
             except OSError:
                 intact = False
             if not intact:
@@ -404,7 +423,7 @@ class CheckpointStore:
                     unlink_real(path)
                     deleted.append(entry.path)
                 continue
-            data = (self.folder / session_id / "blobs" / str(state.sha)).read_bytes()
+            data = read_real(self.folder / session_id / "blobs" / str(state.sha))
             atomic_write(path, data, temp_dir=self.temp_dir, real=True, mode=state.mode)
             restored.append(entry.path)
         return UndoResult(session_id, restored, deleted)

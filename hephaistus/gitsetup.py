@@ -31,6 +31,8 @@ PLAIN_VALUES = {"core.repositoryformatversion": {"0"}, "core.bare": {"false"}}
 # Paths in a git directory that lead elsewhere, or are not what a clone makes.
 ODD_ENTRIES = ("commondir", "objects/info/alternates", "config.worktree")
 LINKED_ENTRIES = ("config", "HEAD", "objects", "refs", "hooks", "info", "packed-refs")
+# Files git reads that must be plain files (a named pipe there would hang every git command).
+FILE_ENTRIES = ("config", "HEAD", "index", "packed-refs", "info/exclude", "info/attributes")
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ def beyond_a_clone(root: Path) -> list[Item]:
         return []
     work_tree, git_dir = located
     found = _layout(work_tree, git_dir)
+    if any(item.value == "not a plain file" for item in found):
+        return found  # git itself would wait on it for ever: it is not asked
     found += _config(root, work_tree)
     found += _hooks(root, git_dir)
     return found
@@ -66,6 +70,13 @@ def _layout(work_tree: Path, git_dir: Path) -> list[Item]:
         if os.path.islink(git_dir / name):
             target = os.path.realpath(git_dir / name)
             found.append(Item(f".git/{name}", "layout", f"a link to {target}"))
+    for name in FILE_ENTRIES:
+        try:
+            mode = os.lstat(git_dir / name).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISREG(mode) and not stat.S_ISLNK(mode):
+            found.append(Item(f".git/{name}", "layout", "not a plain file"))
     return found
 
 

@@ -71,8 +71,8 @@ def detect(root: Path) -> list[ProjectCommand]:
     package = root / "package.json"
     if package.is_file() and not any(c.name == "test" for c in found):
         try:
-            scripts = json.loads(package.read_text(encoding="utf-8")).get("scripts") or {}
-        except (OSError, ValueError, AttributeError):
+            scripts = json.loads(text_of(package) or "{}").get("scripts") or {}
+        except (ValueError, AttributeError):
             scripts = {}
         if isinstance(scripts, dict) and "test" in scripts:
             found.append(ProjectCommand("test", "npm test", "detected: package.json test script"))

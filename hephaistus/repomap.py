@@ -54,6 +54,10 @@ class RepoMap:
         self.workspace = workspace
         self.cache_path = workspace.heph_dir / "cache" / "repomap.json"
 
+    @property
+    def _kind(self) -> str:
+        return f"repomap {self.workspace.root}"  # this workspace's cache, and no other's
+
     def render(self, focus: Focus, budget_tokens: int) -> str:
         # The same check as every tool's: no file outside (files() drops such links), no secret.
         files = self.workspace.without_secrets(self.workspace.files())
@@ -110,9 +114,10 @@ class RepoMap:
 
     def _load_cache(self) -> tuple[dict[str, list], dict[str, float]]:
         from hephaistus.provenance import unseal
+        from hephaistus.textfile import read_real
 
         try:
-            sealed = unseal("repomap", self.cache_path.read_bytes())
+            sealed = unseal(self._kind, read_real(self.cache_path))
             data = json.loads(sealed) if sealed is not None else None
         except (OSError, ValueError):
             return {}, {}
@@ -132,13 +137,13 @@ class RepoMap:
             "references": references,
         }
         from hephaistus.provenance import seal
+        from hephaistus.textfile import atomic_write
 
-        try:
-            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.cache_path.with_suffix(".tmp")
-            encoded = json.dumps(data, separators=(",", ":")).encode("utf-8", "surrogateescape")
-            tmp.write_bytes(seal("repomap", encoded))
-            os.replace(tmp, self.cache_path)
+        encoded = json.dumps(data, separators=(",", ":")).encode("utf-8", "surrogateescape")
+        try:  # renamed over the file: a link planted in its place is replaced, never followed
+            atomic_write(
+                self.cache_path, seal(self._kind, encoded), temp_dir=self.workspace.temp_dir
+            )
         except OSError:
             pass  # a cache that cannot be written only costs time
 

@@ -77,9 +77,10 @@ def remember_window(cache: Path, base_url: str, model: str, window: int, source:
 def _read(cache: Path) -> dict[str, Any]:
     """The windows remembered, if heph itself sealed the file here (see provenance)."""
     from hephaistus.provenance import unseal
+    from hephaistus.textfile import read_real
 
     try:
-        data = unseal(CACHE_KIND, cache.read_bytes())
+        data = unseal(_kind(cache), read_real(cache))
         known = json.loads(data) if data is not None else {}
     except (OSError, ValueError):
         return {}
@@ -88,15 +89,18 @@ def _read(cache: Path) -> dict[str, Any]:
 
 def _write(cache: Path, known: dict[str, Any]) -> None:
     from hephaistus.provenance import seal
+    from hephaistus.textfile import atomic_write
 
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_bytes(seal(CACHE_KIND, json.dumps(known, indent=1).encode()))
+    data = seal(_kind(cache), json.dumps(known, indent=1).encode())
+    try:  # a rename over the file: a link planted in its place is replaced, never followed
+        atomic_write(cache, data, temp_dir=cache.parent.parent / "tmp")
     except OSError:
         pass
 
 
-CACHE_KIND = "windows"
+def _kind(cache: Path) -> str:
+    """The seal's kind: the windows cache of this workspace (`.heph/cache/windows.json`)."""
+    return f"windows {cache.parent.parent.parent}"
 
 
 def _get(url: str, headers: dict[str, str]) -> Any:

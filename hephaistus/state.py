@@ -10,11 +10,12 @@ came with the workspace's files is never read as the person's.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from hephaistus import provenance
-from hephaistus.textfile import atomic_write
+from hephaistus.textfile import atomic_write, read_real
 
 MAX_LISTED = 8
 ANSWER_CHARS = 600
@@ -103,7 +104,7 @@ class AgentState:
     def save(self, path: Path, unless: bytes | None = None) -> bytes:
         """Write the state to `path` (atomically) unless it is `unless`, what the last save
         wrote: most steps change nothing, and an fsync a step adds up. Returns what is saved."""
-        record = provenance.signed("state", asdict(self))
+        record = provenance.signed(_kind(path), asdict(self))
         data = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
         encoded = data.encode("utf-8", "backslashreplace")  # lone surrogates too
         if encoded != unless:  # the temporary file in .heph/tmp, beside the state
@@ -114,11 +115,11 @@ class AgentState:
     def load(cls, path: Path) -> AgentState:
         """The saved state, or a fresh one when there is none, it cannot be read, or heph did
         not make it here (`foreign(path)` tells)."""
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+        try:  # never through a link, never from a named pipe: see textfile.read_real
+            data = json.loads(read_real(path).decode("utf-8"))
         except (OSError, ValueError):
             return cls()
-        if not provenance.is_ours("state", data):
+        if not provenance.is_ours(_kind(path), data):
             return cls()
         known = {f.name for f in fields(cls)}
         state = cls(**{k: v for k, v in data.items() if k in known})
@@ -128,10 +129,10 @@ class AgentState:
     def foreign(path: Path) -> bool:
         """Whether a state file is there that heph did not make on this machine."""
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_real(path).decode("utf-8"))
         except (OSError, ValueError):
-            return path.exists()
-        return not provenance.is_ours("state", data)
+            return os.path.lexists(path)
+        return not provenance.is_ours(_kind(path), data)
 
     def _well_typed(self) -> bool:
         lists = (self.recently_created_files, self.active_files, self.open_problems)
@@ -141,6 +142,12 @@ class AgentState:
             isinstance(v, str) for v in self.failing_commands.values()
         )
         return lists_ok and commands_ok and all(v is None or isinstance(v, str) for v in texts)
+
+
+def _kind(path: Path) -> str:
+    """What a state file's signature is for: this workspace's (`.heph/state.json` in it), so
+    one linked or copied in from another project is not this one's."""
+    return f"state {path.parent.parent}"
 
 
 def _clipped(text: str | None) -> str:

@@ -108,9 +108,10 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 def text_of(path: Path) -> str | None:
     """The text of a project file heph only consults (a .gitignore, a Makefile), undecodable
-    bytes replaced; None when there is none, it cannot be read, or it is no regular file (a
-    named pipe's read would never end)."""
-    if not path.is_file():
+    bytes replaced; None when there is none, it cannot be read, it is a link (which could
+    lead out of the workspace), or it is no regular file (a named pipe's read would never
+    end)."""
+    if path.is_symlink() or not path.is_file():
         return None
     try:
         return path.read_text(encoding="utf-8", errors="replace")

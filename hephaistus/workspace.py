@@ -326,6 +326,8 @@ class Workspace:
             exclude = git_dir / "info" / "exclude"
             if os.path.islink(exclude) or os.path.islink(exclude.parent):
                 return self.heph_dir  # an unpacked repository's link: never written through
+            if os.path.lexists(exclude) and not exclude.is_file():
+                return self.heph_dir  # a named pipe would block the read for ever
             existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
             if f"{HEPH_DIR}/" not in existing.splitlines():
                 exclude.parent.mkdir(parents=True, exist_ok=True)

@@ -189,7 +189,8 @@ def test_undo_refuses_a_record_that_names_a_path_outside(ws, tmp_path):
         with pytest.raises(LookupError, match="not made by heph on this machine"):
             CheckpointStore(ws.root, ws.heph_dir).undo(session, force=True)
         del altered["signature"]  # and even signed, it may not lead outside
-        manifest.write_text(json.dumps(provenance.signed("checkpoint", altered)))
+        kind = f"checkpoint {ws.root}"
+        manifest.write_text(json.dumps(provenance.signed(kind, altered)))
         with pytest.raises(NotInside):
             CheckpointStore(ws.root, ws.heph_dir).undo(session, force=True)
     assert victim.read_text() == "theirs\n"

@@ -140,3 +140,24 @@ def test_undoing_one_of_two_interleaved_runs_takes_none_of_the_others_lines(
     after = (root / "notes.md").read_text()
     assert all(line in after for line in written[other]), "took the other run's lines"
     assert not any(line in after for line in written[which]), "left its own lines"
+
+
+def test_a_rewrite_that_copied_heph_s_lines_is_refused(tmp_path):
+    (tmp_path / "f.txt").write_text("a\nb\nc\n")
+    mine = Run(tmp_path, "s1-mine")
+    mine.append("f.txt", "X\n")
+    (tmp_path / "f.txt").write_text("a\nb\nc2\nX\nTHEIRS1\na\nb\nc\nX\n")  # another program
+    mine.append("f.txt", "Y\n")
+    with pytest.raises(Interleaved):  # which X is heph's? it cannot be told
+        store(tmp_path).undo("s1-mine")
+    assert (tmp_path / "f.txt").read_text() == "a\nb\nc2\nX\nTHEIRS1\na\nb\nc\nX\nY\n"
+
+
+def test_two_inserts_at_one_place_cannot_be_told_apart(tmp_path):
+    (tmp_path / "f.txt").write_text("top\nbottom\n")
+    mine = Run(tmp_path, "s1-mine")
+    mine.edit("f.txt", "top\nbottom", "top\nmine\nbottom")
+    (tmp_path / "f.txt").write_text("top\ntheirs\nmine\nbottom\n")
+    mine.append("f.txt", "end\n")
+    with pytest.raises(Interleaved):
+        store(tmp_path).undo("s1-mine")
