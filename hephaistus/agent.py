@@ -28,6 +28,9 @@ from hephaistus.workspace import Workspace
 
 
 class Agent:
+    """Runs tasks in one workspace with one model, keeping the conversation, the AgentState and the
+    chat's changes from one task to the next."""
+
     def __init__(
         self,
         workspace: Workspace,
@@ -86,6 +89,8 @@ class Agent:
         self.messages = list(messages)
 
     def execute(self, task: str) -> Outcome:
+        """Run `task` to its end as one recorded session and say how it ended. Ctrl-C ends it as
+        interrupted, with the session saved; a model error ends it as failed."""
         try:
             self.workspace.ensure_heph_dir()
             remove_stale_temp_files(self.workspace.temp_dir)  # of runs killed mid-write

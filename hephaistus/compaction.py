@@ -73,6 +73,7 @@ def context_window(
 
 
 def count(messages: list[Message]) -> int:
+    """Estimated tokens of `messages`, the chat format's overhead included."""
     return sum(_tokens_of(m["content"]) + MESSAGE_OVERHEAD for m in messages)
 
 
@@ -84,6 +85,9 @@ def _tokens_of(content: str) -> int:
 
 @dataclass
 class Compactor:
+    """The budget of one conversation and what it learned on the way: the server's token ratio, the
+    steps dropped, the one-line records of old observations."""
+
     window: int
     source: str = "default"  # where the window's size came from, to say so
     reply_limit: int | None = None  # configured max_reply_tokens
@@ -103,15 +107,18 @@ class Compactor:
         return max(0, self.window - self.reply_tokens)
 
     def fits(self, messages: list[Message]) -> bool:
+        """Whether `messages` fit the budget, by the scaled estimate."""
         return self.size(messages) <= self.budget
 
     def describe(self) -> str:
+        """The window and the room kept for the reply, as `-v` says them."""
         return (
             f"context window {self.window:,} tokens (from {self.source}), of which "
             f"{self.reply_tokens:,} are kept for the reply"
         )
 
     def size(self, messages: list[Message]) -> int:
+        """Estimated tokens of `messages`, scaled by what the server has counted so far."""
         return int(count(messages) * self.ratio)
 
     def observe_usage(self, sent: int, prompt_tokens: int) -> str | None:

@@ -53,6 +53,9 @@ PLACEHOLDERS = {
 
 @dataclass(frozen=True)
 class Action:
+    """A reply that asks for one tool call: the tool, its arguments, and the model's thought and
+    reason for it."""
+
     thought: str
     tool: str
     args: dict[str, Any]
@@ -66,6 +69,8 @@ class Action:
 
 @dataclass(frozen=True)
 class Final:
+    """A reply that ends the task: the answer for the person, and the model's last thought."""
+
     thought: str
     message: str
 
@@ -140,6 +145,8 @@ def _lone_surrogate_in(value: Any) -> bool:
 
 
 def parse_reply(text: str, registry: Registry) -> Reply:
+    """The model's reply as an Action or a Final; FormatError, with what to correct, when it is
+    neither, names an unknown tool, or has arguments the tool does not take."""
     data = find_json_object(text)
     if _lone_surrogate_in(data):
         raise FormatError(

@@ -25,6 +25,8 @@ Message = dict[str, str]  # {"role": ..., "content": ...}, the Chat Completions 
 
 @dataclass(frozen=True)
 class Usage:
+    """The tokens one reply (or a sum of replies) cost: sent in the prompt, and generated."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     estimated: bool = False  # the server sent no counts: these are heph's estimate
@@ -41,6 +43,7 @@ class Usage:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The counts as a session file and `--json` write them; `estimated` only when true."""
         counts: dict[str, Any] = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -50,6 +53,8 @@ class Usage:
 
 @dataclass(frozen=True)
 class ModelReply:
+    """One reply of a chat model: its text, what it cost, and how it came."""
+
     text: str
     usage: Usage
     attempts: int = 1  # how many HTTP requests the reply took (retries included)
@@ -68,13 +73,18 @@ class Model(Protocol):
         max_tokens: int | None = None,
         on_retry: Callable[[str, float], None] | None = None,
         on_text: Callable[[str], None] | None = None,
-    ) -> ModelReply: ...
+    ) -> ModelReply:
+        """The model's reply to `messages`, at most `max_tokens` long when given; `on_retry`
+        hears why a request is retried and how long until the next try."""
+        ...
 
 
 class Engine(Protocol):
     """A reasoning architecture: runs one task with what `run` holds, returns how it ended."""
 
-    def run(self, task: str, run: Run) -> Outcome: ...
+    def run(self, task: str, run: Run) -> Outcome:
+        """Work on `task` until it is done, fails or runs out of steps."""
+        ...
 
 
 class Approver(Protocol):
@@ -88,61 +98,101 @@ class SessionRecorder(Protocol):
 
     id: str
 
-    def message(self, message: Message) -> None: ...
+    def message(self, message: Message) -> None:
+        """A message of the conversation, as sent to or received from the model."""
+        ...
+
     def span(
         self, kind: str, name: str, args: dict[str, Any] | None = None
-    ) -> AbstractContextManager[Span]: ...
-    def record(self, kind: str, name: str, output: Any, **args: Any) -> None: ...
+    ) -> AbstractContextManager[Span]:
+        """A timed step (a model request, a tool call), recorded when the block ends."""
+        ...
+
+    def record(self, kind: str, name: str, output: Any, **args: Any) -> None:
+        """A step that took no time worth measuring, with its output."""
+        ...
 
 
 class EventSink(Protocol):
     """What the engine and the approver report as a run goes; rendering lives behind this."""
 
-    def step_started(self, step: int) -> None: ...  # a model request is about to be made
-    def reply_progress(self, text_so_far: str) -> None: ...  # the reply, while it streams
-    def model_replied(self, usage: Usage) -> None: ...
-    def thought(self, text: str) -> None: ...
-    def tool_called(self, action: Action) -> None: ...
-    def tool_finished(self, action: Action, result: ToolResult) -> None: ...
-    def show_diff(self, diff: str) -> None: ...  # a change shown for approval or a dry run
-    def format_error(self, problem: str) -> None: ...
-    def notice(self, text: str) -> None: ...
-    def final(self, message: str) -> None: ...
-    def failure(self, message: str) -> None: ...
+    def step_started(self, step: int) -> None:
+        """A model request is about to be made, for step `step`."""
+        ...
+
+    def reply_progress(self, text_so_far: str) -> None:
+        """The reply so far, while it streams."""
+        ...
+
+    def model_replied(self, usage: Usage) -> None:
+        """The model replied; `usage` is what the reply cost."""
+        ...
+
+    def thought(self, text: str) -> None:
+        """The model's reasoning for its next action."""
+        ...
+
+    def tool_called(self, action: Action) -> None:
+        """The model asked for a tool; `action` names it and its arguments."""
+        ...
+
+    def tool_finished(self, action: Action, result: ToolResult) -> None:
+        """The tool of `action` ran and gave `result`."""
+        ...
+
+    def show_diff(self, diff: str) -> None:
+        """A change, shown for approval or in a dry run."""
+        ...
+
+    def format_error(self, problem: str) -> None:
+        """A reply was not a well-formed action; `problem` says what was wrong."""
+        ...
+
+    def notice(self, text: str) -> None:
+        """A warning or an aside: a retry, a setting in use, something that was not done."""
+        ...
+
+    def final(self, message: str) -> None:
+        """The run ended with this answer from the model."""
+        ...
+
+    def failure(self, message: str) -> None:
+        """The run ended without an answer; `message` says why."""
+        ...
 
 
 class NullSink:
     """An EventSink that shows nothing (used by --json and by tests)."""
 
     def step_started(self, step: int) -> None:
-        pass
+        """Steps are not shown."""
 
     def reply_progress(self, text_so_far: str) -> None:
-        pass
+        """Partial replies are not shown."""
 
     def model_replied(self, usage: Usage) -> None:
-        pass
+        """The reply's cost is not shown."""
 
     def thought(self, text: str) -> None:
-        pass
+        """Thoughts are not shown."""
 
     def tool_called(self, action: Action) -> None:
-        pass
+        """Tool calls are not shown."""
 
     def tool_finished(self, action: Action, result: ToolResult) -> None:
-        pass
+        """Tool results are not shown."""
 
     def show_diff(self, diff: str) -> None:
-        pass
+        """Diffs are not shown."""
 
     def format_error(self, problem: str) -> None:
-        pass
+        """Malformed replies are not shown."""
 
     def notice(self, text: str) -> None:
-        pass
+        """Notices are not shown."""
 
     def final(self, message: str) -> None:
-        pass
+        """The answer is not shown (`--json` prints it instead)."""
 
     def failure(self, message: str) -> None:
-        pass
+        """Failures are not shown (`--json` reports them instead)."""

@@ -48,6 +48,9 @@ class Memo:
 
 @dataclass
 class Span:
+    """One recorded step of a run: its kind (INPUT, LLM, TOOL, MEMO, ANSWER), when it started and
+    ended, what went in, what came out, and whether it worked."""
+
     kind: str
     name: str
     start: float
@@ -98,6 +101,7 @@ class Session:
         self._write({"type": "session", "version": FORMAT_VERSION, **header})
 
     def message(self, message: Message) -> None:
+        """Record a message of the conversation."""
         self._write({"type": "message", **message})
 
     @contextmanager
@@ -127,6 +131,8 @@ class Session:
             span.output = output
 
     def end(self, outcome: str, exit_code: int, message: str) -> None:
+        """Write the end record (the outcome, exit code, steps and tokens) and close the file; a
+        second call does nothing."""
         with self._lock:
             self._end(outcome, exit_code, message)
 
@@ -304,6 +310,8 @@ def _signed_line(session_id: str, line: str) -> bool:
 
 
 def load_session(path: Path) -> RecordedSession:
+    """A session file read back, lines cut short by a crash skipped. It does not check signatures:
+    callers find the file through SessionStore, which does."""
     header: dict[str, Any] = {}
     messages: list[Message] = []
     spans: list[Span] = []

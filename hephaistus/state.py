@@ -23,6 +23,8 @@ ANSWER_CHARS = 600
 
 @dataclass
 class AgentState:
+    """What the agent is working on, from the tool events of this and earlier tasks."""
+
     last_modified_file: str | None = None
     recently_created_files: list[str] = field(default_factory=list)
     active_files: list[str] = field(default_factory=list)  # most recent first
@@ -32,9 +34,11 @@ class AgentState:
     failing_commands: dict[str, str] = field(default_factory=dict)  # name → failed: test ids
 
     def file_read(self, path: str) -> None:
+        """A tool read `path`: it becomes the most recent active file."""
         self._touch(path)
 
     def file_written(self, path: str, *, created: bool) -> None:
+        """A tool wrote `path` (`created`: a new file); its open problems are cleared."""
         self.last_modified_file = path
         self.open_problems = [p for p in self.open_problems if not p.startswith(f"{path}: ")]
         if created:
@@ -55,9 +59,11 @@ class AgentState:
             self.failing_commands[name] = summary
 
     def task_started(self, task: str) -> None:
+        """A new task began: it is the last task from now on."""
         self.last_task = task
 
     def answered(self, message: str) -> None:
+        """The task ended with this answer, kept for the next task's follow-ups."""
         self.last_answer = message
 
     def _touch(self, path: str) -> None:

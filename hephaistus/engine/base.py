@@ -21,6 +21,8 @@ EXIT_CODES = {
 
 @dataclass(frozen=True)
 class Outcome:
+    """How a task ended, and the message that says so; the status decides the exit code."""
+
     status: str  # answered | failed | refused | interrupted
     message: str
 

@@ -32,7 +32,12 @@ def _first_line(text: str) -> str:
 
 
 class ReactEngine:
+    """The default engine: one tool call per step, in JSON, until a final answer."""
+
     def run(self, task: str, run: Run) -> Outcome:
+        """Step until the model gives a final answer (checked first by the verify commands, when
+        files were written), the step limit is reached, or the model keeps sending malformed replies
+        or repeating one call."""
         # The task's message carries the workspace map once; later ones only the state.
         summary = (
             f"\n\n<workspace>\n{run.workspace_summary}\n</workspace>"
