@@ -28,6 +28,9 @@ _SHOWN_TYPES = {**_JSON_TYPES, list: "[string]"}
 
 @dataclass(frozen=True)
 class ToolArg:
+    """One argument of a tool, as its signature and `Args:` entry give it: the name, the type,
+    whether it is required, and what it is for."""
+
     name: str
     kind: type
     required: bool
@@ -36,6 +39,7 @@ class ToolArg:
 
     @property
     def json_type(self) -> str:
+        """The type in words, as error messages name it: "integer", "list of strings"."""
         if self.kind is list:
             return "list of strings" + (" or a string" if self.or_string else "")
         return _JSON_TYPES[self.kind]
@@ -47,6 +51,8 @@ class ToolArg:
         return f"{self.name}{optional}{kind}"
 
     def accepts(self, value: Any) -> bool:
+        """Whether `value`, as decoded from the model's JSON, has this argument's type (a bool is no
+        number here, though Python says so)."""
         if self.kind is int:
             return isinstance(value, int) and not isinstance(value, bool)
         if self.kind is float:
@@ -60,6 +66,9 @@ class ToolArg:
 
 @dataclass(frozen=True)
 class Tool:
+    """A tool function with the description and arguments read from it; calling it checks the
+    arguments first, and turns any exception into a failed ToolResult."""
+
     name: str
     description: str
     args: tuple[ToolArg, ...]
@@ -68,6 +77,10 @@ class Tool:
 
     @classmethod
     def from_function(cls, fn: Callable[..., ToolResult], *, writes: bool = False) -> Tool:
+        """The tool for `fn`: the description is its docstring's summary, the arguments its
+        parameters after `ctx`. `writes` marks a tool that changes files. TypeError when the
+        docstring leaves an argument or the summary out, or an argument has a type the model cannot
+        send."""
         doc = inspect.getdoc(fn) or ""
         description, arg_docs = summary(doc), google_entries(doc)
         hints = typing.get_type_hints(fn)
@@ -130,17 +143,22 @@ class Tool:
 
 
 class Registry:
+    """The tools a run offers, by name, in the order they were added (the order the prompt lists
+    them)."""
+
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         for tool in tools:
             self.add(tool)
 
     def add(self, tool: Tool) -> None:
+        """Offer `tool`; ValueError when a tool of that name is already there."""
         if tool.name in self._tools:
             raise ValueError(f"tool {tool.name} is registered twice")
         self._tools[tool.name] = tool
 
     def get(self, name: str) -> Tool | None:
+        """The tool called `name`, or None when there is none."""
         return self._tools.get(name)
 
     @property
@@ -151,10 +169,12 @@ class Registry:
         return iter(self._tools.values())
 
     def describe(self, leave_out: typing.Collection[str] = ()) -> str:
+        """The tools as the system prompt lists them, one a line, but those named in `leave_out`."""
         return "\n".join(tool.describe() for tool in self if tool.name not in leave_out)
 
 
 def default_registry() -> Registry:
+    """All of heph's tools: files, edits, git and project commands."""
     from hephaistus.tools import edits, files, git, run_command
 
     families = (*files.TOOLS, *edits.TOOLS, *git.TOOLS, *run_command.TOOLS)

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class ToolContext:
+    """What every tool call of a run is given besides its arguments."""
+
     workspace: Workspace
     approve: Approver = approve_all
     observation_limit: int = 16_000

@@ -26,6 +26,7 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
     """Replace `old` (exact lines of the file, found once) with `new`.
 
     Args:
+        ctx: the run's workspace, approver and limits (given by heph, not by the model)
         path: file to edit, relative to the workspace root
         old: the text to replace, copied from the file
         new: the text to put in its place
@@ -193,6 +194,7 @@ def patch_file(ctx: ToolContext, path: str, diff: str) -> ToolResult:
     """Apply a unified diff.
 
     Args:
+        ctx: the run's workspace, approver and limits (given by heph, not by the model)
         path: file to patch, relative to the workspace root
         diff: the unified diff (lines starting with ' ', '-', '+', hunks starting with @@)
     """

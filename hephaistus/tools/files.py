@@ -39,6 +39,7 @@ def list_files(ctx: ToolContext, path: str = ".") -> ToolResult:
     """Files and their sizes under a folder.
 
     Args:
+        ctx: the run's workspace, approver and limits (given by heph, not by the model)
         path: folder to list, relative to the workspace root (default: the whole workspace)
     """
     real = _existing(ctx, path)
@@ -61,6 +62,7 @@ def read_file(
     """A text file, lines numbered.
 
     Args:
+        ctx: the run's workspace, approver and limits (given by heph, not by the model)
         path: file to read, relative to the workspace root
         start_line: first line to show, counting from 1 (default: 1)
         end_line: last line to show, inclusive (default: as far as fits)
@@ -104,6 +106,7 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
     """Lines matching a Python regex.
 
     Args:
+        ctx: the run's workspace, approver and limits (given by heph, not by the model)
         pattern: regular expression to look for
         path: folder or file to search in, relative to the workspace root (default: everywhere)
     """
@@ -163,6 +166,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
     """Create a file or replace all of it.
 
     Args:
+        ctx: the run's workspace, approver and limits (given by heph, not by the model)
         path: file to write, relative to the workspace root
         content: the complete new content of the file
     """
@@ -177,6 +181,7 @@ def append_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
     """Add to the end of a file.
 
     Args:
+        ctx: the run's workspace, approver and limits (given by heph, not by the model)
         path: file to append to, relative to the workspace root
         content: text to add at the end (a line break is added first if the file lacks one)
     """

@@ -47,6 +47,7 @@ def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) ->
     """Uncommitted changes, or the staged ones.
 
     Args:
+        ctx: the run's workspace, approver and limits (given by heph, not by the model)
         path: limit the diff to this file or folder (default: everything)
         staged: show what is staged for the next commit instead
     """
@@ -89,6 +90,7 @@ def git_log(ctx: ToolContext, n: int = 10) -> ToolResult:
     """The last n commits.
 
     Args:
+        ctx: the run's workspace, approver and limits (given by heph, not by the model)
         n: how many commits (default 10, at most 50)
     """
     repo = _repo(ctx)
@@ -104,6 +106,7 @@ def git_commit(ctx: ToolContext, message: str, paths: list[str] | str | None = N
     """Commit the files you changed in this session (or some of them); only when the user asks.
 
     Args:
+        ctx: the run's workspace, approver and limits (given by heph, not by the model)
         message: the commit message
         paths: some of the files you changed, to commit only those (default: all of them)
     """

@@ -37,6 +37,8 @@ class CommitMade:
 
 @dataclass(frozen=True)
 class ToolResult:
+    """What a tool call gave back: whether it worked, the output the model reads, its effects."""
+
     ok: bool
     output: str
     diff: str | None = None  # the unified diff of a write, shown to the user and stored

@@ -95,6 +95,7 @@ def run_command(ctx: ToolContext, name: str, args: str | None = None) -> ToolRes
     """Run a project command; `args` are appended (a test id).
 
     Args:
+        ctx: the run's workspace, approver and limits (given by heph, not by the model)
         name: the command's name, e.g. test or lint
         args: extra arguments separated by spaces, e.g. tests/test_app.py::test_add
     """
@@ -131,6 +132,8 @@ def run_command(ctx: ToolContext, name: str, args: str | None = None) -> ToolRes
 
 
 def plain_arguments(ctx: ToolContext, text: str) -> list[str]:
+    """The words of `text`, each a plain argument (a test id, a flag, a path inside the workspace
+    that may be read); ValueError naming the first that is not."""
     if "\n" in text:
         raise ValueError("arguments must be on one line")
     try:

@@ -28,6 +28,9 @@ from hephaistus.workspace import PathError
 
 
 def open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | None] | ToolResult:
+    """(workspace-relative path, real path, the file as read or None when it is new) for a
+    write to `path`, or a failed ToolResult saying why it cannot be written: a path heph may
+    not write, a file over 1 MB or not text."""
     try:
         rel, real = ctx.workspace.check(path, allow_secrets=ctx.allow_secrets, for_write=True)
     except PathError as exc:
@@ -45,6 +48,8 @@ def open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | N
 
 
 def unified_diff(rel: str, before: str, after: str, *, created: bool, context: int = 3) -> str:
+    """The change from `before` to `after` as a unified diff of `rel` with `context` lines around
+    each change; `created` diffs against /dev/null, as git shows a new file."""
     lines = difflib.unified_diff(
         _with_ends(before),
         _with_ends(after),

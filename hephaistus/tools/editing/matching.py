@@ -52,6 +52,8 @@ def _without_whitespace(line: str) -> str:
 
 @dataclass(frozen=True)
 class Tier:
+    """One way of comparing lines (TIERS go from exact to loose): lines match when their keys do."""
+
     name: str
     key: Callable[[str], str]
     same_indent: bool  # the key keeps the indentation, so a match has the file's indentation
@@ -70,6 +72,8 @@ TIERS = (
 
 @dataclass(frozen=True)
 class Match:
+    """Where a snippet was found in a file, and by which tier."""
+
     start: int  # first matched line of the file, 0-based
     end: int  # one past the last matched line
     tier: Tier
@@ -113,6 +117,7 @@ class Finder:
         return found
 
     def key(self, tier: Tier, number: int) -> str:
+        """The key of line `number` for `tier`, worked out once."""
         if tier.coarse is None:
             return self.coarse(tier)[number]
         cached = self._keys.get((tier.name, number))

@@ -26,6 +26,8 @@ class PatchError(ValueError):
 
 @dataclass(frozen=True)
 class Hunk:
+    """One hunk of a patch, as the lines it expects (`before`) and the lines it leaves (`after`)."""
+
     number: int  # 1-based position in the patch
     header: str
     before: list[str]  # context and removed lines, in order
@@ -39,6 +41,8 @@ class Hunk:
 
 @dataclass(frozen=True)
 class FilePatch:
+    """The hunks of a patch for one file, with the paths its headers name."""
+
     source: str | None  # path from the `---` header; None for /dev/null or no header
     target: str | None
     hunks: list[Hunk]
