@@ -48,6 +48,8 @@ class Block:
 
 @dataclass(frozen=True)
 class Documented:
+    """The names one docstring documents, from all its parameter sections."""
+
     params: list[str]  # must be in the signature
     keywords: list[str]  # may come through **kwargs
 

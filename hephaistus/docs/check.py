@@ -23,6 +23,8 @@ _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* is Python 3.11
 
 @dataclass(frozen=True)
 class Problem:
+    """One thing the check found: where it is, what it is (qualified as `Class.method`), and why."""
+
     path: str
     line: int
     name: str  # qualified: Class.method
@@ -33,6 +35,7 @@ class Problem:
         return f"{self.path}:{self.line}: {self.name}: {self.reason}"
 
     def to_dict(self) -> dict[str, object]:
+        """The problem's fields, as `--json` lists them."""
         return asdict(self)
 
     @property
@@ -60,6 +63,8 @@ class Target:
 
 
 def wanted(rel: str, config: DocsConfig) -> bool:
+    """Whether the check looks at file `rel`: Python, not a test (unless tests are asked for),
+    and matching none of the `ignore` patterns."""
     if not rel.endswith(".py"):
         return False
     if config.skip_tests and is_test_file(rel):
@@ -96,6 +101,7 @@ class Unreadable(ValueError):
 
 
 def parse(source: bytes | str) -> ast.Module:
+    """The module's tree, or Unreadable (with its line) when Python cannot parse the source."""
     try:
         return ast.parse(source)
     except SyntaxError as error:
@@ -107,6 +113,7 @@ def parse(source: bytes | str) -> ast.Module:
 
 
 def check_tree(rel: str, tree: ast.Module, config: DocsConfig) -> list[Problem]:
+    """The problems of one parsed file, in source order."""
     problems = []
     for target in targets(rel, tree, config):
         reason = _problem(target, config)
@@ -164,6 +171,8 @@ def _keyed(found: list[Target]) -> list[Target]:
 
 
 def signature_params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The parameters a docstring should document: all but `self` and `cls`, with `*args` and
+    `**kwargs` by their bare names."""
     args = node.args
     names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     if args.vararg:

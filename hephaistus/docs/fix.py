@@ -41,6 +41,9 @@ class DocsError(ValueError):
 
 @dataclass
 class FileResult:
+    """What became of one file: the names asked for, those written, those that could not be
+    placed, and the new source to write (or why there is none)."""
+
     path: str
     asked: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
@@ -135,6 +138,8 @@ def _merged(target: Target, text: str) -> str:
 def request_text(
     rel: str, source: str, wanted: list[Target], reasons: dict[str, str], style: str
 ) -> str:
+    """The request about one file: each target's code and why it needs a docstring, then the file
+    itself (the first FILE_LINES lines) for context."""
     lines = source.splitlines()
     parts = [f"File: {rel}", f"Style: {style}", "", "Write docstrings for:"]
     for target in wanted:
@@ -194,6 +199,7 @@ def clean_docstring(text: str) -> str:
 
 
 def verify_only_docstrings_changed(old: str, new: str) -> None:
+    """Raise DocsError unless `new` parses and differs from `old` in docstrings only."""
     try:
         new_tree = ast.parse(new)
     except (MemoryError, RecursionError):

@@ -27,10 +27,12 @@ class Running(Generic[Item]):
         self._lock = threading.Lock()
 
     def add(self, item: Item) -> None:
+        """`item` has started now."""
         with self._lock:
             self._started[id(item)] = (item, time.monotonic())
 
     def remove(self, item: Item) -> None:
+        """`item` is done; one that is not running is ignored."""
         with self._lock:
             self._started.pop(id(item), None)
 

@@ -41,12 +41,15 @@ class Reporter:
         self._shown = False
 
     def start(self, total: int) -> None:
+        """The run is about to work on `total` files; the clock starts now."""
         self.total = total
         self.started = time.monotonic()
 
     def fixed(
         self, rel: str, written: list[str], missed: list[str], refused: dict[str, str]
     ) -> None:
+        """File `rel` was written: the docstrings in it, those the model gave none for
+        (`missed`), and why any were not placed (`refused`)."""
         self.written += len(written)
         line = f"{rel}: wrote {counted(len(written), 'docstring')} ({', '.join(written)})"
         if missed:
@@ -54,10 +57,12 @@ class Reporter:
         self._file_done([line, *(f"  {name}: not placed: {why}" for name, why in refused.items())])
 
     def diff(self, rel: str, diff: str, written: list[str]) -> None:
+        """A dry run's change to file `rel`: `diff` is printed, `written` counted as if written."""
         self.written += len(written)
         self._file_done([diff.rstrip("\n")])
 
     def error(self, rel: str, message: str) -> None:
+        """File `rel` was left unchanged, for this reason."""
         self._file_done([f"{rel}: left unchanged: {message}"])
 
     def waiting(self, running: list[tuple[str, float]]) -> None:
@@ -75,6 +80,7 @@ class Reporter:
                 )
 
     def finish(self) -> None:
+        """The run is over: the progress line is cleared."""
         self._clear()
 
     def stopped(self) -> None:

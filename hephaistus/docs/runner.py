@@ -96,6 +96,7 @@ def _staged(workspace: Workspace) -> list[str]:
 
 
 def run_check(workspace: Workspace, files: list[str], config: Config) -> list[Problem]:
+    """The docstring problems of `files` (workspace-relative), by the `[docs]` settings."""
     return check_files(workspace.root, files, config.docs)
 
 
