@@ -30,6 +30,9 @@ def ask_on_stderr(question: str) -> str:
 
 
 class Approval:
+    """The Approver of a run with a person at hand (or --yes, or --dry-run): asks before each
+    write, project command and commit; an `[a]ll` holds for the rest of the run or chat."""
+
     def __init__(
         self,
         sink: Any,

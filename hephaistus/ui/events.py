@@ -17,6 +17,9 @@ from hephaistus.ui.escape import json_safe
 
 
 class EventStream(NullSink):
+    """The sink of `--output jsonl`: the session's records, and the notices and failures, as
+    JSON lines; what else a run shows is in the records."""
+
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stdout
 
@@ -26,9 +29,11 @@ class EventStream(NullSink):
         self.stream.flush()
 
     def notice(self, text: str) -> None:
+        """The notice as a `{"type": "notice"}` line."""
         self._emit({"type": "notice", "text": text})
 
     def failure(self, message: str) -> None:
+        """The failure as a `{"type": "failure"}` line."""
         self._emit({"type": "failure", "message": message})
 
     def _emit(self, event: dict[str, Any]) -> None:

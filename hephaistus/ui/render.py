@@ -36,6 +36,8 @@ def plain_requested() -> bool:
 
 
 def make_console(*, stderr: bool) -> Console:
+    """A console on stderr or stdout: plain text when NO_COLOR or a dumb terminal asks for it,
+    lines wrapped only on a terminal."""
     stream = sys.stderr if stderr else sys.stdout
     if plain_requested():
         return Console(
@@ -83,6 +85,7 @@ class ConsoleSink:
 
     # -- the spinner while the model works ----------------------------------------------
     def step_started(self, step: int) -> None:
+        """Start the spinner (on a terminal, unless quiet); with -v, a line names the step first."""
         if self.verbose:
             self._print(Text(f"── step {step}", style="dim"))
         if self.err.is_terminal and not self.quiet:
@@ -92,11 +95,13 @@ class ConsoleSink:
             self._status.start()
 
     def reply_progress(self, text_so_far: str) -> None:
+        """Keep the thought so far of a streaming reply, for the spinner line."""
         match = PARTIAL_THOUGHT.search(text_so_far)
         if match:
             self._partial = match.group(1).replace("\\n", " ").replace('\\"', '"')
 
     def model_replied(self, usage: Usage) -> None:
+        """Stop the spinner and add the reply's tokens to the count it shows."""
         self._stop()
         self.tokens += usage.total
 
@@ -115,16 +120,20 @@ class ConsoleSink:
         (self.out if out else self.err).print(*items, **options)
 
     def thought(self, text: str) -> None:
+        """The thought, dim and in italics (not when quiet)."""
         if not self.quiet:
             self._print(Text(self.safe(text), style="italic dim"))
 
     def tool_called(self, action: Action) -> None:
+        """The call in one line, `→ tool arg=value ...` (not when quiet)."""
         if not self.quiet:
             self._print(
                 Text("→ ", style="cyan") + Text(self.safe(describe_call(action)), style="bold")
             )
 
     def tool_finished(self, action: Action, result: ToolResult) -> None:
+        """The write's diff if it was not shown yet, then ✓ or ✗ and the first lines of the
+        output (all of them with -v); only the diff when quiet."""
         if result.diff and result.diff not in self._diffs_shown and not result.refused:
             self.show_diff(result.diff)
         if self.quiet:
@@ -140,6 +149,7 @@ class ConsoleSink:
         self._print(Text(f"  {mark} ", style=style) + Text(body, style="dim"))
 
     def show_diff(self, diff: str) -> None:
+        """The diff, coloured on a terminal, and remembered so tool_finished does not repeat it."""
         self._diffs_shown.add(diff)
         if self.quiet:
             return
@@ -154,13 +164,16 @@ class ConsoleSink:
             self._print(diff.rstrip("\n"), markup=False)
 
     def format_error(self, problem: str) -> None:
+        """A yellow line saying what was wrong with the reply (not when quiet)."""
         if not self.quiet:
             self._print(Text(f"  ! malformed reply: {self.safe(problem)}", style="yellow"))
 
     def notice(self, text: str) -> None:
+        """A yellow line, shown even when quiet."""
         self._print(Text(f"  ! {self.safe(text)}", style="yellow"))
 
     def final(self, message: str) -> None:
+        """The answer on stdout: Markdown on a terminal, plain text into a pipe or file."""
         message = self.safe(message)
         if self.out.is_terminal:
             from rich.markdown import Markdown
@@ -170,6 +183,7 @@ class ConsoleSink:
             self._print(message, markup=False, out=True)
 
     def failure(self, message: str) -> None:
+        """`heph: ` and the message, in bold red on stderr."""
         self._print(Text(f"heph: {self.safe(message)}", style="bold red"))
 
 
@@ -193,6 +207,8 @@ class _Waiting:
 
 
 def describe_call(action: Action) -> str:
+    """A tool call in one line: the tool and its arguments, line breaks as ⏎, long values cut,
+    and the bulky ones (content, old, new, diff) given as their number of lines."""
     parts = []
     for name, value in action.args.items():
         if name in BULKY_ARGS and isinstance(value, str):
@@ -207,5 +223,6 @@ def describe_call(action: Action) -> str:
 
 
 def print_json(payload: dict[str, Any]) -> None:
+    """`payload` as one line of JSON on stdout, with no character in it a terminal would act on."""
     sys.stdout.write(json_safe(json.dumps(payload, ensure_ascii=False)) + "\n")
     sys.stdout.flush()

@@ -32,6 +32,7 @@ from hephaistus.ui.render import ConsoleSink
 
 
 def history_path() -> Path:
+    """The file the chat's input history is kept in, in heph's state folder."""
     from hephaistus.userdirs import state_dir
 
     return state_dir() / "history"
@@ -45,6 +46,8 @@ class ReplCompleter(Completer):
         self.files = files
 
     def get_completions(self, document: Document, event: CompleteEvent) -> Iterable[Completion]:
+        """The commands that start with what follows `/`; after `@`, the workspace files with
+        that text at the start of their path or of a folder or file name in it."""
         text = document.text_before_cursor
         if text.startswith("/") and " " not in text:
             for name in self.commands:
@@ -60,6 +63,8 @@ class ReplCompleter(Completer):
 
 
 class Repl:
+    """The chat: reads lines, runs each as a task of `agent` or as a slash command."""
+
     def __init__(
         self,
         agent: Agent,
@@ -108,6 +113,7 @@ class Repl:
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> int:
+        """Chat until Ctrl-D, /exit, or Ctrl-C twice at an empty prompt; the exit code is 0."""
         warm_up()
         model = self.agent.model.name
         where = self.agent.config.base_url or "api.openai.com"
@@ -167,6 +173,7 @@ class Repl:
         return True
 
     def run_turn(self, task: str) -> None:
+        """Run `task` with the agent; a turn that was cancelled or did not answer says so."""
         self._files = None  # the task may create files: list them afresh for completion
         try:
             outcome = self.agent.execute(task)
@@ -181,6 +188,7 @@ class Repl:
 
     # -- slash commands: the docstring is the /help line ---------------------------------
     def commands(self) -> list[str]:
+        """The slash commands' names: the `cmd_` methods, sorted."""
         return sorted(name[4:] for name in dir(self) if name.startswith("cmd_"))
 
     def cmd_help(self, argument: str) -> None:

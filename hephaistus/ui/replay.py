@@ -11,6 +11,8 @@ from hephaistus.ui.render import ConsoleSink
 
 
 def replay(recorded: RecordedSession, sink: ConsoleSink) -> None:
+    """Show the recorded session on `sink` as it was shown live: the task, each step's thought,
+    the tool calls with their results and diffs, notes, the answer, and how it ended."""
     header = recorded.header
     sink.err.print(
         Text(

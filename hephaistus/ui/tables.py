@@ -15,6 +15,7 @@ from hephaistus.ui.escape import visible
 
 
 def sessions_table(rows: list[SessionRow]) -> Table:
+    """The sessions as `heph sessions` lists them, the task cut to fit."""
     cells = [
         [row.id, row.started, str(row.steps), str(row.tokens), row.outcome, visible(row.task)]
         for row in rows
@@ -23,6 +24,7 @@ def sessions_table(rows: list[SessionRow]) -> Table:
 
 
 def models_table(models: list[ModelInfo], configured: str | None) -> Table:
+    """The served models, `*` marking the one `configured`, the name cut to fit."""
     cells = [
         [
             "*" if model.id == configured else "",
@@ -35,6 +37,7 @@ def models_table(models: list[ModelInfo], configured: str | None) -> Table:
 
 
 def stats_table(rows: list[ModelStats]) -> Table:
+    """One row per model, as `heph stats` shows it, the model's name cut to fit."""
     cells = [
         [
             visible(s.model),
