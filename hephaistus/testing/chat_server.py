@@ -40,6 +40,9 @@ from hephaistus.testing import server_flavours as flavours
 
 @dataclass
 class Step:
+    """One scripted answer: a reply (its text, usage, whether it runs on) or a fault with its
+    options."""
+
     kind: str  # "reply" or a fault name
     content: str = ""
     usage: dict[str, int] | None = None
@@ -52,6 +55,9 @@ class Step:
 
 
 class ChatServer:
+    """The scripted server: answers chat requests from `script` in order, then from `responder`
+    when there is one (else with a 500), and records every request it gets."""
+
     def __init__(
         self,
         *,
@@ -100,6 +106,8 @@ class ChatServer:
         return self
 
     def fault(self, kind: str, **options: Any) -> ChatServer:
+        """Queue a fault (see the module's list) in place of the next reply; `options` are Step's
+        fields."""
         if kind not in {"status", "reset", "timeout", "not_json", "truncated_stream", "events"}:
             raise ValueError(f"unknown fault {kind}")
         self.script.append(Step(kind, **options))
@@ -111,6 +119,7 @@ class ChatServer:
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self, port: int = 0) -> ChatServer:
+        """Serve on 127.0.0.1 (`port` 0: any free one) from a daemon thread."""
         handler = type("Handler", (_Handler,), {"chat": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self._httpd.daemon_threads = True
@@ -118,12 +127,14 @@ class ChatServer:
         return self
 
     def stop(self) -> None:
+        """Stop serving and close the socket; a server never started is left alone."""
         if self._httpd:
             self._httpd.shutdown()
             self._httpd.server_close()
 
     @property
     def url(self) -> str:
+        """The base URL to give a client, `http://127.0.0.1:<port>/v1`."""
         assert self._httpd, "start() the server first"
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 

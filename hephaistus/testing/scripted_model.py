@@ -12,6 +12,9 @@ from hephaistus.seams import Message, ModelReply, Usage
 
 
 class ScriptedModel:
+    """A Model for tests: gives its queued replies in order, and keeps the messages and reply
+    limit of every request."""
+
     def __init__(self, replies: list[Any] | None = None, name: str = "scripted") -> None:
         self.name = name
         self.replies: deque[Any] = deque(replies or [])
@@ -31,6 +34,8 @@ class ScriptedModel:
         on_retry: Callable[[str, float], None] | None = None,
         on_text: Callable[[str], None] | None = None,
     ) -> ModelReply:
+        """The next queued reply (an exception is raised instead), with usage estimated from the
+        text; AssertionError when none is left."""
         self.calls.append(copy.deepcopy(messages))
         self.max_tokens.append(max_tokens)
         if not self.replies:
@@ -43,4 +48,5 @@ class ScriptedModel:
         return ModelReply(text, Usage(sent // 4, len(text) // 4))
 
     def assert_used_up(self) -> None:
+        """Fail unless every queued reply was asked for."""
         assert not self.replies, f"{len(self.replies)} scripted replies were never requested"

@@ -17,6 +17,9 @@ CHARS_PER_TOKEN = 4
 
 @dataclass(frozen=True)
 class Flavour:
+    """One kind of server (openai, llama.cpp, vllm, ...): the endpoints that tell its window and
+    how it answers a prompt too long for it."""
+
     name: str
     empty_stream_on_overflow: bool = False  # a 200 with an empty stream instead of a 400
 
@@ -40,6 +43,8 @@ class Flavour:
         return None
 
     def overflow_error(self, window: int, wanted: int) -> dict[str, Any]:
+        """The error body this server sends when a prompt of `wanted` tokens does not fit
+        `window`."""
         if self.name == "llama.cpp":
             return {
                 "error": {
@@ -76,6 +81,7 @@ FLAVOURS = {
 
 
 def get(name: str) -> Flavour:
+    """The flavour called `name`; ValueError, listing the known ones, for any other."""
     if name not in FLAVOURS:
         raise ValueError(f"unknown server flavour {name!r} (known: {', '.join(FLAVOURS)})")
     return FLAVOURS[name]
@@ -90,6 +96,7 @@ def ollama_show(window: int | None) -> dict[str, Any]:
 
 
 def prompt_tokens(body: dict[str, Any]) -> int:
+    """The prompt tokens of a request, as the test server counts them (by characters)."""
     return len(json.dumps(body.get("messages", []))) // CHARS_PER_TOKEN
 
 

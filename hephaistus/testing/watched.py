@@ -54,4 +54,5 @@ class WatchedWorkspace:
         return found
 
     def escaped(self) -> bool:
+        """Whether a file outside the workspace (or in its .git) was added, changed or removed."""
         return self.outside_files() != self.before
