@@ -30,6 +30,8 @@ LINT_NAMES = {"mypy .": "types"}  # the name a command is listed under, when not
 
 
 def draft(workspace: Workspace, commands: dict[str, ProjectCommand]) -> str:
+    """A first AGENTS.md for the workspace, from its files alone: the layout, the commands to
+    run, and the conventions its configuration shows."""
     files = workspace.without_secrets(workspace.files())
     pyproject = _text(workspace.root / "pyproject.toml")
     sections = [

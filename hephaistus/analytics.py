@@ -11,6 +11,9 @@ from hephaistus.session import DOCS_SESSION, Memo, SessionStore, load_session
 
 @dataclass(frozen=True)
 class SessionRow:
+    """One line of `heph sessions`: the session's id, when it started (UTC), its steps, tokens
+    and outcome, and its task on one line."""
+
     id: str
     started: str
     steps: int
@@ -20,6 +23,7 @@ class SessionRow:
 
 
 def session_rows(store: SessionStore, limit: int) -> list[SessionRow]:
+    """The newest `limit` sessions, oldest first, each as a SessionRow."""
     rows = []
     for session_id in store.recent_ids(limit):
         recorded = load_session(store.folder / f"{session_id}.jsonl")
@@ -40,6 +44,7 @@ def session_rows(store: SessionStore, limit: int) -> list[SessionRow]:
 
 
 def as_dicts(rows: list[SessionRow]) -> list[dict]:
+    """The rows as `heph sessions --json` prints them."""
     return [asdict(row) for row in rows]
 
 
@@ -48,6 +53,9 @@ EDIT_TOOLS = {"edit_file", "patch_file", "write_file", "append_file"}
 
 @dataclass
 class ModelStats:
+    """How one model did over the workspace's task sessions: sessions and answers, steps,
+    malformed replies, edits and those that applied, and tokens."""
+
     model: str
     sessions: int = 0
     answered: int = 0
@@ -67,6 +75,7 @@ class ModelStats:
         return self.edits_applied / self.edits if self.edits else None
 
     def to_dict(self) -> dict[str, object]:
+        """The counts and both rates, as `heph stats --json` prints them."""
         return {
             **asdict(self),
             "well_formed_rate": self.well_formed_rate,
@@ -75,6 +84,8 @@ class ModelStats:
 
 
 def collect(store: SessionStore) -> list[ModelStats]:
+    """The stats of every model the workspace's task sessions used, most sessions first; docs
+    sessions are left out (their requests do not use the agent protocol)."""
     by_model: dict[str, ModelStats] = {}
     for session_id in store.ids():
         recorded = load_session(store.folder / f"{session_id}.jsonl")

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CommandRequest:
+    """A request to run a project command, as the person is asked about it."""
+
     name: str  # the project command's name, e.g. test
     command_line: str  # as it will run, for the person to read
     source: str = ""  # where the command came from: "configured in .heph.toml", "detected: ..."
@@ -26,6 +28,8 @@ class CommandRequest:
 
 @dataclass(frozen=True)
 class CommitRequest:
+    """A request to commit `paths` (named from the top of the repository) with `message`."""
+
     paths: tuple[str, ...]
     message: str
 
@@ -38,6 +42,7 @@ Decision = Literal["write", "skip", "decline", "refuse"]
 
 
 def approve_all(request: Request) -> Decision:
+    """Approve everything: the default Approver, for tests and code that asks no one."""
     return "write"
 
 
@@ -63,16 +68,20 @@ class SavedApprovals:
         return self.allows("write")
 
     def allows(self, effect: str, name: str = "") -> bool:
+        """Whether `effect` (with `name`, for a command) was approved for good here."""
         return _entry(effect, name) in self.allowed
 
     def allow(self, effect: str, name: str = "") -> None:
+        """Approve `effect` (with `name`, for a command) for good, and save it."""
         self.allowed.add(_entry(effect, name))
         self.records.put(self.root, {"allowed": sorted(self.allowed)})
 
     def allow_writes(self) -> None:
+        """Approve every write in this workspace for good."""
         self.allow("write")
 
     def clear(self) -> None:
+        """Forget everything approved for good in this workspace."""
         self.allowed = set()
         self.records.put(self.root, None)
 

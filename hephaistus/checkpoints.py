@@ -34,6 +34,9 @@ from hephaistus.workspace import PathError, Workspace
 
 @dataclass
 class FileState:
+    """A file as heph saw it: whether it existed, its mode, and the sha256 of its content (the
+    name of the blob that holds it)."""
+
     exists: bool
     mode: int | None = None
     sha: str | None = None
@@ -49,6 +52,9 @@ class Step:
 
 @dataclass
 class Entry:
+    """Everything a session did to one file: the file before heph's first write and after its
+    last."""
+
     path: str  # workspace-relative
     before: FileState
     after: FileState
@@ -156,6 +162,8 @@ class Checkpoints:
 
 @dataclass(frozen=True)
 class UndoResult:
+    """What an undo (or redo) did, file by file."""
+
     session_id: str
     restored: list[str]  # files put back as they were
     deleted: list[str]  # files heph had created
@@ -192,6 +200,7 @@ class CheckpointStore:
         return sorted(p.name for p in self.folder.iterdir() if p.is_dir() and not p.is_symlink())
 
     def is_undone(self, session_id: str) -> bool:
+        """Whether the session was undone (and not redone since), by heph itself here."""
         return self._undone_records(session_id) is not None
 
     def _undone_records(self, session_id: str) -> list[dict[str, Any]] | None:

@@ -40,6 +40,8 @@ environment: OPENAI_API_KEY, OPENAI_BASE_URL, HEPH_MODEL, HEPH_MAX_STEPS, HEPH_T
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line `argv` (sys.argv's by default) and return the exit code. heph's own
+    errors are printed, never raised; Ctrl-C and a closed pipe end it as a shell tool would."""
     argv = list(sys.argv[1:] if argv is None else argv)
     previous = _end_on_signals()
     try:
@@ -132,6 +134,8 @@ def say(text: str, stream: Any = None) -> None:
 
 
 def print_table(table: Any) -> None:
+    """Print a table on stdout: fitted to a terminal's width, or into a pipe or a file as whole,
+    unpadded rows."""
     from hephaistus.ui.render import make_console
 
     console = make_console(stderr=False)
@@ -203,6 +207,8 @@ def parse_subcommand(command: str, argv: list[str]) -> argparse.Namespace:
 
 
 def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """The options of `argv`, in any order among the words; a usage error, which argparse has
+    printed, becomes a HephError with the usage exit code."""
     try:
         return parser.parse_intermixed_args(argv)
     except SystemExit as exit_:  # argparse printed the usage error (or --help) already
@@ -349,6 +355,8 @@ def _positive_int(text: str) -> int:
 
 
 def run_task(args: argparse.Namespace) -> int:
+    """`heph TASK`: run one task (read from stdin when it is piped in), or start the chat when
+    there is none and a terminal to chat in."""
     task = " ".join(args.task).strip()
     streaming = args.output == "jsonl"
     if streaming and args.json:
@@ -442,6 +450,7 @@ def run_chat(args: argparse.Namespace) -> int:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
+    """The workspace's recorded sessions, newest last, as a table (or JSON with --json)."""
     from hephaistus.analytics import as_dicts, session_rows
     from hephaistus.session import SessionStore
 
@@ -487,6 +496,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
+    """Take back the file changes of a session (`last`: the newest not undone yet); refused,
+    saying why, when the files changed since, unless --force."""
     from hephaistus.checkpoints import (
         CheckpointStore,
         Damaged,
@@ -543,6 +554,8 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 
 def interleaved_message(taken: dict[str, int]) -> str:
+    """Why an undo was refused: which files another writer changed between heph's writes, and how
+    many of their lines --force would take away."""
     from hephaistus.wording import counted
 
     files = ", ".join(

@@ -189,6 +189,8 @@ ENV_KEYS = {
 
 
 def is_loopback_url(url: str | None) -> bool:
+    """Whether `url` names this machine (localhost, 127.0.0.0/8 or ::1); False for no URL or a
+    malformed one."""
     if not url:
         return False
     try:
@@ -204,6 +206,7 @@ def is_loopback_url(url: str | None) -> bool:
 
 
 def user_config_path() -> Path:
+    """The user's own config.toml, in the platform's config folder."""
     from hephaistus.userdirs import config_dir
 
     return config_dir() / "config.toml"

@@ -32,12 +32,16 @@ BUSY_SECONDS = 10.0  # for a server whose port accepts: llama.cpp answers one re
 
 @dataclass(frozen=True)
 class ModelInfo:
+    """A model an endpoint lists, with its context window when the listing gives it."""
+
     id: str
     window: int | None = None  # context tokens, when the listing says (vLLM, LM Studio)
 
 
 @dataclass(frozen=True)
 class LocalServer:
+    """A model server found on this machine, and the models it serves."""
+
     name: str
     base_url: str
     models: list[ModelInfo]

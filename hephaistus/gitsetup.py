@@ -37,6 +37,9 @@ FILE_ENTRIES = ("config", "HEAD", "index", "packed-refs", "info/exclude", "info/
 
 @dataclass(frozen=True)
 class Item:
+    """One thing in a repository's git setup that a clone would not have made: where it is, and
+    what it sets."""
+
     source: str  # ".git/config", ".git/config.worktree", "tools/git.cfg", ".git/hooks", ".git"
     key: str
     value: str

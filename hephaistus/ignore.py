@@ -14,6 +14,8 @@ from hephaistus.textfile import text_of
 
 
 class IgnoreRules:
+    """The `.gitignore` rules of a workspace outside git, each file read once, when first needed."""
+
     def __init__(self, root: Path) -> None:
         self.root = root
         self._specs: dict[str, Any] = {}  # folder (relative to root, "" for it) -> its spec

@@ -22,12 +22,15 @@ READ_BYTES = 4 * LIMIT_CHARS + 4  # of one file: more than fits, never a whole h
 
 @dataclass(frozen=True)
 class Source:
+    """One instructions file: its size, how much of it was cut, or why it was not read."""
+
     path: str
     chars: int = 0  # of the file
     cut: int = 0  # characters left out for the size bound
     problem: str = ""  # why it was not read (a named file only)
 
     def describe(self) -> str:
+        """The file as `-v` and /state name it: its size, what was cut, or why it was not read."""
         if self.problem:
             return f"{self.path} (not read: {self.problem})"
         if self.cut:
@@ -37,10 +40,13 @@ class Source:
 
 @dataclass
 class Instructions:
+    """The instructions files' text for the system prompt, and the files it came from."""
+
     text: str = ""  # for the system prompt; empty when there are none
     sources: list[Source] = field(default_factory=list)
 
     def describe(self) -> str:
+        """The files, as `-v` and /state list them; "none" when there are none."""
         return ", ".join(source.describe() for source in self.sources) or "none"
 
 

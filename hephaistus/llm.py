@@ -72,6 +72,9 @@ class ChatModel:
         on_retry: Callable[[str, float], None] | None = None,
         on_text: Callable[[str], None] | None = None,
     ) -> ModelReply:
+        """The model's reply to `messages`. Transient failures (429, 5xx, resets, a timeout once)
+        are retried with backoff within a time budget; ModelError when they persist or the
+        request cannot succeed. Usage is estimated when the server sends none."""
         deadline = time.monotonic() + RETRY_BUDGET_SECONDS
         attempts = self.config.max_retries + 1
         timeouts = 0
@@ -104,6 +107,8 @@ class ChatModel:
         return cached_window(cache, self.url, self.name, self.config.resolved_api_key())
 
     def remember_window(self, cache: Path, window: int, source: str) -> None:
+        """Keep `window` (learned from `source`, say the server's overflow error) for later runs
+        with this server and model."""
         from hephaistus.serverinfo import remember_window
 
         remember_window(cache, self.url, self.name, window, source)
@@ -363,6 +368,8 @@ def _import_openai() -> None:
 
 
 def missing_key_message() -> str:
+    """What to set when no endpoint is configured: the variables for OpenAI, Ollama and
+    llama.cpp."""
     return (
         "no model endpoint is configured. Set one of:\n"
         "  OpenAI:           export OPENAI_API_KEY=sk-...\n"
@@ -485,6 +492,7 @@ def context_overflow(exc: Any) -> ContextOverflow | None:
 
 
 def estimated_tokens(messages: list[Message]) -> int:
+    """Estimated prompt tokens of `messages`, for a server that reports none."""
     return sum(tokens.estimate(m["content"]) + 4 for m in messages)
 
 

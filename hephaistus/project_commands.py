@@ -22,6 +22,9 @@ from hephaistus.textfile import text_of
 
 @dataclass(frozen=True)
 class ProjectCommand:
+    """A command the model may run by name (test, lint), and where it came from, for the person
+    asked to approve it."""
+
     name: str
     command: str
     source: str  # "configured in FILE", "--test-cmd", or why it was detected
@@ -52,6 +55,8 @@ def resolve(
 
 
 def detect(root: Path) -> list[ProjectCommand]:
+    """The test command the project's files point to (pytest, npm, cargo, go or make), if any:
+    what runs when none is configured."""
     found: list[ProjectCommand] = []
     has_python_tests = (
         (root / "tests").is_dir() or (root / "test").is_dir() or any(root.glob("test_*.py"))

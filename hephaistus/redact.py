@@ -73,6 +73,8 @@ def _secret_values_of(items: frozenset[tuple[str, str]]) -> tuple[str, ...]:
 
 
 def hide_values(text: str, values: Iterable[str]) -> str:
+    """`text` with each of `values` replaced by the redaction mark (give the longest first, as
+    secret_values does)."""
     for value in values:
         if value in text:
             text = text.replace(value, REDACTED)

@@ -42,6 +42,9 @@ class Focus:
 
 @dataclass
 class FileInfo:
+    """What the map knows of one file, cached by its size and modification time: its symbols, its
+    imports and the names it declares."""
+
     size: int
     mtime: int
     symbols: list[str]
@@ -50,6 +53,8 @@ class FileInfo:
 
 
 class RepoMap:
+    """The workspace summary of one workspace, with its cache in `.heph/cache/repomap.json`."""
+
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
         self.cache_path = workspace.heph_dir / "cache" / "repomap.json"
@@ -59,6 +64,7 @@ class RepoMap:
         return f"repomap {self.workspace.root}"  # this workspace's cache, and no other's
 
     def render(self, focus: Focus, budget_tokens: int) -> str:
+        """The summary for `focus`, within `budget_tokens` by the local estimate."""
         # The same check as every tool's: no file outside (files() drops such links), no secret.
         files = self.workspace.without_secrets(self.workspace.files())
         # A name with a line break or an escape in it would read as two entries, or act on a

@@ -39,6 +39,9 @@ class GitError(Exception):
 
 @dataclass(frozen=True)
 class Repository:
+    """The git repository a workspace is in, and the git commands the tools and the workspace
+    run."""
+
     top: Path  # the working tree's top folder
     cwd: Path  # where commands run (the workspace, which may be a subfolder of `top`)
 
@@ -65,6 +68,7 @@ class Repository:
 
     # -- what the tools and the workspace ask ------------------------------------------------
     def has_commits(self) -> bool:
+        """Whether HEAD names a commit (a new repository has none)."""
         try:
             self.git("rev-parse", "--verify", "--quiet", "HEAD")
         except GitError:
@@ -72,6 +76,8 @@ class Repository:
         return True
 
     def branch(self) -> str:
+        """The current branch's name, saying so when it has no commits, or the detached HEAD's
+        commit."""
         try:
             name = self.git("symbolic-ref", "--short", "HEAD").strip()
         except GitError:  # not on a branch
@@ -138,12 +144,15 @@ def disable(folder: Path) -> None:
 
 
 def enable(folder: Path) -> None:
+    """Run git for `folder`'s repository again, as a trusted workspace (or one with nothing to
+    trust) may."""
     located = locate(folder)
     if located is not None:
         _disabled.discard(str(located[0]))
 
 
 def is_disabled(folder: Path) -> bool:
+    """Whether git is switched off for `folder`'s repository in this process."""
     located = locate(folder)
     return located is not None and str(located[0]) in _disabled
 

@@ -55,6 +55,8 @@ LANGUAGES = {
 
 
 def is_test_file(rel: str) -> bool:
+    """Whether `rel` is a test by its name (`test_*`, `*_test.py`, conftest.py) or its folder
+    (`tests/`, `test/`)."""
     path = PurePosixPath(rel)
     return (
         path.name.startswith("test_")
@@ -65,6 +67,7 @@ def is_test_file(rel: str) -> bool:
 
 
 def language_of(path: str) -> str | None:
+    """The language whose scanner reads `path`, by its suffix; None when there is none."""
     name = path.rpartition("/")[2]
     dot = name.rfind(".")
     return LANGUAGES.get(name[dot:]) if dot > 0 else None  # strings: this runs for every file

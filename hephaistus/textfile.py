@@ -30,6 +30,9 @@ class NotTextError(ValueError):
 
 @dataclass(frozen=True)
 class TextFile:
+    """A text file as read: its text with "\\n" line endings, and the line ending and byte-order
+    mark to write it back with."""
+
     text: str  # always with "\n" line endings
     newline: str  # "\n" or "\r\n", as found in the file
     bom: bool
@@ -46,6 +49,8 @@ NEW_FILE = TextFile(text="", newline="\n", bom=False)
 
 
 def looks_binary(data: bytes) -> bool:
+    """Whether `data` has a NUL byte in its first BINARY_SNIFF_BYTES: the way git tells a binary
+    file."""
     return b"\0" in data[:BINARY_SNIFF_BYTES]
 
 
@@ -53,6 +58,8 @@ UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def decode(data: bytes, name: str) -> TextFile:
+    """The file `name` from its bytes; NotTextError, saying why, for UTF-16, binary or non-UTF-8
+    content."""
     if data.startswith(UTF16_BOMS):
         raise NotTextError(f"{name} is UTF-16 text; heph only edits UTF-8, so it leaves it alone")
     if looks_binary(data):

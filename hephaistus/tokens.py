@@ -20,6 +20,7 @@ MOST_CHARS_PER_TOKEN = 1 / LETTER
 
 
 def estimate(text: str) -> int:
+    """The estimated tokens of `text`, rounded up."""
     raw = text.encode("ascii", "ignore")
     other = len(text) - len(raw)
     letters = len(raw) - len(raw.translate(None, _LETTERS))

@@ -45,11 +45,15 @@ class Setting:
     value: str  # as written (TOML/JSON spelling), or what the file does
 
     def shown(self) -> str:
+        """The setting in one line, `source: key = value`."""
         return f"{self.source}: {self.key} = {self.value}"
 
 
 @dataclass(frozen=True)
 class Decision:
+    """What heph decided about a workspace's settings: whether they apply, the state in words,
+    and the settings themselves."""
+
     trusted: bool
     state: str  # "nothing to trust", "trusted", "trusted for this run", "not trusted", ...
     settings: tuple[Setting, ...]
@@ -123,6 +127,7 @@ class TrustStore:
         return "trusted" if record.get("trusted") is True else "declined"
 
     def when(self, root: Path) -> str:
+        """When the person last answered about the workspace, as an ISO time; "?" when unknown."""
         return str(self.records.get(root).get("at", "?"))
 
     def answered(self, root: Path) -> list[Setting]:
@@ -137,6 +142,8 @@ class TrustStore:
         ]
 
     def record(self, root: Path, settings: list[Setting], trusted: bool) -> None:
+        """Keep the person's answer about `settings`, with their digest, so any change asks
+        again."""
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         shown = [[s.source, s.key, s.value] for s in settings]
         record = {"digest": digest(settings), "trusted": trusted, "at": now, "settings": shown}

@@ -86,10 +86,13 @@ class PathError(ValueError):
 
 @dataclass(frozen=True)
 class Workspace:
+    """The folder heph works in; every path a tool names is checked against it."""
+
     root: Path
 
     @classmethod
     def at(cls, root: Path | str) -> Workspace:
+        """The workspace at `root`, as its real path (links resolved)."""
         return cls(Path(os.path.realpath(root)))
 
     @property
