@@ -328,6 +328,23 @@ class CheckpointStore:
                     states[entry.path] = read_real(blob) if entry.before.exists else None
         return states
 
+    def left_states(self, session_ids: list[str]) -> dict[str, FileState | None]:
+        """Each file the sessions changed, as the last of them not undone left it (None:
+        every session that wrote it was undone, so nothing of heph's is in it now)."""
+        states: dict[str, FileState | None] = {}
+        for session_id in session_ids:
+            undone = self.is_undone(session_id)
+            for entry in self._entries(session_id):
+                if not undone:
+                    states[entry.path] = entry.after
+                else:
+                    states.setdefault(entry.path, None)
+        return states
+
+    def holds(self, rel: str, state: FileState) -> bool:
+        """Whether the file `rel` is in `state` now."""
+        return self._matches(rel, state)
+
     def _entries(self, session_id: str) -> list[Entry]:
         """One entry per file the session changed; none when heph did not make the record."""
         manifest = self._manifest(self.folder / session_id)

@@ -13,6 +13,7 @@ left out. Where each value came from is kept for `-v`.
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 import sys
 from collections.abc import Mapping
@@ -213,12 +214,25 @@ def user_config_path() -> Path:
 
 
 def find_workspace(start: Path) -> Path:
-    """The git top-level containing `start`, else `start` itself."""
+    """The git top-level containing `start`, else `start` itself. A `.git` of another user's
+    is no repository of the person's (an attacker's `/tmp/.git` on a shared machine): as git's
+    own `safe.directory` check, heph does not take its folder for the workspace."""
     start = start.resolve()
     for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
+        marker = folder / ".git"
+        if marker.exists():
+            return folder if owned_by_me(marker) else start
     return start
+
+
+def owned_by_me(path: Path) -> bool:
+    """Whether this user owns `path` (always, where the system has no owners)."""
+    if not hasattr(os, "geteuid"):
+        return True
+    try:
+        return os.lstat(path).st_uid == os.geteuid()
+    except OSError:
+        return False
 
 
 def workspace_tables(workspace: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -310,9 +324,11 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
         data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
     where = str(path)
     for part in table or ():
-        data = data.get(part, {})
+        data = data.get(part, {}) if isinstance(data, dict) else None
         where = f"{path} [{'.'.join(table or ())}]"
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: expected a table")
@@ -369,6 +385,8 @@ def _check_type(key: str, value: Any, where: str, owner: type = Config) -> None:
         ok = True
     if not ok:
         raise ConfigError(f"{where}: '{key}' must be {_KIND_NAMES[kind]}, got {value!r}")
+    if kind is float and not math.isfinite(value):
+        raise ConfigError(f"{where}: '{key}' must be a finite number, got {value!r}")
     if (
         kind in (int, float)
         and value <= 0
@@ -385,6 +403,8 @@ def _coerce(key: str, raw: str, where: str) -> Any:
         value = kind(raw)
     except ValueError:
         raise ConfigError(f"{where}: '{raw}' is not {_KIND_NAMES[kind]}") from None
+    if kind is float and not math.isfinite(value):
+        raise ConfigError(f"{where}: must be a finite number, got {raw}")
     if kind in (int, float) and value <= 0:
         raise ConfigError(f"{where}: must be greater than 0, got {raw}")
     return value

@@ -55,7 +55,7 @@ def beyond_a_clone(root: Path) -> list[Item]:
     if any(item.value == "not a plain file" for item in found):
         return found  # git itself would wait on it for ever: it is not asked
     found += _config(root, work_tree)
-    found += _hooks(root, git_dir)
+    found += _hooks(root, work_tree, git_dir)
     return found
 
 
@@ -110,15 +110,23 @@ def _origin(origin: str, work_tree: Path) -> str:
         return path
 
 
-def _hooks(root: Path, git_dir: Path) -> list[Item]:
-    """Each hook a commit would run (executable, not a `.sample`). What cannot be read is
-    listed too: a folder or a hook heph cannot see into must not pass for none."""
+def _hooks(root: Path, work_tree: Path, git_dir: Path) -> list[Item]:
+    """Each hook a commit would run (executable, not a `.sample`) from a folder the repository
+    holds: a hooks folder of the person's own (a global `core.hooksPath`) is theirs. What
+    cannot be read is listed too: a folder or a hook heph cannot see into must not pass for
+    none."""
     try:
         where = Path(
             run(root, "rev-parse", "--path-format=absolute", "--git-path", "hooks").strip()
         )
     except GitError:
         where = git_dir / "hooks"
+    real = os.path.realpath(where)
+    if not any(
+        real == base or real.startswith(os.path.join(base, ""))
+        for base in (os.path.realpath(git_dir), os.path.realpath(work_tree))
+    ):
+        return []
     shown = (
         _origin(f"file:{where}", git_dir.parent)
         if where.is_relative_to(git_dir.parent)

@@ -119,10 +119,14 @@ def locate(folder: Path) -> tuple[Path, Path] | None:
     """(work tree, git directory) of the `.git` nearest around `folder`: a folder, or a
     `gitdir:` file's target (a worktree's, a submodule's); None when there is none. A bare
     repository is never found this way, and no `.git` farther up is looked for."""
+    from hephaistus.config import owned_by_me
+
     for top in (folder, *folder.parents):
         marker = top / ".git"
         if not os.path.lexists(marker):
             continue
+        if not owned_by_me(marker):
+            return None  # another user's repository: git itself would refuse it
         if marker.is_file() and not marker.is_symlink():
             try:
                 text = marker.read_text(encoding="utf-8", errors="replace").strip()
@@ -218,16 +222,28 @@ def run(
     return done.stdout.decode("utf-8", errors)
 
 
+PLACING = {  # the caller's variables that would lead git to another repository
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+}
+
+
 def _environment(located: tuple[Path, Path], literal: bool) -> dict[str, str]:
     """This process's environment without credentials (a hook of the person's own needs no
-    API key), pinned to the repository found, with no `GIT_` variable of the caller's."""
+    API key), pinned to the repository found. The person's own git settings in it stay
+    (`GIT_CONFIG_GLOBAL`; `GIT_INDEX_FILE`, which a commit's hook runs heph with)."""
     from hephaistus.redact import CREDENTIAL_TEXT, SECRET_NAME
 
     environ = {
         name: value
         for name, value in os.environ.items()
-        if not name.startswith("GIT_")
-        and not SECRET_NAME.search(name)
+        if name not in PLACING
+        and not (SECRET_NAME.search(name) and name != "GIT_INDEX_FILE")
         and not CREDENTIAL_TEXT.search(value)
     }
     work_tree, git_dir = located

@@ -28,6 +28,7 @@ from typing import Any
 from hephaistus import provenance
 from hephaistus.redact import hide_values, secret_values
 from hephaistus.seams import Message, Usage
+from hephaistus.textfile import read_real
 
 MAC = "mac"  # the field that signs each line
 FORMAT_VERSION = 2  # 2: the header says the session's kind; TOOL spans say the approval decision
@@ -94,6 +95,7 @@ class Session:
         self._secrets = secrets or []  # values never written: the API key, tokens, passwords
         self._lock = threading.RLock()  # `heph docs --fix` records model calls from threads
         self._tee = tee  # also given each record as it is written (--output jsonl)
+        self._last_mac = ""  # the signature of the line written last
         path.parent.mkdir(parents=True, exist_ok=True)
         # "x": never two sessions in one file. A lone surrogate (an undecodable file name, say)
         # is written as its JSON escape.
@@ -156,7 +158,9 @@ class Session:
         line = hide_values(json.dumps(record, ensure_ascii=False, default=str), self._secrets)
         # Signed as it will be read back: a lone surrogate as its JSON escape.
         line = line.encode("utf-8", "backslashreplace").decode("utf-8")
-        line = f'{line[:-1]}, "{MAC}": "{provenance.line_mac(self.id, line)}"}}'
+        with self._lock:  # each line's signature takes in the one before: a chain
+            self._last_mac = provenance.line_mac(self.id, self._last_mac + line)
+            line = f'{line[:-1]}, "{MAC}": "{self._last_mac}"}}'
         with self._lock:
             if self._file.closed:  # a request that ended after the run stopped
                 return
@@ -217,15 +221,17 @@ class SessionStore:
         """Whether heph recorded this session here: its header signed for this id and this
         workspace, and every line signed as written (the last may be cut short by a crash)."""
         try:
-            lines = (
-                (self.folder / f"{session_id}.jsonl")
-                .read_text(encoding="utf-8", errors="surrogateescape")
-                .split("\n")
-            )
+            text = read_real(self.folder / f"{session_id}.jsonl")
         except OSError:
             return False
+        lines = text.decode("utf-8", "surrogateescape").split("\n")
         complete = lines[:-1]  # what follows the last line feed is a line in flight
-        if not complete or not all(_signed_line(session_id, line) for line in complete):
+        previous = ""
+        for line in complete:  # every line, in order, none left out
+            previous = _signed_line(session_id, line, previous)
+            if not previous:
+                return False
+        if not complete:
             return False
         try:
             header = json.loads(complete[0])
@@ -301,12 +307,15 @@ class RecordedSession:
 SIGNED_LINE = re.compile(r'(.*), "mac": "([0-9a-f]{64})"\}\Z', re.S)
 
 
-def _signed_line(session_id: str, line: str) -> bool:
+def _signed_line(session_id: str, line: str, previous: str) -> str:
+    """The line's signature when it is the one heph wrote after the line signed `previous`,
+    else ""."""
     found = SIGNED_LINE.match(line)
     if not found:
-        return False
+        return ""
     unsigned = found.group(1) + "}"
-    return hmac.compare_digest(found.group(2), provenance.line_mac(session_id, unsigned))
+    expected = provenance.line_mac(session_id, previous + unsigned)
+    return expected if hmac.compare_digest(found.group(2), expected) else ""
 
 
 def load_session(path: Path) -> RecordedSession:
@@ -316,22 +325,22 @@ def load_session(path: Path) -> RecordedSession:
     messages: list[Message] = []
     spans: list[Span] = []
     end = None
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue  # a line cut short by a crash
-            kind = record.pop("type", None)
-            record.pop(MAC, None)
-            if kind == "session":
-                header = record
-            elif kind == "message":
-                messages.append({"role": record["role"], "content": record["content"]})
-            elif kind == "span":
-                spans.append(Span(**record))
-            elif kind == "end":
-                end = record
+    text = read_real(path).decode("utf-8", "replace")
+    for line in text.split("\n")[:-1]:  # what follows the last line feed is a line in flight
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a crash
+        kind = record.pop("type", None)
+        record.pop(MAC, None)
+        if kind == "session":
+            header = record
+        elif kind == "message":
+            messages.append({"role": record["role"], "content": record["content"]})
+        elif kind == "span":
+            spans.append(Span(**record))
+        elif kind == "end":
+            end = record
     return RecordedSession(header, messages, spans, end)
 
 

@@ -60,6 +60,7 @@ SKIPPED_DIRS = {
     ".idea",
 }
 PROTECTED_DIRS = {".git", HEPH_DIR}
+SHORT_NAME = re.compile(r"(git|heph)~\d+")  # Windows' 8.3 names of .git and .heph
 # Hidden folders a project keeps its own files in; any other is a tool's (.cache, .npm, .local).
 PROJECT_DOT_DIRS = {
     ".github",
@@ -233,30 +234,26 @@ class Workspace:
         return inside and not protected_part(real.relative_to(self.root).parts)
 
     def git_dir(self) -> Path | None:
-        """The git directory of the repository the workspace is in (it may be a subfolder)."""
-        for folder in (self.root, *self.root.parents):
-            marker = folder / ".git"
-            if marker.is_dir():
-                return marker
-            if marker.is_file():  # a worktree or submodule: "gitdir: <path>"
-                text = marker.read_text(encoding="utf-8", errors="replace").strip()
-                if text.startswith("gitdir:"):
-                    target = Path(text.split(":", 1)[1].strip())
-                    return target if target.is_absolute() else (folder / target).resolve()
-        return None
+        """The git directory of the repository the workspace is in (it may be a subfolder),
+        as `repository.locate` finds it: the nearest `.git`, the person's own."""
+        from hephaistus.repository import locate
+
+        located = locate(self.root)
+        return located[1] if located else None
 
     def _own_git_dir(self) -> Path | None:
         """The git directory, when writing to it cannot lead elsewhere: only a real `.git`
         folder. A link is not followed, and a `.git` file (a worktree's, a submodule's, or one
         an unpacked archive made to name another repository) is left alone."""
-        for folder in (self.root, *self.root.parents):
-            marker = folder / ".git"
-            if not os.path.lexists(marker):
-                continue
-            if os.path.islink(marker) or not marker.is_dir() or not (marker / "HEAD").is_file():
-                return None
-            return marker
-        return None
+        from hephaistus.repository import locate
+
+        located = locate(self.root)
+        if located is None:
+            return None
+        marker = located[0] / ".git"
+        if os.path.islink(marker) or not marker.is_dir() or not (marker / "HEAD").is_file():
+            return None
+        return marker
 
     def _git_files(self, base: Path) -> list[str] | None:
         if self.git_dir() is None:
@@ -346,9 +343,12 @@ class HephDirError(HephError):
 
 def protected_part(parts: tuple[str, ...] | list[str]) -> str | None:
     """The protected folder (`.git`, `.heph`) a path's parts lead through, at any depth (a
-    vendored repository's `.git` too), or None."""
+    vendored repository's `.git` too), or None. Spelled any way a file system may take for
+    it: in another case (macOS, Windows), with trailing dots or spaces, or as Windows' short
+    name (`GIT~1`)."""
     for part in parts:
-        if part in PROTECTED_DIRS:
+        spelled = part.lower().rstrip(". ")
+        if spelled in PROTECTED_DIRS or SHORT_NAME.fullmatch(spelled):
             return part
     return None
 
@@ -368,4 +368,4 @@ def _join(folder: str, name: str) -> str:
 
 
 def _in_heph_dir(rel: str) -> bool:
-    return rel == HEPH_DIR or rel.startswith(HEPH_DIR + "/")
+    return protected_part(rel.split("/")[:1]) is not None

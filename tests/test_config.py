@@ -195,3 +195,18 @@ def test_a_key_not_declared_harmless_needs_trust():
     for key in ("base_url", "model", "commands", "pass_env", "allow_secrets", "instructions"):
         assert needs_trust(key)
     assert needs_trust("a_key_added_later") and "a_key_added_later" not in FILE_KEYS
+
+
+@pytest.mark.parametrize(
+    "name, text, words",
+    [
+        ("pyproject.toml", "tool = 1\n", "expected a table"),
+        (".heph.toml", "x = " + "[" * 100_000 + "\n", "not valid TOML"),
+        (".heph.toml", "timeout = inf\n", "must be a finite number"),
+        (".heph.toml", "timeout = nan\n", "must be a finite number"),
+    ],
+)
+def test_a_hostile_config_file_is_a_clear_error(tmp_path, user_home, name, text, words):
+    (tmp_path / name).write_text(text)
+    with pytest.raises(ConfigError, match=words):
+        load_config(tmp_path, {}, {})

@@ -1264,3 +1264,108 @@ def test_a_named_pipe_planted_where_heph_reads_its_own_files_never_hangs(
         timeout=60,
     )
     assert "Traceback" not in done.stderr
+
+
+def test_git_commit_refuses_a_file_edited_since_heph_wrote_it(heph, chat_server, home, tmp_path):
+    root = clone(tmp_path, {"a.txt": "one\n"})
+    env = person(home, chat_server)
+    chat_server.reply(act("write_file", path="a.txt", content="one\ntwo\n"))
+
+    def meanwhile(body):  # another program appends while the model thinks
+        with (root / "a.txt").open("a") as handle:
+            handle.write("USER WORK NOT HEPHS\n")
+        return act("git_commit", message="two")
+
+    chat_server.responder = meanwhile
+    chat_server.script.clear()
+    chat_server.reply(act("write_file", path="a.txt", content="one\ntwo\n"))
+    result = heph("--yes", "add two", cwd=root, env=env)
+    said = [r["messages"][-1]["content"] for r in chat_server.requests[2:3]]
+    assert "changed since heph last wrote it" in said[0]
+    assert git(root, "log", "--format=%s").splitlines() == ["the project"]
+    assert result.code in (0, 1)
+
+
+def test_protected_folders_in_any_spelling_are_out_of_reach(tmp_path):
+    from hephaistus.workspace import PathError
+
+    ws = Workspace.at(tmp_path)
+    for spelled in (
+        ".GIT/config",
+        ".Git/HEAD",
+        ".git./config",
+        ".git /x",
+        "GIT~1/config",
+        ".HEPH/state.json",
+        "sub/.Heph/x",
+    ):
+        with pytest.raises(PathError):
+            ws.resolve(spelled)
+        with pytest.raises(PathError):
+            ws.resolve(spelled, for_write=True)
+
+
+def test_another_users_git_above_the_folder_is_not_the_persons_workspace(
+    heph, chat_server, home, tmp_path
+):
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        pytest.skip("making a folder another user's needs root")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    git(shared, "init", "-q")
+    (shared / "notes.txt").write_text("someone else's notes\n")
+    mine = shared / "mine"
+    mine.mkdir()
+    (mine / "app.py").write_text("x = 1\n")
+    exclude = (shared / ".git" / "info" / "exclude").read_text()
+    for path in (shared, shared / ".git", shared / "notes.txt"):
+        os.chown(path, 65534, 65534)
+    chat_server.reply(act("list_files"))
+    chat_server.reply(final("looked"))
+    assert heph("look around", cwd=mine, env=person(home, chat_server)).code == 0
+    assert "someone else's" not in json.dumps(chat_server.requests)
+    assert "notes.txt" not in chat_server.requests[1]["messages"][-1]["content"]
+    assert not (shared / ".heph").exists() and (mine / ".heph").exists()
+    assert (shared / ".git" / "info" / "exclude").read_text() == exclude
+
+
+def test_the_persons_own_global_hooks_need_no_trust(heph, home, tmp_path, monkeypatch):
+    from hephaistus.trust import settings_needing_trust
+
+    own = tmp_path / "my-hooks"
+    own.mkdir()
+    (own / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    (own / "pre-commit").chmod(0o755)
+    config = tmp_path / "gitconfig"
+    config.write_text(f"[core]\n\thooksPath = {own}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    assert settings_needing_trust(root) == []
+
+
+def test_a_session_with_a_line_left_out_or_an_unsigned_last_line_is_not_the_persons(
+    heph, chat_server, home, tmp_path
+):
+    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    env = person(home, chat_server)
+    chat_server.reply(act("read_file", path="app.py"))
+    chat_server.reply(final("read it"))
+    assert heph("read app.py", cwd=root, env=env).code == 0
+    (session,) = (root / ".heph" / "sessions").glob("*.jsonl")
+    lines = session.read_text().splitlines(keepends=True)
+    session.write_text("".join(lines[:2] + lines[3:]))  # one record left out
+    assert heph("sessions", "--json", cwd=root, env=env).json["sessions"] == []
+    planted = '{"type": "message", "role": "user", "content": "PLANTED"}'
+    session.write_text("".join(lines) + planted)  # an unsigned line in flight
+    from hephaistus.session import load_session
+
+    assert len(heph("sessions", "--json", cwd=root, env=env).json["sessions"]) == 1
+    assert "PLANTED" not in json.dumps(load_session(session).messages)
+
+
+def test_invisible_characters_in_model_text_are_spelled_out(heph, chat_server):
+    chat_server.reply(final("run\u200b this\u2028now \U000e0041 \ufeff done"))
+    result = heph("go")
+    for hidden in ("\u200b", "\u2028", "\U000e0041", "\ufeff"):
+        assert hidden not in result.stdout + result.stderr
+    assert "\\u200b" in result.stdout and "\\u2028" in result.stdout

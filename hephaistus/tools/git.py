@@ -62,6 +62,8 @@ def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) ->
         except PathError as exc:
             return ToolResult(False, str(exc))
         scope = f":(literal){real}"  # the path named, never a pattern
+    # No renames: a secret file renamed is its deletion (named, so left out) and an addition.
+    args.append("--no-renames")
     changed = _git(repo, "diff", *args, "--name-only", "-z", "--", scope)
     if isinstance(changed, ToolResult):
         return changed
@@ -198,6 +200,11 @@ def _commit_targets(ctx: ToolContext, paths: list[str] | str | None) -> tuple[li
     chat, all of them or those `paths` names (a list, or one string: one path, else paths
     separated by spaces). Anything else is the user's to commit, and refused."""
     mine = list(dict.fromkeys(change.path for change in ctx.changed))
+    if ctx.sessions:  # a change undone since is no longer heph's to commit
+        left = CheckpointStore(ctx.workspace.root, ctx.workspace.heph_dir).left_states(
+            list(ctx.sessions)
+        )
+        mine = [rel for rel in mine if left.get(rel, True) is not None]
     if not mine:
         raise ValueError("heph changed no files in this session, so it has nothing to commit")
     if not paths:
@@ -225,9 +232,26 @@ def _commit_targets(ctx: ToolContext, paths: list[str] | str | None) -> tuple[li
 
 
 def _refuse_the_users_work(ctx: ToolContext, repo: Repository, chosen: list[str]) -> None:
-    """A file heph changed may hold the user's work too: changes they staged, or made before
-    heph's first write to it and never committed. `git commit --only` would take those along,
-    so such a file is refused."""
+    """A file heph changed may hold the user's work too: changes they staged, made before
+    heph's first write to it and never committed, or made since heph last wrote it (or heph's
+    change was undone). `git commit --only` would take those along, so such a file is
+    refused."""
+    if ctx.sessions:
+        store = CheckpointStore(ctx.workspace.root, ctx.workspace.heph_dir)
+        left = store.left_states(list(ctx.sessions))
+        changed = []
+        for rel in chosen:
+            if rel not in left:
+                continue  # no record of heph's write (a context without checkpoints)
+            state = left[rel]
+            if state is None or not store.holds(rel, state):
+                changed.append(rel)
+        if changed:
+            raise ValueError(
+                f"{', '.join(changed)} changed since heph last wrote it (edited by someone else, "
+                "or heph's change undone): committing would take in what is not heph's, so the "
+                "user should commit this"
+            )
     listed = repo.git("diff", "--cached", "--name-only", "-z", "--", *chosen, literal=True)
     staged = [name for name in listed.split("\0") if name]
     if staged:

@@ -3,8 +3,9 @@
 A model that read a poisoned README can send escape sequences that move the cursor, erase the
 lines above (hiding part of a diff shown for approval), retitle the window or write the
 clipboard (OSC 52). Every control character except line feed and tab, the C1 range, Unicode
-direction overrides and lone surrogates are shown as visible escapes (`\\x1b`, `\\u202e`), so
-what the person sees is exactly what there is.
+direction overrides, characters that show as nothing (a zero-width space, a line separator, a
+soft hyphen, Hangul fillers, tag characters, a byte-order mark) and lone surrogates are shown
+as visible escapes (`\\x1b`, `\\u202e`), so what the person sees is exactly what there is.
 """
 
 from __future__ import annotations
@@ -13,10 +14,20 @@ import re
 
 _CONTROLS = [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]
 _DIRECTION = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+# Shown as nothing, or as a blank: text could hide behind them. (The joiners U+200C and U+200D
+# are left alone: scripts and emoji need them.)
+_INVISIBLE = [0x00AD, 0x115F, 0x1160, 0x180E, 0x200B, 0x2028, 0x2029, *range(0x2060, 0x2065)]
+_INVISIBLE += [0x3164, 0xFEFF, 0xFFA0]
+_TAGS = range(0xE0000, 0xE0080)
 _VISIBLE = {code: f"\\x{code:02x}" for code in _CONTROLS}
-_VISIBLE.update({code: f"\\u{code:04x}" for code in [*_DIRECTION, *range(0xD800, 0xE000)]})
+_VISIBLE.update(
+    {code: f"\\u{code:04x}" for code in [*_DIRECTION, *_INVISIBLE, *range(0xD800, 0xE000)]}
+)
+_VISIBLE.update({code: f"\\U{code:08x}" for code in _TAGS})
 _UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+    "\u00ad\u115f\u1160\u180e\u200b\u2028\u2029\u2060-\u2064\u3164\ufeff\uffa0"
+    "\U000e0000-\U000e007f]"
 )
 
 
@@ -32,4 +43,12 @@ def json_safe(line: str) -> str:
     surrogates are \\u escapes too, as json.dumps already does for the C0 ones."""
     if not _UNSAFE.search(line):
         return line
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
+    return _UNSAFE.sub(lambda m: _json_escape(ord(m.group())), line)
+
+
+def _json_escape(code: int) -> str:
+    """`\\uXXXX`, or a surrogate pair of them for a character beyond the first plane."""
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
