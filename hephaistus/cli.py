@@ -382,7 +382,7 @@ def run_task(args: argparse.Namespace) -> int:
 
         sink = EventStream()
     if args.verbose:
-        sink.notice(endpoint_described(config))
+        sink.notice(describe_endpoint(config))
     quiet_terminal = args.json or streaming  # stdout is for machines: never ask
     approval = Approval(
         sink, yes=args.yes, dry_run=args.dry_run, interactive=False if quiet_terminal else None
@@ -430,7 +430,7 @@ def run_chat(args: argparse.Namespace) -> int:
     workspace, config = _workspace_and_model_config(args)
     sink = ConsoleSink(verbose=args.verbose, quiet=args.quiet, console=make_console(stderr=False))
     if args.verbose:
-        sink.notice(endpoint_described(config))
+        sink.notice(describe_endpoint(config))
     approval = Approval(
         sink,
         yes=args.yes,
@@ -546,43 +546,15 @@ def cmd_undo(args: argparse.Namespace) -> int:
             " Undoing would lose those changes; pass --force to undo anyway"
         ) from None
     except Interleaved as tangled:
+        from hephaistus.ui.undo import interleaved_message
+
         raise HephError(f"not undone: {interleaved_message(tangled.taken)}") from None
+    from hephaistus.ui.undo import undo_report
+
     say(f"undid session {session_id}")
     for line in undo_report(result):
         say(line)
     return 0
-
-
-def interleaved_message(taken: dict[str, int]) -> str:
-    """Why an undo was refused: which files another writer changed between heph's writes, and how
-    many of their lines --force would take away."""
-    from hephaistus.wording import counted
-
-    files = ", ".join(
-        f"{path} ({counted(lines, 'line')} of theirs)" for path, lines in taken.items()
-    )
-    return (
-        f"another run or program also wrote {files} between heph's writes, and heph's lines "
-        "there cannot be told from theirs. Undoing would take theirs away too; pass --force "
-        "to undo anyway, taking them away"
-    )
-
-
-def undo_report(result: Any, verb: str = "restored") -> list[str]:
-    """One line a file: what undo (or redo) did to it."""
-    from hephaistus.wording import counted
-
-    lines = []
-    for path in result.restored:
-        if path in result.own_lines_only:
-            lines.append(f"  {verb} {path}: heph's lines taken back, another run's kept")
-        elif path in result.taken:
-            taken = counted(result.taken[path], "line")
-            lines.append(f"  {verb} {path}, taking away {taken} another run wrote meanwhile")
-        else:
-            lines.append(f"  {verb} {path}")
-    lines += [f"  deleted  {path} (heph had created it)" for path in result.deleted]
-    return lines
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
@@ -627,7 +599,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
     config = _with_endpoint(config)
     if args.verbose:
-        say(f"heph: {endpoint_described(config)}", sys.stderr)
+        say(f"heph: {describe_endpoint(config)}", sys.stderr)
     # A hook must not hang a commit: the docs timeout, and a timeout is not tried again.
     model = ChatModel(replace(config, timeout=config.docs.timeout))
     model.retry_timeouts = False
@@ -653,19 +625,25 @@ def cmd_models(args: argparse.Namespace) -> int:
 
     _, config = _workspace_and_config(args)
     if not config.resolved_api_key():
-        found = _local_server()
+        from hephaistus.endpoint import local_server
+
+        found = local_server()
         say(f"heph: {found.name} at {found.base_url} (found on this machine)", sys.stderr)
         config = replace(config, base_url=found.base_url)
     if args.verbose:
-        say(f"heph: {endpoint_described(config)}", sys.stderr)
+        say(f"heph: {describe_endpoint(config)}", sys.stderr)
     url = config.base_url or OPENAI_URL
     try:
         models = list_models(url, config.resolved_api_key())
     except ListingError as error:
         raise HephError(str(error)) from None
+    from hephaistus.endpoint import model_used, served_window
+
     if config.is_local:
-        models = [m if m.window else replace(m, window=_served(url, m.id, config)) for m in models]
-    configured = _model_used(config, [m.id for m in models])
+        models = [
+            m if m.window else replace(m, window=served_window(url, m.id, config)) for m in models
+        ]
+    configured = model_used(config, [m.id for m in models])
     if args.json:
         from hephaistus.ui.render import print_json
 
@@ -678,20 +656,6 @@ def cmd_models(args: argparse.Namespace) -> int:
     if configured and configured not in {m.id for m in models}:
         say(f"heph: the configured model {configured} is not among them", sys.stderr)
     return 0
-
-
-def _model_used(config: Any, names: list[str]) -> str | None:
-    """The model heph would ask: the configured one, or a local server's only one."""
-    if config.chosen_model or not config.is_local:
-        return str(config.model)
-    return names[0] if len(names) == 1 else None
-
-
-def _served(url: str, model: str, config: Any) -> int | None:
-    from hephaistus.serverinfo import served_window
-
-    found = served_window(url, model, config.resolved_api_key())
-    return found[0] if found else None
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -736,10 +700,10 @@ def cmd_trust(args: argparse.Namespace) -> int:
     settings = trust.settings_needing_trust(root)
     state = store.state(root, settings)
     if args.show or not settings or state == "trusted":
-        say(_trust_report(root, settings, state, store))
+        say(trust.report(root, settings, state, store))
         return 0
     if args.yes:  # what is trusted is said, even when nobody is asked
-        say(_trust_report(root, settings, state, store))
+        say(trust.report(root, settings, state, store))
         answer: bool | None = True
     elif sys.stdin.isatty():
         from hephaistus.ui.approval import ask_on_stderr
@@ -747,7 +711,7 @@ def cmd_trust(args: argparse.Namespace) -> int:
         before = store.answered(root) if state == "changed" else None
         answer = trust.ask_to_trust(settings, ask_on_stderr, before=before)
     else:
-        say(_trust_report(root, settings, state, store))
+        say(trust.report(root, settings, state, store))
         raise Refused("no terminal to ask in: pass --yes to trust this workspace")
     if answer is None:
         raise Refused("no answer: the workspace stays untrusted")
@@ -757,29 +721,6 @@ def cmd_trust(args: argparse.Namespace) -> int:
     else:
         say(f"not trusted: heph ignores these settings in {root}")
     return 0
-
-
-def _trust_report(root: Path, settings: list[Any], state: str, store: Any) -> str:
-    if not settings:
-        return (
-            f"{root}: its files hold no settings that need trust; all of them apply "
-            "(a .heph.toml or [tool.hephaistus] that sets base_url, model, commands, "
-            "pass_env, allow_secrets, instructions, ... would)"
-        )
-    described = {
-        "trusted": f"trusted since {store.when(root)}: these settings apply",
-        "changed": "not trusted: you trusted it once, but its settings changed since (+ new "
-        "or changed, - gone); they apply once you trust it again",
-        "declined": f"not trusted (you said no on {store.when(root)}): these settings are ignored",
-        "unknown": "not trusted: these settings are ignored until you trust it",
-    }[state]
-    from hephaistus import trust
-
-    before = store.answered(root) if state == "changed" else None
-    lines = [f"{root}: {described}", *trust.listing(settings, before)]
-    if state != "trusted":
-        lines.append("`heph trust` trusts it; `heph --trust ...` for one run")
-    return "\n".join(lines)
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -883,104 +824,17 @@ def _workspace_and_model_config(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _with_endpoint(config: Any) -> Any:
-    """`config`, with a local server found on its usual address when no endpoint is set, and
-    the model an endpoint serves when none is chosen: one choice everywhere (tasks, the chat,
-    `heph models`), never a default the server does not have."""
-    if config.resolved_api_key():
-        return _served_model(config)
-    from dataclasses import replace
+    """`config` with its endpoint and model settled (see endpoint.with_endpoint)."""
+    from hephaistus.endpoint import with_endpoint
 
-    found = _local_server()
-    names = [model.id for model in found.models]
-    configured = config.chosen_model
-    if configured and (configured in names or not names):
-        model = configured
-    elif len(names) == 1:
-        model = names[0]
-    elif not names:
-        raise ConfigError(f"{found.name} at {found.base_url} serves no model; load one first")
-    else:
-        raise ConfigError(
-            f"{found.name} at {found.base_url} serves several models; pass one with -m "
-            f"(or HEPH_MODEL): {', '.join(names)}"
-        )
-    say(
-        f"heph: using {found.name} at {found.base_url}, model {model} (found on this machine; "
-        "set OPENAI_BASE_URL to choose)",
-        sys.stderr,
-    )
-    sources = {**dict(config.sources), "base_url": "found on this machine"}
-    if model != configured:
-        sources["model"] = "the only model that server serves"
-    return replace(config, base_url=found.base_url, model=model, sources=tuple(sources.items()))
+    return with_endpoint(config, lambda line: say(line, sys.stderr))
 
 
-SHOWN_MODELS = 20
+def describe_endpoint(config: Any) -> str:
+    """The endpoint, the model and the key a run uses, and where each came from (-v)."""
+    from hephaistus.endpoint import describe
 
-
-def _served_model(config: Any) -> Any:
-    """With an endpoint but no model chosen: the endpoint's only model, or an error naming
-    its models when it serves several. OpenAI's own endpoint keeps the default."""
-    from dataclasses import replace
-
-    from hephaistus.discovery import ListingError, list_models
-    from hephaistus.llm import OPENAI_URL
-
-    url = (config.base_url or OPENAI_URL).rstrip("/")
-    if config.chosen_model or url == OPENAI_URL:
-        return config
-    try:
-        names = [model.id for model in list_models(url, config.resolved_api_key())]
-    except ListingError:
-        return config  # it does not list them: the request says whether the default exists
-    if len(names) == 1:
-        sources = {**dict(config.sources), "model": "the only model that server serves"}
-        return replace(config, model=names[0], sources=tuple(sources.items()))
-    if len(names) > 1:
-        shown = ", ".join(names[:SHOWN_MODELS])
-        more = (
-            f", and {len(names) - SHOWN_MODELS} more (heph models lists them)"
-            if len(names) > SHOWN_MODELS
-            else ""
-        )
-        raise ConfigError(
-            f"{url} serves several models; pass one with -m (or HEPH_MODEL, or model in the "
-            f"user config): {shown}{more}"
-        )
-    return config
-
-
-def endpoint_described(config: Any) -> str:
-    """Where the requests (and the API key) go, and where each choice came from: said by -v
-    before the first request."""
-    from hephaistus.llm import OPENAI_URL
-
-    url = config.base_url or OPENAI_URL
-    where = config.source_of("base_url")
-    if where == "default":
-        where = "OpenAI's, as no endpoint is set"
-    if config.api_key:
-        key = "the API key from OPENAI_API_KEY goes there"
-    elif config.resolved_api_key():
-        key = "no API key is sent (a placeholder, for a server on this machine)"
-    else:
-        key = "no API key is set"
-    model = f"model {config.model} ({config.source_of('model')})"
-    return f"endpoint: {url} ({where}); {model}; {key}"
-
-
-def _local_server() -> Any:
-    """A model server on this machine's usual addresses, or the error that none is set."""
-    from hephaistus.discovery import Busy, discover
-    from hephaistus.llm import missing_key_message
-
-    try:
-        found = discover()
-    except Busy as busy:
-        raise ConfigError(str(busy)) from None
-    if found is None:
-        raise ConfigError(missing_key_message())
-    return found
+    return describe(config)
 
 
 def _say_foreign_sessions(store: Any) -> None:

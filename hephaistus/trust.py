@@ -290,3 +290,25 @@ def _spelled(value: Any) -> str:
     booleans and lists, with every character outside ASCII escaped (a zero-width space or a
     line separator must be seen, not hidden)."""
     return json.dumps(value, ensure_ascii=True)
+
+
+def report(root: Path, settings: list[Setting], state: str, store: TrustStore) -> str:
+    """The workspace's trust state and every setting that needs trust, for `heph trust`."""
+    if not settings:
+        return (
+            f"{root}: its files hold no settings that need trust; all of them apply "
+            "(a .heph.toml or [tool.hephaistus] that sets base_url, model, commands, "
+            "pass_env, allow_secrets, instructions, ... would)"
+        )
+    described = {
+        "trusted": f"trusted since {store.when(root)}: these settings apply",
+        "changed": "not trusted: you trusted it once, but its settings changed since (+ new "
+        "or changed, - gone); they apply once you trust it again",
+        "declined": f"not trusted (you said no on {store.when(root)}): these settings are ignored",
+        "unknown": "not trusted: these settings are ignored until you trust it",
+    }[state]
+    before = store.answered(root) if state == "changed" else None
+    lines = [f"{root}: {described}", *listing(settings, before)]
+    if state != "trusted":
+        lines.append("`heph trust` trusts it; `heph --trust ...` for one run")
+    return "\n".join(lines)

@@ -235,7 +235,7 @@ class Repl:
             )
             return
         except Interleaved as tangled:
-            from hephaistus.cli import interleaved_message
+            from hephaistus.ui.undo import interleaved_message
 
             message = interleaved_message(tangled.taken).replace("--force", "/undo --force")
             self.console.print(Text(self.sink.safe(f"not undone: {message}"), style="yellow"))

@@ -1,0 +1,38 @@
+"""What undo says it did: each file put back, heph's own lines taken back from a file another
+run wrote too, or another's lines taken away under --force; and why it refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def interleaved_message(taken: dict[str, int]) -> str:
+    """Why an undo was refused: which files another writer changed between heph's writes, and how
+    many of their lines --force would take away."""
+    from hephaistus.wording import counted
+
+    files = ", ".join(
+        f"{path} ({counted(lines, 'line')} of theirs)" for path, lines in taken.items()
+    )
+    return (
+        f"another run or program also wrote {files} between heph's writes, and heph's lines "
+        "there cannot be told from theirs. Undoing would take theirs away too; pass --force "
+        "to undo anyway, taking them away"
+    )
+
+
+def undo_report(result: Any, verb: str = "restored") -> list[str]:
+    """One line a file: what undo (or redo) did to it."""
+    from hephaistus.wording import counted
+
+    lines = []
+    for path in result.restored:
+        if path in result.own_lines_only:
+            lines.append(f"  {verb} {path}: heph's lines taken back, another run's kept")
+        elif path in result.taken:
+            taken = counted(result.taken[path], "line")
+            lines.append(f"  {verb} {path}, taking away {taken} another run wrote meanwhile")
+        else:
+            lines.append(f"  {verb} {path}")
+    lines += [f"  deleted  {path} (heph had created it)" for path in result.deleted]
+    return lines
