@@ -77,7 +77,7 @@ def test_the_window_is_read_from_the_server_and_cached(heph, workspace, flavour,
         assert f"context window 6,000 tokens (from the server ({source}))" in first.stderr
         assert server.requests[0]["max_tokens"] == 1500
         sealed = (workspace / ".heph" / "cache" / "windows.json").read_bytes()
-        cache = json.loads(unseal(f"windows {workspace}", sealed) or b"{}")  # heph's seal
+        cache = json.loads(unseal(f"windows {workspace.resolve()}", sealed) or b"{}")  # sealed
         assert [entry[0] for entry in cache.values()] == [6000]
         second = run_heph(heph, server, "-v", "go")  # from the cache: same answer
         assert f"from the server ({source})" in second.stderr

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from hephaistus.provenance import unseal
 from hephaistus.session import load_session
 
 MODEL = os.environ.get("HEPH_REAL_SERVER_MODEL", "")
@@ -175,7 +176,8 @@ def test_a_task_that_cannot_fit_fails_fast_naming_the_window(server, heph_proces
     assert result.code == 1 and f"context window {WINDOW:,} tokens" in result.stderr
     assert "Traceback" not in result.stderr and time.monotonic() - started < 15
     # The window the server named is kept: the next run knows it before sending anything.
-    cache = json.loads((workspace / ".heph" / "cache" / "windows.json").read_text())
+    sealed = (workspace / ".heph" / "cache" / "windows.json").read_bytes()
+    cache = json.loads(unseal(f"windows {workspace.resolve()}", sealed) or b"{}")  # heph's seal
     assert [entry[0] for entry in cache.values()] == [WINDOW]
     again = run(heph_process, url, "-v", "-m", "smollm2", "explain this: " + "word " * 3000)
     assert again.code == 1 and "did not fit" not in again.stderr
