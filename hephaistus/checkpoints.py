@@ -18,18 +18,13 @@ from __future__ import annotations
 import hashlib
 import json
 import stat
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from hephaistus import provenance
-from hephaistus.locks import file_lock, workspace_lock
-from hephaistus.reversal import merge, taken_away
-from hephaistus.textfile import atomic_write, new_file_mode, read_real, unlink_real
-from hephaistus.workspace import PathError, Workspace
+from hephaistus.textfile import atomic_write, new_file_mode, read_real
 
 
 @dataclass
@@ -76,9 +71,6 @@ class Entry:
             for earlier, later in pairwise(self.steps)
             if (later.before.exists, later.before.sha) != (earlier.after.exists, earlier.after.sha)
         ]
-
-
-Pick = Callable[[Entry], FileState]
 
 
 class UndoConflict(Exception):
@@ -183,7 +175,7 @@ class CheckpointStore:
 
     def sessions_with_changes(self) -> list[str]:
         """The sessions whose checkpoints heph made here, oldest first."""
-        return [name for name in self._folders() if self._entries(name)]
+        return [name for name in self._folders() if self.entries(name)]
 
     def foreign(self) -> list[str]:
         """The checkpoint folders heph did not make on this machine (they came with the
@@ -191,7 +183,7 @@ class CheckpointStore:
         return [
             name
             for name in self._folders()
-            if self._manifest(self.folder / name) and not self._entries(name)
+            if self.manifest(self.folder / name) and not self.entries(name)
         ]
 
     def _folders(self) -> list[str]:
@@ -201,9 +193,9 @@ class CheckpointStore:
 
     def is_undone(self, session_id: str) -> bool:
         """Whether the session was undone (and not redone since), by heph itself here."""
-        return self._undone_records(session_id) is not None
+        return self.undone_records(session_id) is not None
 
-    def _undone_records(self, session_id: str) -> list[dict[str, Any]] | None:
+    def undone_records(self, session_id: str) -> list[dict[str, Any]] | None:
         """What undo wrote, when heph itself undid the session here (signed), else None."""
         try:
             record = json.loads(read_real(self.folder / session_id / "undone.json"))
@@ -219,113 +211,32 @@ class CheckpointStore:
         return f"checkpoint {self.root}"  # this workspace's checkpoints, and no other's
 
     def undo(self, session_id: str, *, force: bool = False) -> UndoResult:
-        """Take back every change the session made. A file someone else also wrote between
-        heph's writes gets only heph's own lines taken back, when they can be told apart;
-        else it is refused (Interleaved), or with `force` restored whole, saying how many of
-        their lines that takes away."""
-        with workspace_lock(self.heph_dir):
-            if self.is_undone(session_id):
-                raise LookupError(f"session {session_id} is already undone")
-            entries = self._entries(session_id)
-            if not entries:
-                raise LookupError(self._nothing_to_undo(session_id))
-            with self._files_locked(entries):
-                self._check(entries, force)
-                self._check_blobs(session_id, entries, lambda e: e.before)
-                plans = [self._undo_plan(session_id, e, force) for e in entries]
-                tangled = {e.path: n for e, _, own, n in plans if own is None and n}
-                if tangled and not force:
-                    raise Interleaved(tangled)
-                # What each file holds now and what it gets, so redo can bring heph's back.
-                undone = [
-                    {"path": e.path, "before": asdict(now), "after": asdict(target)}
-                    for e, (now, target), _, _ in plans
-                ]
-                signed = provenance.signed(f"undone {self.root}", {"files": undone})
-                atomic_write(
-                    self.folder / session_id / "undone.json",
-                    json.dumps(signed, indent=1).encode(),
-                    temp_dir=self.temp_dir,
-                )
-                targets = {e.path: target for e, (_, target), _, _ in plans}
-                result = self._restore(session_id, entries, lambda e: targets[e.path])
-                own = [e.path for e, _, own_only, _ in plans if own_only]
-                return replace(result, own_lines_only=own, taken=tangled if force else {})
+        """Take back every change the session made (see undo.undo)."""
+        from hephaistus import undo
+
+        return undo.undo(self, session_id, force=force)
 
     def redo(self, session_id: str, *, force: bool = False) -> UndoResult:
-        """Bring back what undo replaced, if the files are still as undo left them."""
-        with workspace_lock(self.heph_dir):
-            marker = self.folder / session_id / "undone.json"
-            records = self._undone_records(session_id)
-            if records is None:
-                raise LookupError(f"session {session_id} has not been undone")
-            entries = [
-                Entry(r["path"], FileState(**r["after"]), FileState(**r["before"])) for r in records
-            ]
-            with self._files_locked(entries):
-                self._check(entries, force)
-                self._check_blobs(session_id, entries, lambda e: e.after)
-                result = self._restore(session_id, entries, lambda e: e.after)
-            marker.unlink()
-            return result
+        """Bring back what undo replaced (see undo.redo)."""
+        from hephaistus import undo
 
-    def _undo_plan(
-        self, session_id: str, entry: Entry, force: bool
-    ) -> tuple[Entry, tuple[FileState, FileState], bool | None, int]:
-        """(entry, (the file's state now, the state undo gives it), whether only heph's own
-        lines are taken back (None: they cannot be), the others' lines restoring whole would
-        take away)."""
-        now = next(
-            (
-                s
-                for s in (entry.after, entry.previous, entry.before)
-                if s and self._matches(entry.path, s)
-            ),
-            entry.after,
-        )
-        if not entry.interleaved() or now == entry.before:
-            return entry, (now, entry.before), False, 0
-        blobs = self.folder / session_id / "blobs"
+        return undo.redo(self, session_id, force=force)
 
-        def content(state: FileState) -> bytes:
-            return read_real(blobs / str(state.sha)) if state.exists else b""
-
-        # Cut short (the file still holds what the last write found): that write was not made.
-        steps = entry.steps if now == entry.after else entry.steps[:-1]
-        others = [(content(left), content(found)) for left, found in entry.others_changes()]
-        # The newest write taken back is exactly what it found; each earlier one is merged
-        # out of what is left (heph left `after`, found `before`; the rest is the others').
-        text: bytes | None = content(steps[-1].before) if steps else content(now)
-        for step in reversed(steps[:-1]):
-            text = None if text is None else merge(content(step.after), content(step.before), text)
-        if text is None:
-            return entry, (now, entry.before), None, taken_away(others) or 1
-        return entry, (now, self._store_blob(session_id, text, now.mode)), True, 0
-
-    def _store_blob(self, session_id: str, data: bytes, mode: int | None) -> FileState:
-        sha = hashlib.sha256(data).hexdigest()
-        blob = self.folder / session_id / "blobs" / sha
-        if not blob.exists():
-            atomic_write(blob, data, temp_dir=self.temp_dir)
-        return FileState(True, mode if mode is not None else new_file_mode(), sha)
-
-    @contextmanager
-    def _files_locked(self, entries: list[Entry]) -> Iterator[None]:
-        """Every entry's file lock, taken in one order, so no write slips in between."""
-        with ExitStack() as stack:
-            for path in sorted(e.path for e in entries):
-                stack.enter_context(file_lock(self.heph_dir, path))
-            yield
+    def blob(self, session_id: str, state: FileState) -> bytes:
+        """The content a record names (empty for a file that did not exist)."""
+        if not state.exists:
+            return b""
+        return read_real(self.folder / session_id / "blobs" / str(state.sha))
 
     def before_states(self, session_ids: list[str]) -> dict[str, bytes | None]:
         """Each file the sessions changed, with its content before the first of them (None:
         it did not exist)."""
         states: dict[str, bytes | None] = {}
         for session_id in session_ids:
-            for entry in self._entries(session_id):
+            for entry in self.entries(session_id):
                 if entry.path not in states:
-                    blob = self.folder / session_id / "blobs" / str(entry.before.sha)
-                    states[entry.path] = read_real(blob) if entry.before.exists else None
+                    exists = entry.before.exists
+                    states[entry.path] = self.blob(session_id, entry.before) if exists else None
         return states
 
     def left_states(self, session_ids: list[str]) -> dict[str, FileState | None]:
@@ -334,20 +245,16 @@ class CheckpointStore:
         states: dict[str, FileState | None] = {}
         for session_id in session_ids:
             undone = self.is_undone(session_id)
-            for entry in self._entries(session_id):
+            for entry in self.entries(session_id):
                 if not undone:
                     states[entry.path] = entry.after
                 else:
                     states.setdefault(entry.path, None)
         return states
 
-    def holds(self, rel: str, state: FileState) -> bool:
-        """Whether the file `rel` is in `state` now."""
-        return self._matches(rel, state)
-
-    def _entries(self, session_id: str) -> list[Entry]:
+    def entries(self, session_id: str) -> list[Entry]:
         """One entry per file the session changed; none when heph did not make the record."""
-        manifest = self._manifest(self.folder / session_id)
+        manifest = self.manifest(self.folder / session_id)
         if manifest is None:
             return []
         try:
@@ -375,81 +282,15 @@ class CheckpointStore:
         return entries
 
     @staticmethod
-    def _manifest(folder: Path) -> Path | None:
+    def manifest(folder: Path) -> Path | None:
+        """The session folder's manifest, when there is one (signed by heph or not)."""
         return folder / MANIFEST if (folder / MANIFEST).is_file() else None
 
-    def _check(self, entries: list[Entry], force: bool) -> None:
-        """Every file must still be where heph wrote it, and in a state heph knows: as heph
-        left it, as its previous write left it (the last write was cut short before its
-        rename), or as it was before."""
-        moved = [e.path for e in entries if not self._where_written(e.path)]
-        if moved:
-            raise NotInside(moved)
-        changed = [
-            e.path
-            for e in entries
-            if not force
-            and not any(
-                state is not None and self._matches(e.path, state)
-                for state in (e.after, e.previous, e.before)
-            )
-        ]
-        if changed:
-            raise UndoConflict(changed)
-
-    def _nothing_to_undo(self, session_id: str) -> str:
-        if self._manifest(self.folder / session_id):
-            return (
-                f"the checkpoint of session {session_id} was not made by heph on this machine "
-                "(it came with the workspace's files); heph does not undo it"
-            )
-        return f"session {session_id} changed no files"
-
-    def _check_blobs(self, session_id: str, entries: list[Entry], target: Pick) -> None:
-        """Every content about to be restored is there, and is what the record says."""
-        for entry in entries:
-            state = target(entry)
-            if not state.exists:
-                continue
-            blob = self.folder / session_id / "blobs" / str(state.sha)
-            try:
-                intact = hashlib.sha256(read_real(blob)).hexdigest() == state.sha
-            except OSError:
-                intact = False
-            if not intact:
-                raise Damaged(
-                    f"the checkpoint of {entry.path} in session {session_id} is missing or "
-                    "damaged; nothing was restored"
-                )
-
-    def _where_written(self, rel: str) -> bool:
-        """Whether `rel` still names a place inside the workspace with no link on the way, as
-        every path heph writes does (the tools write a link's target)."""
-        try:
-            rel_now, real = Workspace(self.root).check(rel, allow_secrets=True, for_write=True)
-        except PathError:
-            return False
-        return rel_now == rel and real == self.root / rel
-
-    def _matches(self, rel: str, state: FileState) -> bool:
+    def holds(self, rel: str, state: FileState) -> bool:
+        """Whether the file `rel` is in `state` now."""
         path = self.root / rel
         if not state.exists:
             return not path.exists()
         if not path.is_file():
             return False
         return hashlib.sha256(read_real(path)).hexdigest() == state.sha
-
-    def _restore(self, session_id: str, entries: list[Entry], target: Pick) -> UndoResult:
-        restored, deleted = [], []
-        for entry in entries:
-            state = target(entry)
-            path = self.root / entry.path
-            if not state.exists:
-                if path.exists():
-                    unlink_real(path)
-                    deleted.append(entry.path)
-                continue
-            data = read_real(self.folder / session_id / "blobs" / str(state.sha))
-            atomic_write(path, data, temp_dir=self.temp_dir, real=True, mode=state.mode)
-            restored.append(entry.path)
-        return UndoResult(session_id, restored, deleted)
