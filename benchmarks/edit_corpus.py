@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from hephaistus.tools import ToolContext, default_registry
+from hephaistus.testing.tools import run_tool
+from hephaistus.tools import ToolContext
 from hephaistus.workspace import Workspace
 
 EDIT_FORMATS = {"search_replace", "search_replace_json"}
@@ -180,17 +181,14 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 
 # -- applying ------------------------------------------------------------------------------
 
-_TOOLS = default_registry()
-
 
 def _tool_apply(ctx: ToolContext, call: Call) -> str | None:
     """None when the tool applied the call, else its failure message."""
-    tool = _TOOLS.get("edit_file" if len(call) == 3 else "patch_file")
-    assert tool is not None
+    name = "edit_file" if len(call) == 3 else "patch_file"
     args = dict(
         zip(("path", "old", "new") if len(call) == 3 else ("path", "diff"), call, strict=True)
     )
-    result = tool(args, ctx)
+    result = run_tool(ctx, name, args)
     return None if result.ok else result.output
 
 

@@ -36,7 +36,9 @@ from pathlib import Path
 
 from common import heph_command
 
+from hephaistus.runtime.policy import Policy
 from hephaistus.testing import ChatServer
+from hephaistus.testing.tools import run_tool
 from hephaistus.testing.watched import OUTSIDE, SECRET, WatchedWorkspace
 
 COLUMNS = ("crash", "hang", "escape", "secret", "lost", "stray", "took")
@@ -419,7 +421,7 @@ def probe_malformed_replies(quick: bool) -> Tally:
                 config = Config(
                     base_url=server.url, timeout=5, max_retries=0, commands=(("echo", "echo"),)
                 )
-                agent = Agent(Workspace.at(box.root), config)
+                agent = Agent(Workspace.at(box.root), config, policy=Policy("auto"))
                 outcome, problem = run_with_limit(60, lambda a=agent: a.execute("probe"))
                 problems = [problem] if problem else []
                 if not problem and (
@@ -506,11 +508,10 @@ def random_path(rng: random.Random) -> str:
 
 
 def probe_fuzzed_paths(count: int, seed: int) -> Tally:
-    from hephaistus.tools import ToolContext, default_registry
+    from hephaistus.tools import ToolContext
     from hephaistus.workspace import Workspace
 
     tally = Tally("fuzzed paths")
-    tools = default_registry()
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as folder:
         box = WatchedWorkspace(Path(folder))
@@ -528,7 +529,7 @@ def probe_fuzzed_paths(count: int, seed: int) -> Tally:
                 args["diff"] = f"--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-x\n+y\n"
             elif tool == "search":
                 args["pattern"] = "CANARY"
-            result, problem = run_with_limit(30, lambda t=tool, a=args: tools.get(t)(a, ctx))
+            result, problem = run_with_limit(30, lambda t=tool, a=args: run_tool(ctx, t, a))
             problems = [problem] if problem else []
             output = getattr(result, "output", "")
             if not problem and f"{tool} failed:" in output:
@@ -549,17 +550,17 @@ def probe_fuzzed_paths(count: int, seed: int) -> Tally:
 WRITER = textwrap.dedent("""
     import itertools, sys
     from hephaistus.checkpoints import Checkpoints
-    from hephaistus.tools import ToolContext, default_registry
+    from hephaistus.testing.tools import run_tool
+    from hephaistus.tools import ToolContext
     from hephaistus.workspace import Workspace
 
     workspace = Workspace.at(sys.argv[1])
-    tools = default_registry()
     ctx = ToolContext(workspace, checkpoints=Checkpoints(workspace.root, workspace.heph_dir,
                                                          sys.argv[2]))
     for number in itertools.count():
         letter = "ab"[number % 2]
-        tools.get("write_file")({"path": "big.txt", "content": letter * 2_000_000}, ctx)
-        result = tools.get("append_file")({"path": "log.txt", "content": f"{number}\\n"}, ctx)
+        run_tool(ctx, "write_file", {"path": "big.txt", "content": letter * 2_000_000})
+        result = run_tool(ctx, "append_file", {"path": "log.txt", "content": f"{number}\\n"})
         if result.ok:
             print(number, flush=True)
 """)
@@ -716,11 +717,14 @@ def _concurrent_run(root: str, tag: str, steps: int, results: multiprocessing.Qu
         )
     script.append(FINAL)
     agent = Agent(
-        Workspace.at(root), Config(max_steps=len(script) + 1), model=ScriptedModel(script)
+        Workspace.at(root),
+        Config(max_steps=len(script) + 1),
+        model=ScriptedModel(script),
+        policy=Policy("auto"),
     )
     agent.execute(f"run {tag}")
     session = agent.session.path if agent.session else None
-    results.put((tag, [c.path + ":" + c.diff for c in agent.changes], str(session)))
+    results.put((tag, [c.path + ":" + c.diff for c in agent.journal.files], str(session)))
 
 
 def probe_concurrent(processes: int, steps: int) -> Tally:
@@ -815,10 +819,10 @@ def probe_heavy_inputs() -> Tally:
                 handle.write("x" * 1_000_000)  # 200 MB, one line
         ctx = ToolContext(Workspace.at(root))
         cases: list[tuple[str, Callable[[], object], float]] = [
-            ("catastrophic regex", lambda: tools.get("search")({"pattern": "(a|aa)+$"}, ctx), 15),
+            ("catastrophic regex", lambda: run_tool(ctx, "search", {"pattern": "(a|aa)+$"}), 15),
             (
                 "200 MB single-line file",
-                lambda: tools.get("read_file")({"path": "one_line.js"}, ctx),
+                lambda: run_tool(ctx, "read_file", {"path": "one_line.js"}),
                 15,
             ),
             (

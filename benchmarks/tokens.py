@@ -34,6 +34,7 @@ from context import sympy_copy
 from hephaistus import tokens
 from hephaistus.agent import Agent
 from hephaistus.config import Config
+from hephaistus.runtime.policy import Policy
 from hephaistus.testing import ScriptedModel
 from hephaistus.workspace import Workspace
 
@@ -82,7 +83,7 @@ def measure(root: Path, task: str, replies: list[str]) -> list[int]:
     """The size in characters of each request the model received."""
     model = ScriptedModel(replies)
     config = Config(max_steps=len(replies) + 1)  # the test command is detected, as for a user
-    agent = Agent(Workspace.at(root), config, model=model)
+    agent = Agent(Workspace.at(root), config, model=model, policy=Policy("auto"))
     outcome = agent.execute(task)
     if outcome.status != "answered":
         raise SystemExit(f"the scripted task did not finish: {outcome.message}")

@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from hephaistus import instructions, project_commands
-from hephaistus.approvals import approve_all
 from hephaistus.checkpoints import Checkpoints
 from hephaistus.compaction import LEARNED_FROM_ERROR, Compactor, context_window
 from hephaistus.config import Config
@@ -17,13 +16,15 @@ from hephaistus.engine import Outcome, ReactEngine, Run
 from hephaistus.errors import HephError, ModelError, Terminated
 from hephaistus.prompting import system_prompt
 from hephaistus.repomap import Focus, RepoMap, code_words
-from hephaistus.seams import Approver, Engine, EventSink, Message, Model, NullSink
+from hephaistus.runtime.journal import Journal
+from hephaistus.runtime.policy import Policy
+from hephaistus.runtime.runtime import Runtime, denied_tools
+from hephaistus.seams import Engine, EventSink, Message, Model, NullSink
 from hephaistus.session import TASK_SESSION, Session, SessionStore
 from hephaistus.state import AgentState
 from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import Registry, ToolContext, default_registry
 from hephaistus.tools import git as git_tools
-from hephaistus.tools.results import FileChange
 from hephaistus.workspace import Workspace
 
 
@@ -40,7 +41,7 @@ class Agent:
         engine: Engine | None = None,
         registry: Registry | None = None,
         sink: EventSink | None = None,
-        approve: Approver = approve_all,
+        policy: Policy | None = None,
         announce: bool = False,
     ) -> None:
         if model is None:
@@ -53,7 +54,8 @@ class Agent:
         self.engine = engine or ReactEngine()
         self.registry = registry or default_registry()
         self.sink = sink or NullSink()
-        self.approve = approve
+        # What runs unasked; without one given, nothing is approved (what would ask is refused).
+        self.policy = policy or Policy()
         self.announce = announce  # -v: say what the run works with (window, instructions)
         self.instructions = instructions.Instructions()  # as last read
         self.sessions = SessionStore(workspace.heph_dir / "sessions")
@@ -77,12 +79,17 @@ class Agent:
         self.announced = False  # -v has said what the run works with
         self.announced_folder = False  # said once that the workspace is no project folder
         self.session: Session | None = None
-        self.changes: list[FileChange] = []  # the writes of this chat (or run), oldest first
+        self.journal = Journal()  # what this chat's (or run's) tool calls did, oldest first
         self.session_ids: list[str] = []  # the sessions of this chat, oldest first
 
     @property
     def _state_file(self) -> Path:
         return self.workspace.heph_dir / "state.json"
+
+    def set_mode(self, mode: str) -> None:
+        """What runs unasked from the next tool call on (the system prompt follows at the
+        next task: denied tools are not offered)."""
+        self.policy.mode = mode
 
     def continue_conversation(self, messages: list[Message]) -> None:
         """Pick up a recorded conversation (`--continue`) instead of starting a new one."""
@@ -114,6 +121,7 @@ class Agent:
         changed = recheck(self.workspace.root)  # a trusted repository's git setup, kept so
         if changed:
             self.sink.notice(changed)
+        asked = self._plan_to_carry_out(task)  # "go" after a plan: the task is that plan
         summary = self._workspace_summary(task)  # before the session, so it never dangles
         prompt = self._system_prompt(task)
         if not self.messages:
@@ -127,6 +135,8 @@ class Agent:
             model=self.model.name,
             base_url=self.config.base_url,
             workspace=str(self.workspace.root),
+            mode=self.policy.mode,
+            **({"dry_run": True} if self.policy.dry_run else {}),
         )
         self.session = session
         self.session_ids.append(session.id)
@@ -136,7 +146,6 @@ class Agent:
         checkpoints = Checkpoints(self.workspace.root, self.workspace.heph_dir, session.id)
         tools = ToolContext(
             self.workspace,
-            self.approve,
             observation_limit=self.config.observation_limit,
             allow_secrets=self.config.allow_secrets,
             checkpoints=checkpoints,
@@ -144,13 +153,12 @@ class Agent:
             command_sources={name: c.source for name, c in self.commands.items()},
             command_timeout=self.config.command_timeout,
             pass_env=self.config.pass_env,
-            changed=list(self.changes),  # git_commit commits what heph changed in the chat
+            journal=self.journal,  # git_commit commits what heph changed in the chat
             sessions=tuple(self.session_ids),
         )
         run = Run(
             self.model,
-            self.registry,
-            tools,
+            Runtime(self.registry, tools, self.policy, self.sink),
             session,
             self.state,
             self.sink,
@@ -164,7 +172,9 @@ class Agent:
         )
         outcome = Outcome("failed", "the run did not finish")
         try:
-            outcome = self.engine.run(task, run)
+            outcome = self.engine.run(asked, run)
+            if outcome.status == "answered" and self.policy.mode == "plan":
+                self._keep_plan(session.id, outcome.message)
         except ModelError as error:
             outcome = Outcome("failed", error.message)
         except KeyboardInterrupt as stop:
@@ -174,10 +184,41 @@ class Agent:
                 raise  # the process ends; the session is ended first, below
         finally:
             self._remember_a_learned_window()
-            self.changes = tools.changed
             self._save_state()
             session.end(outcome.status, outcome.exit_code, outcome.message)
         return outcome
+
+    def _plan_to_carry_out(self, task: str) -> str:
+        """The task for the model: "go" (outside plan mode, after a plan) carries out the last
+        plan, which goes into the agent state; anything else is itself."""
+        from hephaistus import plans
+
+        if self.policy.mode == "plan" or not plans.is_go(task) or not self.state.plan_session:
+            return task
+        plan = plans.load(self.workspace.heph_dir, self.state.plan_session)
+        if plan is None:
+            self.sink.notice(
+                f"the last plan ({plans.path_of(self.workspace.heph_dir, self.state.plan_session)})"
+                " is gone or cannot be read; sending the task as it is"
+            )
+            return task
+        self.state.carry_out(plan)
+        return plans.GO_TASK
+
+    def _keep_plan(self, session_id: str, plan: str) -> None:
+        """A plan-mode answer is the plan: saved for the person, and for "go"."""
+        from hephaistus import plans
+
+        try:
+            path = plans.save(self.workspace.heph_dir, session_id, plan)
+        except OSError as error:
+            self.sink.notice(f"could not save the plan: {error.strerror or error}")
+            return
+        self.state.planned(session_id)
+        self.sink.notice(
+            f"plan saved in {path.relative_to(self.workspace.root)}: /go in the chat, or "
+            "heph -c --mode edits go, carries it out"
+        )
 
     def _ask_server_for_the_window(self) -> None:
         """A local server knows the window it runs the model with: ask it (once, cached)."""
@@ -217,12 +258,18 @@ class Agent:
         missing = [s for s in self.instructions.sources if s.problem]
         if self.announce or missing:
             self.sink.notice(f"instructions: {self.instructions.describe()}")
+        # Tools the mode denies are not offered at all (and refused if named anyway).
+        leave_out = {*denied_tools(self.registry, self.policy.mode)}
+        if self._no_git():
+            leave_out |= git_tools.NAMES
+        commands = "" if "run_command" in leave_out else project_commands.describe(self.commands)
         return system_prompt(
             self.registry,
             self.workspace.root if self.config.workspace_trusted else None,
-            project_commands.describe(self.commands),
-            leave_out=git_tools.NAMES if self._no_git() else (),
+            commands,
+            leave_out=leave_out,
             instructions=self.instructions.text,
+            planning=self.policy.mode == "plan",
         )
 
     def _no_git(self) -> bool:

@@ -132,13 +132,14 @@ def _text(path: Path) -> str:
     return text_of(path) or ""
 
 
-def create(workspace: Workspace, config: Any, approve: Any) -> tuple[Any, str]:
-    """Draft AGENTS.md and write it through the write tool (shown as a diff, approved,
-    checkpointed) in a session of its own, so `heph undo` takes it back. The tool's result,
-    and the session's id."""
+def create(workspace: Workspace, config: Any, policy: Any, sink: Any = None) -> tuple[Any, str]:
+    """Draft AGENTS.md and write it through the write tool, under `policy` (shown as a diff,
+    approved like any write, checkpointed) in a session of its own, so `heph undo` takes it
+    back. The tool's result, and the session's id."""
     from hephaistus import project_commands
     from hephaistus.checkpoints import Checkpoints
     from hephaistus.errors import ConfigError
+    from hephaistus.runtime.runtime import Runtime
     from hephaistus.session import SessionStore
     from hephaistus.tools import ToolContext, default_registry
 
@@ -156,12 +157,12 @@ def create(workspace: Workspace, config: Any, approve: Any) -> tuple[Any, str]:
         task="heph init", model="-", workspace=str(workspace.root)
     )
     checkpoints = Checkpoints(workspace.root, workspace.heph_dir, session.id)
-    tool = default_registry().get("write_file")
-    assert tool is not None
+    context = ToolContext(workspace, checkpoints=checkpoints)
+    runtime = Runtime(default_registry(), context, policy, sink)
     outcome = "failed"
     try:
-        with session.span("TOOL", tool.name, args) as span:
-            result = tool(args, ToolContext(workspace, approve, checkpoints=checkpoints))
+        with session.span("TOOL", "write_file", args) as span:
+            result = runtime.call("write_file", args)
             span.output = {"output": result.output, "diff": result.diff}
             span.ok = result.ok
         outcome = "answered" if result.ok else "refused" if result.refused else "failed"

@@ -106,7 +106,7 @@ def collect(store: SessionStore) -> list[ModelStats]:
                 output = span.output if isinstance(span.output, dict) else {}
                 # A write the person declined, refused or only previewed says nothing of the
                 # model's edits.
-                if output.get("decision") in (None, "write"):
+                if output.get("decision") in (None, "allow", "write"):
                     stats.edits += 1
                     stats.edits_applied += bool(span.ok)
     return sorted(by_model.values(), key=lambda s: -s.sessions)

@@ -1,49 +1,12 @@
-"""What a tool asks the person to approve, and the answers.
-
-Three kinds of request: a write (the FileChange with its diff), a project command, a commit.
-Whoever approves (the terminal prompt, --yes, --dry-run, a test) is an Approver (see seams).
-What the person approved for good is kept in the user's state folder, never in the workspace.
-"""
+"""What the person approved for good, per workspace: kept in the user's state folder, never in
+the workspace (whose own files approve nothing). The runtime's policy reads them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Union
 
+from hephaistus.runtime.permissions import approval_key
 from hephaistus.userstate import WorkspaceRecords
-
-if TYPE_CHECKING:
-    from hephaistus.tools.results import FileChange
-
-
-@dataclass(frozen=True)
-class CommandRequest:
-    """A request to run a project command, as the person is asked about it."""
-
-    name: str  # the project command's name, e.g. test
-    command_line: str  # as it will run, for the person to read
-    source: str = ""  # where the command came from: "configured in .heph.toml", "detected: ..."
-
-
-@dataclass(frozen=True)
-class CommitRequest:
-    """A request to commit `paths` (named from the top of the repository) with `message`."""
-
-    paths: tuple[str, ...]
-    message: str
-
-
-Request = Union["FileChange", CommandRequest, CommitRequest]  # a write asks with its FileChange
-
-Decision = Literal["write", "skip", "decline", "refuse"]
-# "write": go ahead; "skip": dry run, show but do not do it; "decline": the person said no and the
-# model may try something else; "refuse": no one could approve it, so the run ends (exit 3).
-
-
-def approve_all(request: Request) -> Decision:
-    """Approve everything: the default Approver, for tests and code that asks no one."""
-    return "write"
 
 
 class SavedApprovals:
@@ -69,11 +32,11 @@ class SavedApprovals:
 
     def allows(self, effect: str, name: str = "") -> bool:
         """Whether `effect` (with `name`, for a command) was approved for good here."""
-        return _entry(effect, name) in self.allowed
+        return approval_key(effect, name) in self.allowed
 
     def allow(self, effect: str, name: str = "") -> None:
         """Approve `effect` (with `name`, for a command) for good, and save it."""
-        self.allowed.add(_entry(effect, name))
+        self.allowed.add(approval_key(effect, name))
         self.records.put(self.root, {"allowed": sorted(self.allowed)})
 
     def allow_writes(self) -> None:
@@ -88,7 +51,3 @@ class SavedApprovals:
 
 RECORDS = "approvals.json"
 LEGACY_FILE = "approvals.json"  # under .heph/: what earlier versions kept, never read now
-
-
-def _entry(effect: str, name: str) -> str:
-    return f"{effect}:{name}" if name else effect

@@ -14,6 +14,7 @@ from typing import Any
 
 from hephaistus import __version__
 from hephaistus.errors import EXIT_INTERRUPTED, EXIT_USAGE, ConfigError, HephError
+from hephaistus.runtime.permissions import MODES
 
 SUBCOMMANDS = ("docs", "sessions", "replay", "undo", "stats", "models", "init", "trust")
 
@@ -241,7 +242,13 @@ def _common_options() -> argparse.ArgumentParser:
         "-y",
         "--yes",
         action="store_true",
-        help="approve every write, project command and commit (never trusts a workspace)",
+        help="= --mode auto: every write, command and commit unasked (never trusts a workspace)",
+    )
+    common.add_argument(
+        "--mode",
+        choices=MODES,
+        help="ask (default): ask before writes, commands, commits; edits: write unasked; "
+        "plan: only read, answer with a plan; auto: do everything unasked",
     )
     common.add_argument(
         "--trust",
@@ -371,8 +378,9 @@ def run_task(args: argparse.Namespace) -> int:
 
     warm_up()  # the model client's import (most of a run's start) while the map is built
     from hephaistus.agent import Agent
+    from hephaistus.runtime.policy import Policy
     from hephaistus.seams import NullSink
-    from hephaistus.ui.approval import Approval
+    from hephaistus.ui.approval import TerminalAsker
     from hephaistus.ui.render import ConsoleSink, print_json
 
     workspace, config = _workspace_and_model_config(args)
@@ -383,11 +391,12 @@ def run_task(args: argparse.Namespace) -> int:
         sink = EventStream()
     if args.verbose:
         sink.notice(describe_endpoint(config))
-    quiet_terminal = args.json or streaming  # stdout is for machines: never ask
-    approval = Approval(
-        sink, yes=args.yes, dry_run=args.dry_run, interactive=False if quiet_terminal else None
+    # Ask only where a person can answer, and never when stdout is for machines.
+    can_ask = sys.stdin.isatty() and not (args.json or streaming)
+    policy = Policy(
+        config.mode, dry_run=args.dry_run, asker=TerminalAsker(sink) if can_ask else None
     )
-    agent = Agent(workspace, config, sink=sink, approve=approval, announce=args.verbose)
+    agent = Agent(workspace, config, sink=sink, policy=policy, announce=args.verbose)
     if streaming:
         agent.sessions.tee = sink.record
     if args.continue_:
@@ -396,8 +405,9 @@ def run_task(args: argparse.Namespace) -> int:
     message = outcome.message
     if outcome.status == "refused":
         message += (
-            ". No terminal to ask for approval: pass --yes to allow writes and"
-            " commands, or --dry-run to preview them"
+            f". No terminal to ask in ({config.mode} mode asks): pass --mode edits to let heph "
+            "write files, --yes (--mode auto) to also run commands and commit, or --dry-run "
+            "to preview"
         )
     if args.json:
         print_json(
@@ -408,7 +418,8 @@ def run_task(args: argparse.Namespace) -> int:
                 "session": agent.session.id if agent.session else None,
                 "steps": agent.session.steps if agent.session else 0,
                 "usage": agent.session.usage.to_dict() if agent.session else {},
-                "changed_files": sorted({c.path for c in agent.changes}),
+                "changed_files": sorted(agent.journal.changed_paths()),
+                "mode": config.mode,
                 "dry_run": args.dry_run,
             }
         )
@@ -423,7 +434,8 @@ def run_chat(args: argparse.Namespace) -> int:
     """The interactive REPL."""
     from hephaistus.agent import Agent
     from hephaistus.approvals import LEGACY_FILE, SavedApprovals
-    from hephaistus.ui.approval import Approval
+    from hephaistus.runtime.policy import Policy
+    from hephaistus.ui.approval import TerminalAsker
     from hephaistus.ui.render import ConsoleSink, make_console
     from hephaistus.ui.repl import Repl, history_path
 
@@ -431,22 +443,18 @@ def run_chat(args: argparse.Namespace) -> int:
     sink = ConsoleSink(verbose=args.verbose, quiet=args.quiet, console=make_console(stderr=False))
     if args.verbose:
         sink.notice(describe_endpoint(config))
-    approval = Approval(
-        sink,
-        yes=args.yes,
-        dry_run=args.dry_run,
-        interactive=True,
-        saved=SavedApprovals(workspace.root),
-    )
+    saved = SavedApprovals(workspace.root)
+    asker = TerminalAsker(sink, saved=saved)
+    policy = Policy(config.mode, dry_run=args.dry_run, asker=asker, saved=saved)
     if (workspace.heph_dir / LEGACY_FILE).exists():
         sink.notice(
             f"ignoring {workspace.heph_dir / LEGACY_FILE}: approvals come only from your own "
             "answers (kept outside the workspace), never from a workspace's files"
         )
-    agent = Agent(workspace, config, sink=sink, approve=approval, announce=args.verbose)
+    agent = Agent(workspace, config, sink=sink, policy=policy, announce=args.verbose)
     if args.continue_:
         agent.continue_conversation(_last_conversation(agent))
-    return Repl(agent, sink, approval, history=history_path()).run()
+    return Repl(agent, sink, asker, history=history_path()).run()
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
@@ -660,22 +668,23 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     """Draft an AGENTS.md from what heph can see; written as any write is: shown, approved."""
+    from hephaistus.agents_md import create
     from hephaistus.errors import Refused
-    from hephaistus.ui.approval import Approval
+    from hephaistus.runtime.policy import Policy
+    from hephaistus.ui.approval import TerminalAsker
     from hephaistus.ui.render import ConsoleSink
 
     workspace, config = _workspace_and_config(args)
     sink = ConsoleSink(verbose=args.verbose, quiet=args.quiet)
-    approval = Approval(sink, yes=args.yes, dry_run=args.dry_run)
-    from hephaistus.agents_md import create
-
-    result, _ = create(workspace, config, approval)
+    asker = TerminalAsker(sink) if sys.stdin.isatty() else None
+    policy = Policy(config.mode, dry_run=args.dry_run, asker=asker)
+    result, _ = create(workspace, config, policy, sink)
     if args.dry_run:
         say("dry run: AGENTS.md was not written", sys.stderr)
     elif result.refused:
         raise Refused(
-            f"{result.output}. Without a terminal to ask: pass --yes to write it, or "
-            "--dry-run to see it"
+            f"{result.output}. Without a terminal to ask: pass --mode edits (or --yes) to "
+            "write it, or --dry-run to see it"
         )
     elif not result.ok:
         raise HephError(result.output)
@@ -799,12 +808,24 @@ def _workspace_and_config(
         say(trust.notice(decision), sys.stderr)
     flags = {
         "model": args.model,
+        "mode": _mode_flag(args),
         "base_url": args.base_url,
         "max_steps": args.max_steps,
         "test_cmd": args.test_cmd,
         "verify_after_edits": ("test",) if args.check_after_edits else None,
     }
-    return workspace, load_config(workspace.root, flags, trusted=decision.trusted)
+    config = load_config(workspace.root, flags, trusted=decision.trusted)
+    if notice:
+        for why in config.ignored:
+            say(why, sys.stderr)
+    return workspace, config
+
+
+def _mode_flag(args: argparse.Namespace) -> str | None:
+    """The mode the flags ask for: --mode, or --yes (which is --mode auto)."""
+    if args.yes and args.mode not in (None, "auto"):
+        raise ConfigError(f"--yes is --mode auto: it cannot go with --mode {args.mode}")
+    return "auto" if args.yes else args.mode
 
 
 def _trust_question(args: argparse.Namespace) -> Callable[[str], str] | None:

@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from hephaistus.errors import ConfigError
+from hephaistus.runtime.permissions import MODES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -71,6 +72,13 @@ class Config:
     model: str = field(default=DEFAULT_MODEL, metadata=_doc("model name sent to the endpoint"))
     base_url: str | None = field(
         default=None, metadata=_doc("OpenAI-compatible endpoint; unset means api.openai.com")
+    )
+    mode: str = field(
+        default="ask",
+        metadata=_doc(
+            "what runs unasked: ask, edits, plan or auto (a workspace's files may not say auto)",
+            harmless=True,
+        ),
     )
     max_steps: int = field(
         default=20, metadata=_doc("model requests allowed for one task", harmless=True)
@@ -149,6 +157,7 @@ class Config:
     # the workspace's files counted whole (it is trusted, or they need no trust).
     sources: tuple[tuple[str, str], ...] = field(default=(), metadata=_doc(""))
     workspace_trusted: bool = field(default=False, metadata=_doc(""))
+    ignored: tuple[str, ...] = field(default=(), metadata=_doc(""))  # settings left out, why
 
     @property
     def is_local(self) -> bool:
@@ -173,7 +182,7 @@ class Config:
         return LOCAL_PLACEHOLDER_KEY if self.is_local else None
 
 
-NOT_IN_FILES = {"api_key", "sources", "workspace_trusted"}
+NOT_IN_FILES = {"api_key", "sources", "workspace_trusted", "ignored"}
 FILE_KEYS = {f.name for f in fields(Config)} - NOT_IN_FILES
 HARMLESS_KEYS = {f.name for f in fields(Config) if f.metadata.get("harmless")}
 LIST_KEYS = {"verify_after_edits", "pass_env", "instructions"}  # lists of strings in a file
@@ -266,10 +275,18 @@ def load_config(
     values: dict[str, Any] = {}
     docs: dict[str, Any] = {}
     sources: dict[str, str] = {}
+    ignored: list[str] = []
     user_path = user_config_path()
     layers = [(f"the user config {user_path}", _read_toml_table(user_path, None), True)]
-    layers += [(source, table, trusted) for source, table in workspace_tables(workspace)]
+    in_workspace = workspace_tables(workspace)
+    layers += [(source, table, trusted) for source, table in in_workspace]
     for source, found, whole in layers:
+        if source in dict(in_workspace) and found.get("mode") == "auto":
+            found = {key: value for key, value in found.items() if key != "mode"}
+            ignored.append(
+                f'{source}: mode = "auto" is ignored: a workspace\'s files may set ask, edits or '
+                "plan; only you choose auto (--mode auto, --yes, or your user config)"
+            )
         if not whole:
             found = {key: value for key, value in found.items() if not needs_trust(key)}
         docs.update(found.pop("docs", {}))
@@ -300,6 +317,7 @@ def load_config(
         docs=replace(DocsConfig(), **docs),
         sources=tuple(sources.items()),
         workspace_trusted=trusted,
+        ignored=tuple(ignored),
     )
 
 
@@ -344,6 +362,9 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
         elif key in LIST_KEYS:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{where}: '{key}' must be a list of strings")
+        elif key == "mode":
+            if value not in MODES:
+                raise ConfigError(f"{where}: 'mode' must be one of {', '.join(MODES)}")
         else:
             _check_type(key, value, where)
     return dict(data)

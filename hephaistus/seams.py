@@ -1,9 +1,9 @@
 """The seams between the parts, as Protocols in one place.
 
 Concrete classes need not inherit from these: the engine takes any Model, the agent any Engine,
-everything that shows progress to a person is an EventSink and everything that answers an
-approval request an Approver, plugged in from outside; the engine records into any
-SessionRecorder.
+and everything that shows progress to a person is an EventSink, plugged in from outside; the
+engine records into any SessionRecorder. Who is asked about an effect is the runtime policy's
+Asker (runtime.policy), and what starts a process its Executor (runtime.executor).
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from hephaistus.approvals import Decision, Request
     from hephaistus.engine.base import Outcome, Run
     from hephaistus.protocol import Action
     from hephaistus.session import Span
-    from hephaistus.tools.results import ToolResult
+    from hephaistus.values import ToolResult
 
 Message = dict[str, str]  # {"role": ..., "content": ...}, the Chat Completions wire shape
 
@@ -85,12 +84,6 @@ class Engine(Protocol):
     def run(self, task: str, run: Run) -> Outcome:
         """Work on `task` until it is done, fails or runs out of steps."""
         ...
-
-
-class Approver(Protocol):
-    """Answers a request to write a file, run a project command or commit."""
-
-    def __call__(self, request: Request) -> Decision: ...
 
 
 class SessionRecorder(Protocol):

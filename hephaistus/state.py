@@ -19,6 +19,7 @@ from hephaistus.textfile import atomic_write, read_real
 
 MAX_LISTED = 8
 ANSWER_CHARS = 600
+PLAN_CHARS = 6000  # the plan being carried out is the work itself: it is kept longer
 
 
 @dataclass
@@ -32,6 +33,8 @@ class AgentState:
     last_answer: str | None = None
     open_problems: list[str] = field(default_factory=list)  # "path: what failed", newest first
     failing_commands: dict[str, str] = field(default_factory=dict)  # name → failed: test ids
+    plan_session: str | None = None  # the session whose answer is the last plan (plan mode)
+    plan: str | None = None  # the plan being carried out (after "go"), until it is answered
 
     def file_read(self, path: str) -> None:
         """A tool read `path`: it becomes the most recent active file."""
@@ -63,8 +66,18 @@ class AgentState:
         self.last_task = task
 
     def answered(self, message: str) -> None:
-        """The task ended with this answer, kept for the next task's follow-ups."""
+        """The task ended with this answer, kept for the next task's follow-ups; a plan that
+        was being carried out is done (the answer says what became of it)."""
         self.last_answer = message
+        self.plan = None
+
+    def planned(self, session_id: str) -> None:
+        """The answer of session `session_id` is a plan (saved beside its session)."""
+        self.plan_session = session_id
+
+    def carry_out(self, plan: str) -> None:
+        """The next task carries out `plan`: it is in the state the model reads."""
+        self.plan = plan
 
     def _touch(self, path: str) -> None:
         self.active_files = _front(self.active_files, path)
@@ -78,6 +91,7 @@ class AgentState:
             # Both clipped: a task too large for the window must not make the next one so too.
             ("last task", _clipped(self.last_task)),
             ("last answer", _clipped(self.last_answer)),
+            ("plan to carry out", _clipped(self.plan, PLAN_CHARS)),
         ]
         rows.append(("open problems", "; ".join(self.open_problems)))
         rows += [
@@ -142,7 +156,13 @@ class AgentState:
 
     def _well_typed(self) -> bool:
         lists = (self.recently_created_files, self.active_files, self.open_problems)
-        texts = (self.last_modified_file, self.last_task, self.last_answer)
+        texts = (
+            self.last_modified_file,
+            self.last_task,
+            self.last_answer,
+            self.plan_session,
+            self.plan,
+        )
         lists_ok = all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in lists)
         commands_ok = isinstance(self.failing_commands, dict) and all(
             isinstance(v, str) for v in self.failing_commands.values()
@@ -156,9 +176,9 @@ def _kind(path: Path) -> str:
     return f"state {path.parent.parent}"
 
 
-def _clipped(text: str | None) -> str:
-    if text and len(text) > ANSWER_CHARS:
-        return text[:ANSWER_CHARS] + " [...]"
+def _clipped(text: str | None, limit: int = ANSWER_CHARS) -> str:
+    if text and len(text) > limit:
+        return text[:limit] + " [...]"
     return text or ""
 
 

@@ -10,6 +10,7 @@ from conftest import act, final, git
 from hephaistus.agent import Agent
 from hephaistus.checkpoints import CheckpointStore, NotInside, UndoConflict
 from hephaistus.config import Config
+from hephaistus.runtime.policy import Policy
 from hephaistus.testing import ScriptedModel
 from hephaistus.workspace import Workspace
 
@@ -32,7 +33,7 @@ def ws(tmp_path):
 
 
 def run(ws, *replies):
-    agent = Agent(ws, Config(), model=ScriptedModel(list(replies)))
+    agent = Agent(ws, Config(), model=ScriptedModel(list(replies)), policy=Policy("auto"))
     outcome = agent.execute("change things")
     assert outcome.status == "answered", outcome.message
     return agent.session.id

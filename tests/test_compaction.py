@@ -6,6 +6,7 @@ from conftest import act, final
 from hephaistus.agent import Agent
 from hephaistus.compaction import Compactor, context_window, count
 from hephaistus.config import Config
+from hephaistus.runtime.policy import Policy
 from hephaistus.session import load_session
 from hephaistus.testing import ScriptedModel
 from hephaistus.workspace import Workspace
@@ -34,7 +35,12 @@ def test_a_60_step_session_stays_under_a_small_window_and_keeps_the_state(ws):
     ]
     steps.insert(30, act("write_file", "write a big file", path="big.py", content="x = 1\n" * 800))
     model = ScriptedModel([*steps, final("read everything")])
-    agent = Agent(ws, Config(context_window=12_000, max_steps=70, map_tokens=300), model=model)
+    agent = Agent(
+        ws,
+        Config(context_window=12_000, max_steps=70, map_tokens=300),
+        model=model,
+        policy=Policy("auto"),
+    )
     outcome = agent.execute("read every module")
     assert outcome.status == "answered", outcome.message
     assert len(model.calls) == 61
@@ -62,7 +68,12 @@ def test_a_60_step_session_stays_under_a_small_window_and_keeps_the_state(ws):
 def test_the_newest_steps_stay_whole(ws):
     steps = [act("read_file", path=f"module_{i % 10}.py", start_line=1 + i) for i in range(30)]
     model = ScriptedModel([*steps, final("done")])
-    agent = Agent(ws, Config(context_window=5000, max_steps=40, map_tokens=200), model=model)
+    agent = Agent(
+        ws,
+        Config(context_window=5000, max_steps=40, map_tokens=200),
+        model=model,
+        policy=Policy("auto"),
+    )
     agent.execute("read")
     last = model.calls[-1]
     assert last[-1]["content"].startswith("Observation: ")
@@ -126,7 +137,7 @@ def test_open_problems_are_kept_until_the_file_is_fixed(ws):
             final("fixed"),
         ]
     )
-    agent = Agent(ws, Config(), model=model)
+    agent = Agent(ws, Config(), model=model, policy=Policy("auto"))
     agent.execute("edit")
     after_failure, unchanged, fixed = (model.calls[i][-1]["content"] for i in (1, 2, 3))
     assert "open problems: module_0.py: edit_file failed" in after_failure

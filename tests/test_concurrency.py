@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 from hephaistus.checkpoints import Checkpoints, CheckpointStore, UndoConflict
+from hephaistus.testing.tools import run_tool
 from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.workspace import Workspace
@@ -23,7 +24,7 @@ def _append_lines(root, session, tag, count, results):
         workspace, checkpoints=Checkpoints(workspace.root, workspace.heph_dir, session)
     )
     for number in range(count):
-        result = TOOLS.get("append_file")({"path": "log.txt", "content": f"{tag} {number}\n"}, ctx)
+        result = run_tool(ctx, "append_file", {"path": "log.txt", "content": f"{tag} {number}\n"})
         results.put((tag, number, result.ok))
 
 
@@ -31,7 +32,7 @@ def _edit_tokens(root, tag, count, results):
     ctx = ToolContext(Workspace.at(root))
     for number in range(count):
         args = {"path": "tokens.txt", "old": f"{tag}-{number} old", "new": f"{tag}-{number} new"}
-        results.put((tag, number, TOOLS.get("edit_file")(args, ctx).ok))
+        results.put((tag, number, run_tool(ctx, "edit_file", args).ok))
 
 
 def run_at_once(target, argument_lists):
@@ -88,7 +89,8 @@ def test_undo_refuses_when_another_process_wrote_after_heph(tmp_path):
 KILLED_MID_WRITE = textwrap.dedent("""
     import os, signal, sys
     from hephaistus.checkpoints import Checkpoints
-    from hephaistus.tools import ToolContext, default_registry
+    from hephaistus.testing.tools import run_tool
+    from hephaistus.tools import ToolContext
     from hephaistus.workspace import Workspace
 
     workspace = Workspace.at(sys.argv[1])
@@ -106,7 +108,7 @@ KILLED_MID_WRITE = textwrap.dedent("""
     os.replace = replace_then_die
     ctx = ToolContext(workspace, checkpoints=Checkpoints(workspace.root, workspace.heph_dir, "s1"))
     for content in ("first\\n", "second\\n"):
-        default_registry().get("write_file")({"path": "app.py", "content": content}, ctx)
+        run_tool(ctx, "write_file", {"path": "app.py", "content": content})
 """)
 
 

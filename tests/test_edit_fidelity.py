@@ -4,6 +4,7 @@ Cases in Python, JavaScript/TypeScript, Rust, Go, YAML and Markdown."""
 
 import pytest
 
+from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.tools.editing.replacing import Unsafe, check_only_indentation_changed
 from hephaistus.workspace import Workspace
@@ -25,11 +26,11 @@ def read(ctx, name):
 
 
 def edit(ctx, name, old, new):
-    return TOOLS.get("edit_file")({"path": name, "old": old, "new": new}, ctx)
+    return run_tool(ctx, "edit_file", {"path": name, "old": old, "new": new})
 
 
 def patch(ctx, name, diff):
-    return TOOLS.get("patch_file")({"path": name, "diff": diff}, ctx)
+    return run_tool(ctx, "patch_file", {"path": name, "diff": diff})
 
 
 # -- 1. fence lines inside a diff are content, not a wrapper ----------------------------------

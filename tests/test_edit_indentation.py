@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.tools.editing.matching import NoMatch
 from hephaistus.tools.editing.replacing import replace
@@ -78,7 +79,7 @@ def test_one_context_line_that_lost_its_marker_does_not_shift_the_added_lines(ct
     (ctx.workspace.root / "m.py").write_text(text)
     # `        a = (1,` came without its ' ' marker: read as context, it is one space short.
     diff = "@@ ... @@\n     def f(self):\n        a = (1,\n              2)\n+        b = 2\n"
-    result = TOOLS.get("patch_file")({"path": "m.py", "diff": diff}, ctx)
+    result = run_tool(ctx, "patch_file", {"path": "m.py", "diff": diff})
     assert result.ok, result.output
     assert (ctx.workspace.root / "m.py").read_text() == text.replace(
         "             2)\n", "             2)\n        b = 2\n"
@@ -88,7 +89,7 @@ def test_one_context_line_that_lost_its_marker_does_not_shift_the_added_lines(ct
 def test_an_old_text_that_starts_with_the_files_byte_order_mark(ctx):
     (ctx.workspace.root / "bom.py").write_bytes(b"\xef\xbb\xbfx = 1\ny = 2\n")
     args = {"path": "bom.py", "old": "\ufeffx = 1", "new": "\ufeffx = 10"}
-    result = TOOLS.get("edit_file")(args, ctx)
+    result = run_tool(ctx, "edit_file", args)
     assert result.ok, result.output
     assert (ctx.workspace.root / "bom.py").read_bytes() == b"\xef\xbb\xbfx = 10\ny = 2\n"
 

@@ -2,6 +2,7 @@
 
 import pytest
 
+from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.workspace import Workspace
 
@@ -30,11 +31,11 @@ def ctx(tmp_path):
 
 
 def edit(ctx, old, new, path="greet.py"):
-    return TOOLS.get("edit_file")({"path": path, "old": old, "new": new}, ctx)
+    return run_tool(ctx, "edit_file", {"path": path, "old": old, "new": new})
 
 
 def patch(ctx, diff, path="greet.py"):
-    return TOOLS.get("patch_file")({"path": path, "diff": diff}, ctx)
+    return run_tool(ctx, "patch_file", {"path": path, "diff": diff})
 
 
 def text(ctx, path="greet.py"):

@@ -9,6 +9,7 @@ from conftest import act, final
 from hephaistus.agent import Agent
 from hephaistus.config import Config
 from hephaistus.errors import ModelError
+from hephaistus.runtime.policy import Policy
 from hephaistus.session import load_session
 from hephaistus.testing import ScriptedModel
 from hephaistus.workspace import Workspace
@@ -24,7 +25,7 @@ def ws(tmp_path):
 
 def agent_with(ws, *replies, **settings):
     model = ScriptedModel(list(replies))
-    return Agent(ws, Config(**settings), model=model), model
+    return Agent(ws, Config(**settings), model=model, policy=Policy("auto")), model
 
 
 def test_read_write_final(ws):
@@ -107,7 +108,7 @@ def test_step_limit(ws):
 
 def test_refused_write_ends_the_run_with_exit_3(ws):
     model = ScriptedModel([act("write_file", path="x.py", content="1"), final("never")])
-    agent = Agent(ws, Config(), model=model, approve=lambda change: "refuse")
+    agent = Agent(ws, Config(), model=model, policy=Policy("ask"))  # no one to ask
     outcome = agent.execute("write x")
     assert outcome.status == "refused" and outcome.exit_code == 3
     assert not (ws.root / "x.py").exists()

@@ -40,7 +40,7 @@ def test_a_refused_write_and_a_notice_are_events(heph, chat_server, workspace):
     assert result.code == 3
     stream = events(result.stdout)
     assert stream[-1] == {"type": "failure", "message": stream[-1]["message"]}
-    assert "pass --yes" in stream[-1]["message"]
+    assert "pass --mode edits" in stream[-1]["message"]
     assert not (workspace / "new.py").exists()
     assert heph("--output", "jsonl", "--json", "x").code == 2
 

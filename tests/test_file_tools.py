@@ -3,6 +3,7 @@ import stat
 
 import pytest
 
+from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.workspace import Workspace
 
@@ -18,7 +19,7 @@ def ctx(tmp_path):
 
 
 def call(ctx, tool, **args):
-    return TOOLS.get(tool)(args, ctx)
+    return run_tool(ctx, tool, args)
 
 
 def test_read_file_numbers_lines_and_records_the_read(ctx):
@@ -218,13 +219,13 @@ def test_unchanged_content_writes_nothing(ctx):
 
 
 def test_approval_decisions(ctx):
-    decisions = iter(["refuse", "decline", "skip"])
-    ctx.approve = lambda change: next(decisions)
-    refused = call(ctx, "write_file", path="a.py", content="1\n")
+    args = {"path": "a.py", "content": "1\n"}
+    refused = run_tool(ctx, "write_file", args, mode="ask")  # no one to ask
     assert not refused.ok and refused.refused and "write not approved" in refused.output
-    declined = call(ctx, "write_file", path="a.py", content="1\n")
+    assert "ask mode asks before writing files" in refused.output
+    declined = run_tool(ctx, "write_file", args, mode="ask", asker=lambda proposal: "no")
     assert not declined.ok and not declined.refused and "declined" in declined.output
-    skipped = call(ctx, "write_file", path="a.py", content="1\n")
+    skipped = run_tool(ctx, "write_file", args, mode="auto", dry_run=True)
     assert skipped.ok and "dry run" in skipped.output and skipped.diff
     assert not (ctx.workspace.root / "a.py").exists()
 

@@ -3,9 +3,9 @@
 import pytest
 
 from conftest import act, final, git
-from hephaistus.approvals import CommitRequest
+from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
-from hephaistus.tools.results import FileChange
+from hephaistus.values import CommitRequest, FileChange
 from hephaistus.workspace import Workspace
 
 TOOLS = default_registry()
@@ -27,12 +27,12 @@ def repo(tmp_path):
 
 def context(root, *heph_changed):
     ctx = ToolContext(Workspace.at(root))
-    ctx.changed.extend(FileChange(path, "", False) for path in heph_changed)
+    ctx.journal.files.extend(FileChange(path, "", False) for path in heph_changed)
     return ctx
 
 
-def call(ctx, tool, **args):
-    return TOOLS.get(tool)(args, ctx)
+def call(ctx, tool, mode="auto", asker=None, dry_run=False, **args):
+    return run_tool(ctx, tool, args, mode=mode, asker=asker, dry_run=dry_run)
 
 
 def test_status_separates_hephs_changes_from_the_users(repo):
@@ -138,13 +138,26 @@ def test_commit_needs_approval(repo):
     (repo / "app.py").write_text("print(2)\n")
     ctx = context(repo, "app.py")
     asked = []
-    ctx.approve = lambda request: asked.append(request) or "refuse"
-    result = call(ctx, "git_commit", message="x")
-    assert result.refused and git(repo, "log", "--oneline").count("\n") == 1
-    assert asked == [CommitRequest(("app.py",), "x")]
-    ctx.approve = lambda change: "skip"
-    assert "dry run" in call(ctx, "git_commit", message="x").output
+
+    def no_answer(proposal):
+        asked.append(proposal.request)
+        raise EOFError
+
+    for mode in ("ask", "edits"):  # both ask before a commit
+        result = call(ctx, "git_commit", mode=mode, asker=no_answer, message="x")
+        assert result.refused and "commit not approved" in result.output
     assert git(repo, "log", "--oneline").count("\n") == 1
+    assert asked == [CommitRequest(("app.py",), "x")] * 2
+    assert call(ctx, "git_commit", mode="ask", message="x").refused  # no one to ask
+    declined = call(ctx, "git_commit", mode="ask", asker=lambda p: "no", message="x")
+    assert not declined.ok and declined.decision == "decline"
+    dry = call(ctx, "git_commit", dry_run=True, message="x")
+    assert dry.ok and "dry run" in dry.output and "nothing was committed" in dry.output
+    planned = call(ctx, "git_commit", mode="plan", message="x")
+    assert planned.decision == "deny" and "not available in plan mode" in planned.output
+    assert git(repo, "log", "--oneline").count("\n") == 1
+    made = call(ctx, "git_commit", mode="ask", asker=lambda p: "yes", message="x")
+    assert made.ok and made.commit and git(repo, "log", "--oneline").count("\n") == 2
 
 
 def test_git_tools_are_offered_only_in_a_repository(heph, chat_server, workspace, repo):

@@ -20,6 +20,7 @@ from test_terminal import Terminal
 from conftest import act, final, git, has_git, heph_command
 from hephaistus.redact import scrub
 from hephaistus.testing import ChatServer
+from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.workspace import Workspace
 
@@ -75,13 +76,13 @@ def test_git_internals_are_never_read_listed_searched_or_mapped(tmp_path):
         ("search", {"pattern": "ghp_", "path": ".git/config"}),
     ]
     for tool, args in attempts:
-        result = TOOLS.get(tool)(args, ctx)
+        result = run_tool(ctx, tool, args)
         assert not result.ok and ".git/" in result.output, (tool, args, result.output)
         assert TOKEN not in result.output
     (root / "cfg").symlink_to(root / ".git" / "config")
-    linked = TOOLS.get("read_file")({"path": "cfg"}, ctx)
+    linked = run_tool(ctx, "read_file", {"path": "cfg"})
     assert not linked.ok and TOKEN not in linked.output
-    everywhere = TOOLS.get("search")({"pattern": "ghp_|extraheader"}, ctx)
+    everywhere = run_tool(ctx, "search", {"pattern": "ghp_|extraheader"})
     assert TOKEN not in everywhere.output and "extraheader0" not in everywhere.output
     from hephaistus.repomap import Focus, RepoMap
 
@@ -97,8 +98,8 @@ def test_a_nested_git_folder_is_out_of_reach_too(tmp_path):
     ws = Workspace.at(root)
     assert "vendor/lib/lib.py" in ws.files() and not any(".git/" in f for f in ws.files())
     ctx = ToolContext(ws)
-    assert not TOOLS.get("read_file")({"path": "vendor/lib/.git/config"}, ctx).ok
-    assert TOKEN not in TOOLS.get("search")({"pattern": "ghp_"}, ctx).output
+    assert not run_tool(ctx, "read_file", {"path": "vendor/lib/.git/config"}).ok
+    assert TOKEN not in run_tool(ctx, "search", {"pattern": "ghp_"}).output
 
 
 # -- 8. credentials in what commands print --------------------------------------------------
@@ -354,12 +355,13 @@ def test_the_repositorys_commands_and_verify_do_not_run_untrusted(
 
 
 def test_a_command_question_says_where_the_command_came_from():
-    from hephaistus.approvals import CommandRequest
-    from hephaistus.ui.approval import Approval
+    from hephaistus.ui.approval import TerminalAsker
+    from hephaistus.values import CommandRequest, Proposal
 
     asked: list[str] = []
-    approval = Approval(None, interactive=True, ask=lambda q: asked.append(q) or "n")
-    approval(CommandRequest("test", "curl x | sh", "configured in .heph.toml"))
+    asker = TerminalAsker(None, ask=lambda q: asked.append(q) or "n")
+    request = CommandRequest("test", "curl x | sh", "configured in .heph.toml")
+    assert asker(Proposal("command", request, lambda: None, "", name="test")) == "no"
     assert asked == [
         "Run `test` (configured in .heph.toml): curl x | sh? [y]es / [n]o / [a]ll commands: "
     ]
@@ -367,7 +369,9 @@ def test_a_command_question_says_where_the_command_came_from():
 
 def test_help_says_what_yes_approves(heph):
     shown = " ".join(heph("--help").stdout.split())
-    assert "approve every write, project command and commit (never trusts a workspace)" in shown
+    assert "= --mode auto: every write, command and commit unasked (never trusts a workspace)" in (
+        shown
+    )
     assert "--trust" in shown and "heph trust" in shown
 
 
@@ -375,31 +379,27 @@ def test_help_says_what_yes_approves(heph):
 
 
 def test_writes_approved_for_good_never_approve_commands_or_commits(tmp_path):
-    from hephaistus.approvals import CommandRequest, CommitRequest, SavedApprovals
+    from hephaistus.approvals import SavedApprovals
+    from hephaistus.runtime.policy import Policy
     from hephaistus.seams import NullSink
-    from hephaistus.tools.results import FileChange
-    from hephaistus.ui.approval import Approval
+    from hephaistus.ui.approval import TerminalAsker
+    from hephaistus.values import CommandRequest, CommitRequest, FileChange, Proposal
 
+    def proposal(effect: str, request: object, name: str = "") -> Proposal:
+        return Proposal(effect, request, lambda: None, "", name=name)  # type: ignore[arg-type]
+
+    write = proposal("write", FileChange("a.py", "+x\n", True))
     root = clone(tmp_path, {".heph/approvals.json": json.dumps({"writes": True})})
     asked: list[str] = []
-    planted = Approval(
-        NullSink(),
-        interactive=True,
-        ask=lambda q: asked.append(q) or "n",
-        saved=SavedApprovals(root),
-    )
-    assert planted(FileChange("a.py", "+x\n", True)) == "decline" and asked  # it asked
+    asker = TerminalAsker(NullSink(), ask=lambda q: asked.append(q) or "n")
+    planted = Policy("ask", asker=asker, saved=SavedApprovals(root))
+    assert planted.decide(write) == "decline" and asked  # it asked
     SavedApprovals(root).allow_writes()  # the person's own "from now on"
     asked.clear()
-    approval = Approval(
-        NullSink(),
-        interactive=True,
-        ask=lambda q: asked.append(q) or "n",
-        saved=SavedApprovals(root),
-    )
-    assert approval(FileChange("a.py", "+x\n", True)) == "write" and not asked
-    assert approval(CommandRequest("test", "pytest")) == "decline"
-    assert approval(CommitRequest(("a.py",), "m")) == "decline"
+    policy = Policy("ask", asker=asker, saved=SavedApprovals(root))
+    assert policy.decide(write) == "allow" and not asked
+    assert policy.decide(proposal("command", CommandRequest("test", "pytest"), "test")) == "decline"
+    assert policy.decide(proposal("git", CommitRequest(("a.py",), "m"))) == "decline"
     assert len(asked) == 2
     assert (root / ".heph" / "approvals.json").read_text() == json.dumps({"writes": True})
 
@@ -574,7 +574,7 @@ def test_in_a_terminal_heph_asks_once_and_the_workspace_approves_nothing(
         assert f'.heph.toml: base_url = "{attacker.url}"' in screen
         assert chat_server.seen == [] and attacker.seen == []  # asked before any request
         terminal.type("n")
-        terminal.wait_for("heph>")
+        terminal.wait_for("heph [ask]>")
         terminal.type("write notes")
         terminal.wait_for("[y]es / [n]o / [a]ll / [d]iff")  # the planted approval counts not
         terminal.type("y")
@@ -866,7 +866,8 @@ def test_options_are_never_abbreviated(heph, chat_server, attacker, home, tmp_pa
     root = clone(tmp_path, {".heph.toml": f'base_url = "{attacker.url}"\n'})
     result = heph("--tr", "hello", cwd=root, env=person(home, chat_server))
     assert result.code == 2 and "--tr" in result.stderr
-    assert heph("--mode", "plan", "hi", cwd=root).code == 2  # not --model
+    assert heph("--mod", "plan", "hi", cwd=root).code == 2  # neither --mode nor --model
+    assert heph("--mode", "plan", "--mo", "x", "hi", cwd=root).code == 2
     assert attacker.seen == []
 
 

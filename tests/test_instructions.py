@@ -103,7 +103,7 @@ def test_init_drafts_an_agents_md_from_the_project(heph, workspace):
     write(workspace, "pkg/core.py", 'def f(a):\n    """F.\n\n    Args:\n        a: it\n    """\n')
     write(workspace, "tests/test_core.py", "def test_f():\n    pass\n")
     refused = heph("init")
-    assert refused.code == 3 and "pass --yes" in refused.stderr
+    assert refused.code == 3 and "pass --mode edits" in refused.stderr
     assert not (workspace / "AGENTS.md").exists()
     assert heph("init", "--dry-run").code == 0 and not (workspace / "AGENTS.md").exists()
     assert heph("init", "--yes").code == 0

@@ -4,6 +4,7 @@ import pytest
 
 from conftest import git
 from hephaistus.repomap import Focus, RepoMap
+from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.workspace import Workspace
 
@@ -30,7 +31,7 @@ def linked(tmp_path):
 
 
 def call(ctx, tool, **args):
-    return TOOLS.get(tool)(args, ctx)
+    return run_tool(ctx, tool, args)
 
 
 @pytest.mark.parametrize("in_git", [False, True])
@@ -160,12 +161,12 @@ def test_a_folder_swapped_for_a_link_while_a_write_waits_is_not_written_through(
     root, outside = swappable
     ctx = ToolContext(Workspace.at(root))
 
-    def approve_after_the_swap(change):  # the person deliberates; meanwhile the swap happens
+    def approve_after_the_swap(proposal):  # the person deliberates; meanwhile the swap happens
         swap_for_a_link(root / "pkg", outside)
-        return "approve"
+        return "yes"
 
-    ctx.approve = approve_after_the_swap
-    result = call(ctx, "write_file", path="pkg/a.py", content="x = 2\n")
+    args = {"path": "pkg/a.py", "content": "x = 2\n"}
+    result = run_tool(ctx, "write_file", args, mode="ask", asker=approve_after_the_swap)
     assert not result.ok and "became a link" in result.output
     assert (outside / "a.py").read_text() == OUTSIDE_TEXT
     assert {p.name for p in outside.iterdir()} == {"a.py"}

@@ -9,6 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hephaistus.protocol import Action, Final, FormatError, parse_reply
+from hephaistus.runtime.policy import Policy
+from hephaistus.testing.tools import run_tool
 from hephaistus.testing.watched import OUTSIDE, SECRET, WatchedWorkspace
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.workspace import Workspace
@@ -117,7 +119,7 @@ def test_random_paths_never_escape_or_leak(sandbox, tool, path, text):
         args["diff"] = f"--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-x\n+{text}\n"
     elif tool == "search":
         args["pattern"] = "CANARY|" + "".join(c for c in text if c.isalnum())
-    box.check(tool, TOOLS.get(tool)(args, box.context()))
+    box.check(tool, run_tool(box.context(), tool, args))
 
 
 ARG_WORDS = [
@@ -155,7 +157,7 @@ ARG_WORDS = [
 )
 def test_random_command_arguments_never_touch_outside(sandbox, words):
     box = sandbox()
-    result = TOOLS.get("run_command")({"name": "touch", "args": " ".join(words)}, box.context())
+    result = run_tool(box.context(), "run_command", {"name": "touch", "args": " ".join(words)})
     box.check("run_command", result)
 
 
@@ -240,7 +242,10 @@ def test_any_run_of_replies_ends_with_an_outcome_and_a_closed_session(sandbox, s
         + [json.dumps({"thought": "", "final": "end"})] * 3
     )
     agent = Agent(
-        Workspace.at(box.root), Config(max_steps=8, commands=(("echo", "echo"),)), model=model
+        Workspace.at(box.root),
+        Config(max_steps=8, commands=(("echo", "echo"),)),
+        model=model,
+        policy=Policy("auto"),
     )
     outcome = agent.execute("fuzz")
     assert outcome.status in ("answered", "failed", "refused")

@@ -87,14 +87,14 @@ def test_model_text_reaches_the_terminal_with_its_control_characters_visible():
 
 
 def test_the_approval_question_shows_a_hostile_path_visibly():
-    from hephaistus.tools.results import FileChange
-    from hephaistus.ui.approval import Approval
+    from hephaistus.ui.approval import TerminalAsker
+    from hephaistus.values import FileChange, Proposal
 
     shown, console = sink(terminal=True)
     asked = []
-    approval = Approval(shown, interactive=True, ask=lambda q: asked.append(q) or "n")
+    asker = TerminalAsker(shown, ask=lambda q: asked.append(q) or "n")
     change = FileChange(f"a{HIDE_LINE}.py", f"+x{OSC_TITLE}\n", created=True)
-    assert approval(change) == "decline"
+    assert asker(Proposal("write", change, lambda: None, "")) == "no"
     assert_no_raw_sequences(asked[0] + console.file.getvalue())
     assert "\\x1b[1A" in asked[0]
 

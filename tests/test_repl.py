@@ -13,9 +13,11 @@ from rich.console import Console
 
 from conftest import act, final
 from hephaistus.agent import Agent
+from hephaistus.approvals import SavedApprovals
 from hephaistus.config import Config
+from hephaistus.runtime.policy import Policy
 from hephaistus.testing import ScriptedModel
-from hephaistus.ui.approval import Approval, SavedApprovals
+from hephaistus.ui.approval import TerminalAsker
 from hephaistus.ui.render import ConsoleSink
 from hephaistus.ui.repl import Repl, ReplCompleter
 from hephaistus.workspace import Workspace
@@ -32,15 +34,17 @@ def ws(tmp_path):
     return Workspace.at(root)
 
 
-def chat(ws, keys, *replies, yes=False, history=None):
+def chat(ws, keys, *replies, yes=False, history=None, mode="ask"):
     """Run the REPL on typed `keys`: a string, or a list of chunks where a chunk may be
     (text, condition): the text is typed once condition(repl) holds (the prompt has caught up),
     never after a fixed wait. Returns (exit code, what it printed, model, repl)."""
     model = ScriptedModel(list(replies))
     console = Console(file=io.StringIO(), force_terminal=False, width=200)
     sink = ConsoleSink(console=console)
-    approval = Approval(sink, yes=yes, interactive=True, saved=SavedApprovals(ws.root))
-    agent = Agent(ws, Config(), model=model, sink=sink, approve=approval)
+    saved = SavedApprovals(ws.root)
+    asker = TerminalAsker(sink, saved=saved)
+    policy = Policy("auto" if yes else mode, asker=asker, saved=saved)
+    agent = Agent(ws, Config(), model=model, sink=sink, policy=policy)
     with create_pipe_input() as pipe:
         chunks = [keys] if isinstance(keys, str) else list(keys)
         pipe.send_text(chunks[0])
@@ -48,7 +52,7 @@ def chat(ws, keys, *replies, yes=False, history=None):
         typist = threading.Thread(
             target=_type_when_ready, args=(pipe, chunks[1:], holder), daemon=True
         )
-        repl = Repl(agent, sink, approval, input=pipe, output=DummyOutput(), history=history)
+        repl = Repl(agent, sink, asker, input=pipe, output=DummyOutput(), history=history)
         holder["repl"] = repl
         typist.start()
         code = repl.run()
@@ -86,6 +90,8 @@ def test_help_lists_every_command_with_its_docstring(ws):
         "replay",
         "approvals",
         "init",
+        "mode",
+        "go",
         "exit",
     }
     assert set(repl.commands()) == expected
@@ -100,7 +106,7 @@ def test_init_drafts_agents_md_for_approval_and_undo_takes_it_back(ws):
     assert "+++ b/AGENTS.md" in out and "+- `src/`: 1 file (.py)" in out
     assert "wrote AGENTS.md" in out
     assert "undone: AGENTS.md (removed)" in out
-    assert "the user declined this change; AGENTS.md was not changed" in out
+    assert "the user declined to create AGENTS.md; AGENTS.md was not changed" in out
     assert not (ws.root / "AGENTS.md").exists()
 
 
@@ -136,7 +142,7 @@ def test_declining_a_write_lets_the_model_go_on(ws):
         ws, keys, act("write_file", path="a.py", content="1\n"), final("ok, not written")
     )
     assert not (ws.root / "a.py").exists()
-    assert "the user declined this change" in model.calls[1][-1]["content"]
+    assert "the user declined to create a.py" in model.calls[1][-1]["content"]
     assert "ok, not written" in out
 
 
@@ -162,7 +168,7 @@ def test_all_can_be_saved_for_the_workspace_and_cleared(ws):
         final("both"),
     )
     assert (ws.root / "a.py").exists() and (ws.root / "b.py").exists()  # b needed no question
-    assert "writes are approved for this workspace" in out
+    assert "approved for this workspace: writes" in out
     assert "approvals cleared" in out
     assert not (ws.heph_dir / "approvals.json").exists()
 
@@ -187,7 +193,7 @@ def test_approvals_in_the_workspace_approve_nothing(ws):
         act("write_file", path="a.py", content="1\n"),
         final("not made"),
     )
-    assert not (ws.root / "a.py").exists() and "the user declined this change" in out
+    assert not (ws.root / "a.py").exists() and "the user declined to create a.py" in out
 
 
 def test_ctrl_c_during_a_turn_returns_to_the_prompt(ws):
@@ -359,10 +365,10 @@ def test_ctrl_c_in_a_request_leaves_no_spinner_running(ws):
     model = ScriptedModel([KeyboardInterrupt(), final("fine")])
     console = Console(file=io.StringIO(), force_terminal=True, width=120)
     sink = ConsoleSink(console=console)
-    approval = Approval(sink, interactive=True, saved=SavedApprovals(ws.root))
-    agent = Agent(ws, Config(), model=model, sink=sink, approve=approval)
+    asker = TerminalAsker(sink, saved=SavedApprovals(ws.root))
+    agent = Agent(ws, Config(), model=model, sink=sink, policy=Policy(asker=asker))
     with create_pipe_input() as pipe:
-        repl = Repl(agent, sink, approval, input=pipe, output=DummyOutput())
+        repl = Repl(agent, sink, asker, input=pipe, output=DummyOutput())
         sink.err = console  # the spinner draws on this terminal
         repl.handle("slow task")
         assert not sink.spinning  # stopped with the turn, not left over the prompt

@@ -12,9 +12,13 @@ from conftest import act, final, heph_command
 from hephaistus.agent import Agent
 from hephaistus.config import Config
 from hephaistus.project_commands import detect
+from hephaistus.runtime.policy import Policy
+from hephaistus.runtime.runtime import Runtime
 from hephaistus.testing import ScriptedModel
+from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
-from hephaistus.ui.approval import Approval
+from hephaistus.ui.approval import TerminalAsker
+from hephaistus.values import CommandRequest
 from hephaistus.workspace import Workspace
 
 TOOLS = default_registry()
@@ -53,9 +57,9 @@ def context(root, **commands):
     return ToolContext(Workspace.at(root), commands=commands, command_timeout=30)
 
 
-def run(ctx, name, args=None):
+def run(ctx, name, args=None, **policy):
     payload = {"name": name} if args is None else {"name": name, "args": args}
-    return TOOLS.get("run_command")(payload, ctx)
+    return run_tool(ctx, "run_command", payload, **policy)
 
 
 def test_end_to_end_the_model_fixes_a_failing_test(heph, chat_server, project):
@@ -225,32 +229,35 @@ def test_no_standard_input(project):
 
 
 def test_approval_rules(project):
-    from hephaistus.approvals import CommandRequest
-
     asked = []
 
     def answer(question):
         asked.append(question)
         return "y"
 
-    test = CommandRequest("test", "pytest")
-    approval = Approval(None, interactive=True, ask=answer)
-    assert approval(test) == "write"
-    assert approval(test) == "write"
-    assert len(asked) == 1  # asked once per command in a session
-    assert Approval(None, interactive=False)(test) == "refuse"
-    assert Approval(None, interactive=False, yes=True)(test) == "write"
-    assert Approval(None, interactive=True, dry_run=True)(test) == "skip"
-    assert Approval(None, interactive=True, ask=lambda q: "n")(test) == "decline"
+    ctx = context(project, hello="echo hi", bye="echo bye")
+    policy = Policy("ask", asker=TerminalAsker(None, ask=answer))
+    runtime = Runtime(default_registry(), ctx, policy)
+    assert runtime.call("run_command", {"name": "hello"}).decision == "allow"
+    assert runtime.call("run_command", {"name": "hello"}).decision == "allow"
+    assert len(asked) == 1  # "yes" holds for that command for the rest of the session
+    assert runtime.call("run_command", {"name": "bye"}).decision == "allow"
+    assert len(asked) == 2  # and never for another one
+    for mode in ("ask", "edits"):
+        assert run(ctx, "hello", mode=mode).refused  # no terminal: refused, never run
+    assert run(ctx, "hello", mode="auto").decision == "allow"
+    assert run(ctx, "hello", dry_run=True).decision == "skip"
+    assert run(ctx, "hello", mode="plan").decision == "deny"
+    declined = run(ctx, "hello", mode="ask", asker=lambda p: "no")
+    assert declined.decision == "decline" and declined.command is None
 
 
 def test_the_tool_asks_with_a_typed_request_and_reports_what_ran(project):
-    from hephaistus.approvals import CommandRequest
-
     requests = []
     ctx = context(project, hello="echo hi")
-    ctx.approve = lambda request: requests.append(request) or "write"
-    result = run(ctx, "hello", "there")
+    result = run(
+        ctx, "hello", "there", mode="ask", asker=lambda p: requests.append(p.request) or "yes"
+    )
     assert requests == [CommandRequest("hello", "echo hi there")]
     assert result.command is not None and result.command.name == "hello"
     assert result.command.summary == "passed"
@@ -273,7 +280,7 @@ def test_check_after_edits_sends_failures_back(project):
         ]
     )
     config = Config(commands=(("test", PYTEST),), verify_after_edits=("test",))
-    agent = Agent(Workspace.at(project), config, model=model)
+    agent = Agent(Workspace.at(project), config, model=model, policy=Policy("auto"))
     outcome = agent.execute("fix add")
     assert outcome.status == "answered" and outcome.message == "now really done"
     feedback = model.calls[2][-1]["content"]
@@ -351,8 +358,6 @@ def test_test_cmd_flag_sets_the_test_command_for_one_run(heph, chat_server, proj
 
 
 def test_declining_a_verify_command_ends_with_the_answer_not_another_request(project):
-    from hephaistus.approvals import CommandRequest
-
     model = ScriptedModel(
         [
             act("write_file", path="calc.py", content="def add(a, b):\n    return a * b\n"),
@@ -362,11 +367,11 @@ def test_declining_a_verify_command_ends_with_the_answer_not_another_request(pro
     config = Config(commands=(("test", PYTEST),), verify_after_edits=("test",))
     asked = []
 
-    def approve(request):
-        asked.append(request)
-        return "decline" if isinstance(request, CommandRequest) else "write"
+    def answer(proposal):
+        asked.append(proposal.request)
+        return "no" if isinstance(proposal.request, CommandRequest) else "yes"
 
-    agent = Agent(Workspace.at(project), config, model=model, approve=approve)
+    agent = Agent(Workspace.at(project), config, model=model, policy=Policy(asker=answer))
     outcome = agent.execute("change add")
     assert outcome.status == "answered" and outcome.message == "done"
     assert len(model.calls) == 2  # no third request to "fix" a check nobody ran
@@ -374,12 +379,15 @@ def test_declining_a_verify_command_ends_with_the_answer_not_another_request(pro
 
 
 def test_a_shell_command_is_shown_for_approval_as_configured(project):
-    from hephaistus.approvals import CommandRequest
-
     requests = []
     ctx = context(project, check="sh -c 'id > ../x' && echo done")
-    ctx.approve = lambda request: requests.append(request) or "decline"
-    run(ctx, "check", "tests/test_calc.py")
+    run(
+        ctx,
+        "check",
+        "tests/test_calc.py",
+        mode="ask",
+        asker=lambda p: requests.append(p.request) or "no",
+    )
     assert requests == [
         CommandRequest("check", "sh -c 'id > ../x' && echo done tests/test_calc.py")
     ]

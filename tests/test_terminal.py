@@ -75,7 +75,7 @@ def test_chat_write_approve_answer_undo_exit(chat_server, workspace, home):
     )
     terminal = Terminal(command, workspace)
     try:
-        terminal.wait_for("heph>")
+        terminal.wait_for("heph [ask]>")
         terminal.type("write a notes file")
         screen = terminal.wait_for("[y]es / [n]o / [a]ll / [d]iff")
         assert "+remember the milk" in screen
@@ -148,7 +148,7 @@ def test_after_ctrl_c_no_spinner_runs_on_and_a_pasted_message_stays_whole(worksp
         )
         terminal = Terminal(command, workspace)
         try:
-            terminal.wait_for("heph>")
+            terminal.wait_for("heph [ask]>")
             terminal.type("a slow task")
             terminal.wait_for("thinking")
             terminal.tmux(["send-keys", "-t", "t", "C-c"])

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hephaistus.checkpoints import Checkpoints, CheckpointStore, Interleaved, UndoConflict
+from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.workspace import Workspace
 
@@ -33,11 +34,11 @@ class Run:
         )
 
     def append(self, path: str, text: str) -> None:
-        result = TOOLS.get("append_file")({"path": path, "content": text}, self.ctx)
+        result = run_tool(self.ctx, "append_file", {"path": path, "content": text})
         assert result.ok, result.output
 
     def edit(self, path: str, old: str, new: str) -> None:
-        result = TOOLS.get("edit_file")({"path": path, "old": old, "new": new}, self.ctx)
+        result = run_tool(self.ctx, "edit_file", {"path": path, "old": old, "new": new})
         assert result.ok, result.output
 
 

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 
 from hephaistus.compaction import Compactor
 from hephaistus.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
+from hephaistus.runtime.runtime import Runtime
 from hephaistus.seams import EventSink, Message, Model, SessionRecorder
 from hephaistus.state import AgentState
-from hephaistus.tools import Registry, ToolContext
+from hephaistus.tools import Registry
 
 EXIT_CODES = {
     "answered": EXIT_OK,
@@ -36,8 +37,7 @@ class Run:
     """Everything one task runs with; the engine owns none of it."""
 
     model: Model
-    registry: Registry
-    tools: ToolContext
+    runtime: Runtime  # runs every tool call: policy, effects, journal
     session: SessionRecorder
     state: AgentState
     sink: EventSink
@@ -50,3 +50,7 @@ class Run:
     verify_retries: int = 2
     # The state as last sent to the model (AgentState.rows()), so only changes are sent again.
     sent_state: list[tuple[str, str]] | None = None
+
+    @property
+    def registry(self) -> Registry:
+        return self.runtime.registry

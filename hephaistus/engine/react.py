@@ -7,15 +7,13 @@ of each new user message.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from hephaistus.compaction import KEEP_RECENT_MESSAGES, STATE_BLOCK, count, record
 from hephaistus.engine.base import Outcome, Run
 from hephaistus.errors import ContextOverflow
 from hephaistus.protocol import Action, Final, FormatError, parse_reply
 from hephaistus.seams import Message, ModelReply
 from hephaistus.session import Memo
-from hephaistus.tools.results import ToolResult, clip
+from hephaistus.values import ToolResult, clip
 
 MALFORMED_LIMIT = 3
 REPEAT_LIMIT = 3
@@ -99,7 +97,7 @@ class ReactEngine:
                     run,
                     f"Observation: before finishing, heph ran the project's `{name}` "
                     "command and it failed:\n"
-                    + clip(result.output, run.tools.observation_limit, keep="tail")
+                    + clip(result.output, run.runtime.context.observation_limit, keep="tail")
                     + "\nFix the problem, or explain in your final answer why it "
                     "remains.",
                 )
@@ -212,10 +210,9 @@ class ReactEngine:
         tool = run.registry.get(action.tool)
         assert tool is not None  # parse_reply checked it
         with run.session.span("TOOL", action.tool, action.args) as span:
-            result = tool(action.args, run.tools)
             # What the model sees, the session records and the person is shown: never more.
-            limit = min(run.tools.observation_limit, run.compactor.observation_chars())
-            result = replace(result, output=clip(result.output, limit))
+            limit = min(run.runtime.context.observation_limit, run.compactor.observation_chars())
+            result = run.runtime.call(action.tool, action.args, limit)
             span.ok = result.ok
             span.output = {
                 "output": result.output,
@@ -230,11 +227,11 @@ class ReactEngine:
         for path in result.read:
             run.state.file_read(path)
         for change in result.changed:
-            run.tools.changed.append(change)  # the session's writes, for git_commit
             run.state.file_written(change.path, created=change.created)
         if result.command:
             run.state.command_ran(result.command.name, result.command.summary)
-        if tool.writes and not result.ok and result.decision is None and result.target:
+        tried = result.decision in (None, "allow")  # a failed write, not the person's "no"
+        if tool.effect == "write" and result.target and not result.ok and tried:
             run.state.problem(
                 result.target, f"{action.tool} failed: {result.output.splitlines()[0]}"
             )
@@ -248,7 +245,7 @@ class ReactEngine:
                 "checking the changes before the final answer", "run_command", {"name": name}
             )
             result = self._act(run, action)
-            if result.decision in ("decline", "skip"):
+            if result.decision in ("decline", "skip", "deny"):
                 # The person said no (or it is a dry run): no check, and nothing to fix.
                 run.sink.notice(f"the check `{name}` did not run ({result.output})")
                 return None

@@ -1,9 +1,11 @@
 """The tool registry: tools described and validated from their own signatures and docstrings.
 
-A tool is a plain function `fn(ctx, **args) -> ToolResult` whose parameters are typed and whose
-docstring has an `Args:` section. The registry wraps it as a `Tool`, callable the way the loop
-calls every tool, `tool(args: dict, ctx) -> ToolResult`; the same signature and docstring make the
-description and argument schema listed in the system prompt, so nothing is maintained twice.
+A tool is a plain function `fn(ctx, **args) -> ToolResult | Proposal` whose parameters are typed
+and whose docstring has an `Args:` section, with the effect it has (read, write, command, git).
+The registry wraps it as a `Tool`, `tool(args: dict, ctx)`; the same signature and docstring make
+the description and argument schema listed in the system prompt, so nothing is maintained twice.
+A tool given as a JSON schema (an MCP server's) becomes a Tool too. A tool with an effect returns
+it prepared (a Proposal); the runtime decides and carries it out, never the tool.
 """
 
 from __future__ import annotations
@@ -11,15 +13,23 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from hephaistus.docstrings import google_entries, summary
-from hephaistus.textfile import encodable
+from hephaistus.runtime.permissions import EFFECTS
 from hephaistus.tools.context import ToolContext
-from hephaistus.tools.results import ToolResult
+from hephaistus.values import Proposal, ToolResult
 
-__all__ = ["Tool", "ToolArg", "Registry", "ToolContext", "ToolResult", "default_registry"]
+__all__ = [
+    "Proposal",
+    "Tool",
+    "ToolArg",
+    "Registry",
+    "ToolContext",
+    "ToolResult",
+    "default_registry",
+]
 
 # `list` stands for a list of strings, the one kind of list a tool takes.
 _JSON_TYPES = {str: "string", int: "integer", bool: "boolean", float: "number", list: "list"}
@@ -72,14 +82,16 @@ class Tool:
     name: str
     description: str
     args: tuple[ToolArg, ...]
-    fn: Callable[..., ToolResult] = field(repr=False)
-    writes: bool = False
+    fn: Callable[..., ToolResult | Proposal] = field(repr=False)
+    effect: str = "read"  # read | write | command | external | git (see runtime.permissions)
 
     @classmethod
-    def from_function(cls, fn: Callable[..., ToolResult], *, writes: bool = False) -> Tool:
+    def from_function(
+        cls, fn: Callable[..., ToolResult | Proposal], *, effect: str = "read"
+    ) -> Tool:
         """The tool for `fn`: the description is its docstring's summary, the arguments its
-        parameters after `ctx`. `writes` marks a tool that changes files. TypeError when the
-        docstring leaves an argument or the summary out, or an argument has a type the model cannot
+        parameters after `ctx`; `effect` is what calling it does. TypeError when the docstring
+        leaves an argument or the summary out, or an argument has a type the model cannot
         send."""
         doc = inspect.getdoc(fn) or ""
         description, arg_docs = summary(doc), google_entries(doc)
@@ -98,7 +110,53 @@ class Tool:
         missing = [a.name for a in args if not a.description]
         if missing or not description:
             raise TypeError(f"tool {fn.__name__} needs a docstring describing {missing or 'it'}")
-        return cls(fn.__name__, description, args, fn, writes)
+        if effect not in EFFECTS:
+            raise TypeError(f"tool {fn.__name__}: unknown effect {effect!r}")
+        return cls(fn.__name__, description, args, fn, effect)
+
+    @classmethod
+    def from_schema(
+        cls,
+        name: str,
+        description: str,
+        schema: dict[str, Any],
+        fn: Callable[..., ToolResult | Proposal],
+        *,
+        effect: str = "external",
+    ) -> Tool:
+        """The tool for a JSON schema of its arguments (as MCP servers describe theirs): an
+        object whose properties are strings, integers, numbers, booleans or arrays of strings.
+        TypeError for a schema the model could not fill in."""
+        if schema.get("type", "object") != "object":
+            raise TypeError(f"tool {name}: its arguments must be an object")
+        required = set(schema.get("required", []))
+        args = []
+        for arg_name, prop in (schema.get("properties") or {}).items():
+            args.append(
+                ToolArg(
+                    arg_name,
+                    _schema_type(name, arg_name, prop),
+                    arg_name in required,
+                    str(prop.get("description") or arg_name),
+                )
+            )
+        if effect not in EFFECTS:
+            raise TypeError(f"tool {name}: unknown effect {effect!r}")
+        return cls(name, description or name, tuple(args), fn, effect)
+
+    def schema(self) -> dict[str, Any]:
+        """The arguments as a JSON schema (the form MCP and editors use)."""
+        properties: dict[str, Any] = {}
+        for arg in self.args:
+            if arg.kind is list:
+                prop: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+                if arg.or_string:
+                    prop = {"anyOf": [prop, {"type": "string"}]}
+            else:
+                prop = {"type": _JSON_TYPES[arg.kind]}
+            properties[arg.name] = {**prop, "description": arg.description}
+        required = [a.name for a in self.args if a.required]
+        return {"type": "object", "properties": properties, "required": required}
 
     def problems(self, args: Any) -> list[str]:
         """What is wrong with `args` for this tool, in words the model can act on."""
@@ -123,17 +181,17 @@ class Tool:
         """The arguments as the prompt and the error messages show them."""
         return ", ".join(a.signature() for a in self.args) or "no arguments"
 
-    def __call__(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def __call__(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult | Proposal:
+        """The call's result, or the effect it prepared (for the runtime to decide and carry
+        out): the arguments checked first, any exception a failed ToolResult."""
         problems = self.problems(args)
         if problems:
             return ToolResult(False, f"{self.name}: " + "; ".join(problems))
         clean = {k: v for k, v in args.items() if v is not None}
         try:
-            result = self.fn(ctx, **clean)
+            return self.fn(ctx, **clean)
         except Exception as exc:  # a tool never raises to the loop
-            result = ToolResult(False, f"{self.name} failed: {type(exc).__name__}: {exc}")
-        # An undecodable file name must not break the observation, the session or the screen.
-        return replace(result, output=encodable(result.output))
+            return ToolResult(False, f"{self.name} failed: {type(exc).__name__}: {exc}")
 
     def describe(self) -> str:
         """The tool as the system prompt lists it, in one line: its arguments (? when optional,
@@ -178,7 +236,19 @@ def default_registry() -> Registry:
     from hephaistus.tools import edits, files, git, run_command
 
     families = (*files.TOOLS, *edits.TOOLS, *git.TOOLS, *run_command.TOOLS)
-    return Registry(Tool.from_function(fn, writes=writes) for fn, writes in families)
+    return Registry(Tool.from_function(fn, effect=effect) for fn, effect in families)
+
+
+_SCHEMA_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool}
+
+
+def _schema_type(tool: str, name: str, prop: dict[str, Any]) -> type:
+    kind = prop.get("type")
+    if kind == "array" and (prop.get("items") or {}).get("type", "string") == "string":
+        return list
+    if isinstance(kind, str) and kind in _SCHEMA_TYPES:
+        return _SCHEMA_TYPES[kind]
+    raise TypeError(f"tool {tool}: argument {name} has a type heph cannot send ({kind!r})")
 
 
 def _plain_type(hint: Any) -> type:

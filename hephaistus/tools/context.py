@@ -1,17 +1,17 @@
-"""What a tool receives: the workspace, the approver, the limits and the run's settings."""
+"""What a tool receives: the workspace, the limits, the run's settings, its journal of effects and
+the executor that starts its processes. Nothing in it approves anything: that is the runtime's."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hephaistus.approvals import approve_all
-from hephaistus.tools.results import FileChange
+from hephaistus.runtime.executor import Executor, LocalExecutor
+from hephaistus.runtime.journal import Journal
 from hephaistus.workspace import Workspace
 
 if TYPE_CHECKING:
     from hephaistus.checkpoints import Checkpoints
-    from hephaistus.seams import Approver
 
 
 @dataclass
@@ -19,7 +19,6 @@ class ToolContext:
     """What every tool call of a run is given besides its arguments."""
 
     workspace: Workspace
-    approve: Approver = approve_all
     observation_limit: int = 16_000
     allow_secrets: bool = False
     checkpoints: Checkpoints | None = None  # every write is recorded here first, for undo
@@ -28,8 +27,9 @@ class ToolContext:
     command_timeout: float = 300.0
     pass_env: tuple[str, ...] = ()  # variables (glob patterns) commands may see besides the usual
     search_seconds: float = 5.0  # time budget of one search
-    # The writes made so far in this session or chat (the loop adds each result's), for
-    # git_commit; `sessions` are the ids of that chat's sessions, whose checkpoints say what
-    # each file held before heph first wrote it.
-    changed: list[FileChange] = field(default_factory=list)
+    executor: Executor = field(default_factory=LocalExecutor)  # starts every command
+    # What this session or chat did so far (the runtime notes each call's effects), for
+    # git_commit and git_status; `sessions` are the ids of that chat's sessions, whose
+    # checkpoints say what each file held before heph first wrote it.
+    journal: Journal = field(default_factory=Journal)
     sessions: tuple[str, ...] = ()

@@ -16,17 +16,17 @@ from hephaistus.tools.editing import matching
 from hephaistus.tools.editing.patching import PatchError, apply_hunks, parse_patch
 from hephaistus.tools.editing.replacing import Unsafe
 from hephaistus.tools.editing.replacing import replace as replace_lines
-from hephaistus.tools.results import ToolResult
 from hephaistus.tools.writing import open_for_write, write_change
+from hephaistus.values import Proposal, ToolResult
 
 BOM_CHARACTER = "\ufeff"  # a UTF-8 byte-order mark, as decoded text
 
 
-def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
+def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult | Proposal:
     """Replace `old` (exact lines of the file, found once) with `new`.
 
     Args:
-        ctx: the run's workspace, approver and limits (given by heph, not by the model)
+        ctx: the run's workspace, journal and limits (given by heph, not by the model)
         path: file to edit, relative to the workspace root
         old: the text to replace, copied from the file
         new: the text to put in its place
@@ -46,7 +46,7 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
 
 def _edit(
     ctx: ToolContext, rel: str, real: Path, current: TextFile, old: str, new: str
-) -> ToolResult:
+) -> ToolResult | Proposal:
     text = current.text
     if not old.strip():
         if not text.strip():  # filling an empty file needs nothing to match
@@ -190,11 +190,11 @@ def _join(lines: list[str], final_newline: bool) -> str:
     return "\n".join(lines) + ("\n" if final_newline else "")
 
 
-def patch_file(ctx: ToolContext, path: str, diff: str) -> ToolResult:
+def patch_file(ctx: ToolContext, path: str, diff: str) -> ToolResult | Proposal:
     """Apply a unified diff.
 
     Args:
-        ctx: the run's workspace, approver and limits (given by heph, not by the model)
+        ctx: the run's workspace, journal and limits (given by heph, not by the model)
         path: file to patch, relative to the workspace root
         diff: the unified diff (lines starting with ' ', '-', '+', hunks starting with @@)
     """
@@ -207,7 +207,7 @@ def patch_file(ctx: ToolContext, path: str, diff: str) -> ToolResult:
 
 def _patch(
     ctx: ToolContext, rel: str, real: Path, current: TextFile | None, diff: str
-) -> ToolResult:
+) -> ToolResult | Proposal:
     try:
         patches = parse_patch(diff)
         others = sorted(
@@ -228,7 +228,7 @@ def _patch(
     return write_change(ctx, rel, real, current, _join(lines, final_newline or current is None))
 
 
-TOOLS = ((edit_file, True), (patch_file, True))
+TOOLS = ((edit_file, "write"), (patch_file, "write"))
 
 
 def _same_path(header: str, rel: str) -> bool:

@@ -26,8 +26,8 @@ from hephaistus.textfile import (
     split_lines,
 )
 from hephaistus.tools.context import ToolContext
-from hephaistus.tools.results import ToolResult
 from hephaistus.tools.writing import open_for_write, write_change
+from hephaistus.values import Proposal, ToolResult
 from hephaistus.workspace import CONTROL, PathError
 
 LIST_CAP = 400
@@ -39,7 +39,7 @@ def list_files(ctx: ToolContext, path: str = ".") -> ToolResult:
     """Files and their sizes under a folder.
 
     Args:
-        ctx: the run's workspace, approver and limits (given by heph, not by the model)
+        ctx: the run's workspace, journal and limits (given by heph, not by the model)
         path: folder to list, relative to the workspace root (default: the whole workspace)
     """
     real = _existing(ctx, path)
@@ -62,7 +62,7 @@ def read_file(
     """A text file, lines numbered.
 
     Args:
-        ctx: the run's workspace, approver and limits (given by heph, not by the model)
+        ctx: the run's workspace, journal and limits (given by heph, not by the model)
         path: file to read, relative to the workspace root
         start_line: first line to show, counting from 1 (default: 1)
         end_line: last line to show, inclusive (default: as far as fits)
@@ -106,7 +106,7 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
     """Lines matching a Python regex.
 
     Args:
-        ctx: the run's workspace, approver and limits (given by heph, not by the model)
+        ctx: the run's workspace, journal and limits (given by heph, not by the model)
         pattern: regular expression to look for
         path: folder or file to search in, relative to the workspace root (default: everywhere)
     """
@@ -162,11 +162,11 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
     return ToolResult(True, "\n".join(hits))
 
 
-def write_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
+def write_file(ctx: ToolContext, path: str, content: str) -> ToolResult | Proposal:
     """Create a file or replace all of it.
 
     Args:
-        ctx: the run's workspace, approver and limits (given by heph, not by the model)
+        ctx: the run's workspace, journal and limits (given by heph, not by the model)
         path: file to write, relative to the workspace root
         content: the complete new content of the file
     """
@@ -177,11 +177,11 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
     return write_change(ctx, rel, real, old, content)
 
 
-def append_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
+def append_file(ctx: ToolContext, path: str, content: str) -> ToolResult | Proposal:
     """Add to the end of a file.
 
     Args:
-        ctx: the run's workspace, approver and limits (given by heph, not by the model)
+        ctx: the run's workspace, journal and limits (given by heph, not by the model)
         path: file to append to, relative to the workspace root
         content: text to add at the end (a line break is added first if the file lacks one)
     """
@@ -198,13 +198,13 @@ def append_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
     return write_change(ctx, rel, real, old, appended(old), rebase=appended)
 
 
-# (tool function, whether it writes), in the order the system prompt lists them.
+# (tool function, its effect), in the order the system prompt lists them.
 TOOLS = (
-    (list_files, False),
-    (read_file, False),
-    (search, False),
-    (write_file, True),
-    (append_file, True),
+    (list_files, "read"),
+    (read_file, "read"),
+    (search, "read"),
+    (write_file, "write"),
+    (append_file, "write"),
 )
 
 

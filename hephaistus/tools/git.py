@@ -10,11 +10,12 @@ through hephaistus.repository.
 
 from __future__ import annotations
 
-from hephaistus.approvals import CommitRequest
+from pathlib import Path
+
 from hephaistus.checkpoints import CheckpointStore
 from hephaistus.repository import GitError, Repository, is_disabled
 from hephaistus.tools.context import ToolContext
-from hephaistus.tools.results import CommitMade, ToolResult, clip
+from hephaistus.values import CommitMade, CommitRequest, Proposal, ToolResult, clip
 from hephaistus.workspace import PathError, is_secret_name
 
 LOG_LIMIT = 50
@@ -47,7 +48,7 @@ def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) ->
     """Uncommitted changes, or the staged ones.
 
     Args:
-        ctx: the run's workspace, approver and limits (given by heph, not by the model)
+        ctx: the run's workspace, journal and limits (given by heph, not by the model)
         path: limit the diff to this file or folder (default: everything)
         staged: show what is staged for the next commit instead
     """
@@ -92,7 +93,7 @@ def git_log(ctx: ToolContext, n: int = 10) -> ToolResult:
     """The last n commits.
 
     Args:
-        ctx: the run's workspace, approver and limits (given by heph, not by the model)
+        ctx: the run's workspace, journal and limits (given by heph, not by the model)
         n: how many commits (default 10, at most 50)
     """
     repo = _repo(ctx)
@@ -104,11 +105,13 @@ def git_log(ctx: ToolContext, n: int = 10) -> ToolResult:
     return output if isinstance(output, ToolResult) else ToolResult(True, output)
 
 
-def git_commit(ctx: ToolContext, message: str, paths: list[str] | str | None = None) -> ToolResult:
+def git_commit(
+    ctx: ToolContext, message: str, paths: list[str] | str | None = None
+) -> ToolResult | Proposal:
     """Commit the files you changed in this session (or some of them); only when the user asks.
 
     Args:
-        ctx: the run's workspace, approver and limits (given by heph, not by the model)
+        ctx: the run's workspace, journal and limits (given by heph, not by the model)
         message: the commit message
         paths: some of the files you changed, to commit only those (default: all of them)
     """
@@ -119,25 +122,34 @@ def git_commit(ctx: ToolContext, message: str, paths: list[str] | str | None = N
         return ToolResult(False, "the commit message is empty")
     try:
         chosen, left_out = _commit_targets(ctx, paths)
-        targets = [ctx.workspace.root / rel for rel in chosen]
         _refuse_the_users_work(ctx, repo, chosen)
     except (PathError, ValueError, GitError) as exc:
         return ToolResult(False, f"nothing was committed: {exc}")
+    targets = [ctx.workspace.root / rel for rel in chosen]
     relative = tuple(repo.relative(t) for t in targets)
-    names = ", ".join(relative)
-    decision = ctx.approve(CommitRequest(relative, message))
-    if decision == "refuse":
-        return ToolResult(
-            False, f"commit not approved: nothing was committed ({names})", decision=decision
-        )
-    if decision == "decline":
-        return ToolResult(
-            False, "the user declined this commit; nothing was committed", decision=decision
-        )
-    if decision == "skip":
-        return ToolResult(
-            True, f"dry run: would commit {names} with message {message!r}", decision=decision
-        )
+
+    def carry_out() -> ToolResult:
+        try:  # again: the person may have edited or staged something while asked
+            _refuse_the_users_work(ctx, repo, chosen)
+        except (ValueError, GitError) as exc:
+            return ToolResult(False, f"nothing was committed: {exc}")
+        return _commit(repo, targets, relative, message, left_out)
+
+    return Proposal(
+        "git",
+        CommitRequest(relative, message),
+        carry_out,
+        f"nothing was committed ({', '.join(relative)})",
+    )
+
+
+def _commit(
+    repo: Repository,
+    targets: list[Path],
+    relative: tuple[str, ...],
+    message: str,
+    left_out: list[str],
+) -> ToolResult:
     tracked = repo.tracked([str(t) for t in targets])
     new_files = [str(t) for t in targets if repo.relative(t) not in tracked]
     # Literal pathspecs: a file heph wrote named `[.]env` is that file, never a pattern.
@@ -151,15 +163,15 @@ def git_commit(ctx: ToolContext, message: str, paths: list[str] | str | None = N
         return ToolResult(False, f"git commit failed, nothing was committed:\n{result.output}")
     sha = repo.git("rev-parse", "HEAD").strip()
     note = f"\n(left out as secret files: {', '.join(left_out)})" if left_out else ""
+    names = ", ".join(relative)
     return ToolResult(
         True,
         f"committed {sha[:10]} on {repo.branch()}: {names}\n{result}".rstrip() + note,
-        decision=decision,
         commit=CommitMade(sha, relative),
     )
 
 
-TOOLS = ((git_status, False), (git_diff, False), (git_log, False), (git_commit, True))
+TOOLS = ((git_status, "read"), (git_diff, "read"), (git_log, "read"), (git_commit, "git"))
 NAMES = frozenset(fn.__name__ for fn, _ in TOOLS)
 
 
@@ -192,14 +204,14 @@ def _git(repo: Repository, *args: str, literal: bool = False) -> str | ToolResul
 
 
 def _session_paths(ctx: ToolContext, repo: Repository) -> set[str]:
-    return {repo.relative(ctx.workspace.root / change.path) for change in ctx.changed}
+    return {repo.relative(ctx.workspace.root / rel) for rel in ctx.journal.changed_paths()}
 
 
 def _commit_targets(ctx: ToolContext, paths: list[str] | str | None) -> tuple[list[str], list[str]]:
     """(the files to commit, the secret ones left out): heph's own changes of this session or
     chat, all of them or those `paths` names (a list, or one string: one path, else paths
     separated by spaces). Anything else is the user's to commit, and refused."""
-    mine = list(dict.fromkeys(change.path for change in ctx.changed))
+    mine = ctx.journal.changed_paths()
     if ctx.sessions:  # a change undone since is no longer heph's to commit
         left = CheckpointStore(ctx.workspace.root, ctx.workspace.heph_dir).left_states(
             list(ctx.sessions)

@@ -3,8 +3,9 @@
 Only configured or detected commands run, by name. The model's extra arguments are appended only
 when they are plain words (a test id, a path inside the workspace), never shell syntax, and no
 shell ever sees them; every path in them, bare, after `=` or glued to a short option, passes the
-workspace's check. No standard input, a timeout that kills the whole process group, an
-environment of allowed variables only (no credentials), and the end of the output kept (the
+workspace's check. The tool prepares the run and the runtime decides it; it runs through the
+run's executor (no standard input, a timeout that kills the whole process group) with an
+environment of allowed variables only (no credentials), and the end of the output is kept (the
 failures summary is at the end), with anything that looks like a credential scrubbed.
 """
 
@@ -14,15 +15,11 @@ import fnmatch
 import os
 import re
 import shlex
-import signal
-import subprocess
-import time
 from collections.abc import Iterable
 
-from hephaistus.approvals import CommandRequest
 from hephaistus.redact import CREDENTIAL_TEXT, SECRET_NAME, scrub
 from hephaistus.tools.context import ToolContext
-from hephaistus.tools.results import CommandRun, ToolResult, clip
+from hephaistus.values import CommandRequest, CommandRun, Proposal, ToolResult, clip
 from hephaistus.workspace import PathError
 
 PLAIN_ARG = re.compile(r"^[\w./:=@%+,\[\]-]+$")
@@ -87,15 +84,14 @@ CHILD_ENV = {
 }
 CHILD_ENV_PREFIXES = ("LC_", "XDG_")
 SHELL_OPERATORS = re.compile(r"&&|\|\||[|;<>`$]")
-KILL_GRACE = 2.0
 FAILED_TEST = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
 
 
-def run_command(ctx: ToolContext, name: str, args: str | None = None) -> ToolResult:
+def run_command(ctx: ToolContext, name: str, args: str | None = None) -> ToolResult | Proposal:
     """Run a project command; `args` are appended (a test id).
 
     Args:
-        ctx: the run's workspace, approver and limits (given by heph, not by the model)
+        ctx: the run's workspace, executor and limits (given by heph, not by the model)
         name: the command's name, e.g. test or lint
         args: extra arguments separated by spaces, e.g. tests/test_app.py::test_add
     """
@@ -114,20 +110,29 @@ def run_command(ctx: ToolContext, name: str, args: str | None = None) -> ToolRes
     argv = command_argv(command, extra)
     # As configured, with the model's arguments: never the `sh -c '...' "$@"` it runs as.
     shown_line = " ".join([command, *(shlex.quote(a) for a in extra)])
-    decision = ctx.approve(CommandRequest(name, shown_line, ctx.command_sources.get(name, "")))
-    if decision == "refuse":
-        return ToolResult(False, f"command not approved: `{name}` did not run", decision=decision)
-    if decision == "decline":
-        return ToolResult(False, f"the user declined to run `{name}`", decision=decision)
-    if decision == "skip":
-        return ToolResult(True, f"dry run: would run `{name}`", decision=decision)
-    exit_code, output, seconds = execute(argv, ctx)
-    shown = " ".join(shlex.quote(a) for a in [*shlex.split(command), *extra])
-    status = "timed out" if exit_code is None else f"exit code {exit_code}"
-    header = f"$ {shown}\n{status} after {seconds:.1f} s\n"
-    body = clip(output, max(1000, ctx.observation_limit - len(header) - 100), keep="tail")
-    return ToolResult(
-        exit_code == 0, scrub(header + body), command=CommandRun(name, summarize(exit_code, output))
+
+    def carry_out() -> ToolResult:
+        ran = ctx.executor.run(
+            argv,
+            cwd=ctx.workspace.root,
+            env=child_environment(ctx.pass_env),
+            timeout=ctx.command_timeout,
+        )
+        shown = " ".join(shlex.quote(a) for a in [*shlex.split(command), *extra])
+        status = "timed out" if ran.exit_code is None else f"exit code {ran.exit_code}"
+        header = f"$ {shown}\n{status} after {ran.seconds:.1f} s\n"
+        body = clip(ran.output, max(1000, ctx.observation_limit - len(header) - 100), keep="tail")
+        summary = summarize(ran.exit_code, ran.output)
+        return ToolResult(
+            ran.exit_code == 0, scrub(header + body), command=CommandRun(name, summary)
+        )
+
+    return Proposal(
+        "command",
+        CommandRequest(name, shown_line, ctx.command_sources.get(name, "")),
+        carry_out,
+        f"`{name}` did not run",
+        name=name,
     )
 
 
@@ -197,56 +202,6 @@ def child_environment(pass_env: Iterable[str] = ()) -> dict[str, str]:
     }
 
 
-def execute(argv: list[str], ctx: ToolContext) -> tuple[int | None, str, float]:
-    """(exit code or None on timeout, output, seconds); Ctrl-C kills the whole group."""
-    started = time.monotonic()
-    try:
-        process = subprocess.Popen(
-            argv,
-            cwd=ctx.workspace.root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=child_environment(ctx.pass_env),
-            start_new_session=True,
-        )
-    except OSError as error:
-        return 127, f"cannot start {argv[0]}: {error.strerror or error}", 0.0
-    try:
-        output, _ = process.communicate(timeout=ctx.command_timeout)
-        code: int | None = process.returncode
-    except subprocess.TimeoutExpired:
-        _kill_group(process)
-        try:
-            output, _ = process.communicate(timeout=KILL_GRACE)
-        except subprocess.TimeoutExpired:  # something escaped the group and holds the pipe
-            output = b""
-        code = None
-        output += f"\n[stopped after {ctx.command_timeout:g} s: the command timed out]".encode()
-    except BaseException:
-        _kill_group(process)
-        raise
-    return code, output.decode("utf-8", "replace"), time.monotonic() - started
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    for sig, wait in ((signal.SIGTERM, KILL_GRACE), (signal.SIGKILL, None)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=wait)
-            if sig == signal.SIGTERM:
-                # The leader is gone; make sure nothing of its group lingers.
-                os.killpg(process.pid, signal.SIGKILL)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-        except ProcessLookupError:
-            return
-
-
 def summarize(exit_code: int | None, output: str) -> str:
     """passed, or failed with the failing test ids pytest names."""
     if exit_code == 0:
@@ -257,4 +212,4 @@ def summarize(exit_code: int | None, output: str) -> str:
     return "failed" + (f": {', '.join(failing)}" if failing else f" (exit code {exit_code})")
 
 
-TOOLS = ((run_command, False),)
+TOOLS = ((run_command, "command"),)

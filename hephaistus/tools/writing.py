@@ -1,5 +1,6 @@
-"""The write path every writing tool shares: check the path, read the file, show the change,
-ask for approval, and write it under the file's lock, checkpointed and atomic.
+"""The write path every writing tool shares: check the path, read the file, prepare the change
+with its diff (for the runtime to decide), and write it under the file's lock, checkpointed and
+atomic (the one write transaction, which `heph docs` uses too).
 
 A change is written only if the file still holds what was read; the REPL's /diff shows changes
 with the same unified diff.
@@ -22,7 +23,7 @@ from hephaistus.textfile import (
     split_lines,
 )
 from hephaistus.tools.context import ToolContext
-from hephaistus.tools.results import FileChange, ToolResult
+from hephaistus.values import FileChange, Proposal, ToolResult
 from hephaistus.wording import counted
 from hephaistus.workspace import PathError
 
@@ -77,84 +78,93 @@ def write_change(
     content: str,
     rebase: Callable[[TextFile | None], str] | None = None,
     told: str = "",
-) -> ToolResult:
-    """Show the change, ask for approval, and write it, unless the file changed since `old`
-    was read: then `rebase` (when the change can be made again on the new text, as an append
-    can) works out the content anew, or nothing is written. `told` is what the model is told
-    of a change that is exactly what it sent, instead of the change's hunks."""
+) -> ToolResult | Proposal:
+    """The write of `content` to `rel`, prepared for the runtime to decide (nothing to do when
+    the file holds it already). Carried out, it writes unless the file changed since `old` was
+    read: then `rebase` (when the change can be made again on the new text, as an append can)
+    works out the content anew, or nothing is written. `told` is what the model is told of a
+    change that is exactly what it sent, instead of the change's hunks."""
     before = old.text if old else ""
     after = content.replace("\r\n", "\n")
     if old is not None and after == before:
         return ToolResult(True, f"{rel} already has that content; nothing written", target=rel)
     change = FileChange(rel, unified_diff(rel, before, after, created=old is None), old is None)
-    decision = ctx.approve(change)
-    if decision == "refuse":
-        return ToolResult(
-            False,
-            f"write not approved: {rel} was not changed",
-            change.diff,
-            decision=decision,
-            target=rel,
-        )
-    if decision == "decline":
-        declined = f"the user declined this change; {rel} was not changed"
-        return ToolResult(False, declined, change.diff, decision=decision, target=rel)
-    if decision == "skip":
+
+    def carry_out() -> ToolResult:
+        try:
+            found, written = write_checkpointed(ctx, rel, real, old, after, rebase)
+        except ChangedOnDisk:
+            return ToolResult(
+                False,
+                f"{rel} changed on disk since heph read it (another program wrote it); nothing "
+                "was written. Read it again and redo the change.",
+                target=rel,
+            )
+        except NotTextError as exc:
+            return ToolResult(False, f"{exc}; nothing was written", target=rel)
+        except OSError as exc:
+            return ToolResult(False, f"cannot write {rel}: {exc.strerror or exc}", target=rel)
+        made = change
+        if found != old:  # rebased on what another program wrote meanwhile
+            diff = unified_diff(rel, found.text if found else "", written, created=found is None)
+            made = FileChange(rel, diff, found is None)
         return ToolResult(
             True,
-            f"dry run: the change to {rel} was shown, not written",
-            change.diff,
-            decision=decision,
+            _summary(rel, made, found, written, told),
+            made.diff,
+            changed=(made,),
             target=rel,
         )
-    try:
-        if not ctx.workspace.heph_dir.is_dir():
-            ctx.workspace.ensure_heph_dir()  # for the lock, kept out of git
-        # Under the file's lock, so no other heph run writes between the check and the write.
-        with file_lock(ctx.workspace.heph_dir, rel):
-            now = _current(real, rel)
-            if now != old:
-                if rebase is None:
-                    return ToolResult(
-                        False,
-                        f"{rel} changed on disk since heph read it (another "
-                        "program wrote it); nothing was written. Read it "
-                        "again and redo the change.",
-                        target=rel,
-                    )
-                old, after = now, rebase(now).replace("\r\n", "\n")
-                change = FileChange(
-                    rel,
-                    unified_diff(rel, old.text if old else "", after, created=old is None),
-                    old is None,
-                )
-            data = (old or NEW_FILE).encode(after)
-            if ctx.checkpoints:
-                ctx.checkpoints.record(rel, data)
-            atomic_write(real, data, temp_dir=ctx.workspace.temp_dir, real=True)
-    except NotTextError as exc:
-        return ToolResult(False, f"{exc}; nothing was written", target=rel)
-    except OSError as exc:
-        return ToolResult(False, f"cannot write {rel}: {exc.strerror or exc}", target=rel)
-    verb = "created" if change.created else "updated"
-    added = len(split_lines(after))
-    # The model is told where text it sent exactly now stands, and of a new file nothing more:
-    # it knows what it sent. Otherwise it sees the hunks with one line of context (the path is
-    # named above). The person and the session get the whole diff.
-    summary = f"{verb} {rel} ({counted(added, 'line')})"
-    if told:
-        summary += f": {told}"
-    elif not change.created:
-        hunks = unified_diff(rel, old.text if old else "", after, created=False, context=1)
-        summary += "\n" + "".join(_with_ends(hunks)[2:])  # without the ---/+++ lines
-    return ToolResult(
-        True,
-        summary,
-        change.diff,
-        decision=decision,
-        changed=(change,),
-        target=rel,
+
+    return Proposal(
+        "write", change, carry_out, f"{rel} was not changed", target=rel, diff=change.diff
     )
+
+
+class ChangedOnDisk(Exception):
+    """The file changed since it was read, and the change cannot be made again on it."""
+
+
+def write_checkpointed(
+    ctx: ToolContext,
+    rel: str,
+    real: Path,
+    old: TextFile | None,
+    after: str,
+    rebase: Callable[[TextFile | None], str] | None = None,
+) -> tuple[TextFile | None, str]:
+    """The one write transaction: under the file's lock (so no other heph run writes between
+    the check and the write) the file is read again; when it is no longer `old`, `rebase` makes
+    the change again on it, or ChangedOnDisk is raised. The content is checkpointed, then
+    written atomically, keeping the file's encoding and line endings. Returns (the file as it
+    was, the text written)."""
+    if not ctx.workspace.heph_dir.is_dir():
+        ctx.workspace.ensure_heph_dir()  # for the lock, kept out of git
+    with file_lock(ctx.workspace.heph_dir, rel):
+        now = _current(real, rel)
+        if now != old:
+            if rebase is None:
+                raise ChangedOnDisk(rel)
+            old, after = now, rebase(now).replace("\r\n", "\n")
+        data = (old or NEW_FILE).encode(after)
+        if ctx.checkpoints:
+            ctx.checkpoints.record(rel, data)
+        atomic_write(real, data, temp_dir=ctx.workspace.temp_dir, real=True)
+    return old, after
+
+
+def _summary(rel: str, change: FileChange, old: TextFile | None, after: str, told: str) -> str:
+    """What the model is told of a write: where text it sent exactly now stands, and of a new
+    file nothing more (it knows what it sent). Otherwise the hunks with one line of context (the
+    path is named above). The person and the session get the whole diff."""
+    verb = "created" if change.created else "updated"
+    summary = f"{verb} {rel} ({counted(len(split_lines(after)), 'line')})"
+    if told:
+        return f"{summary}: {told}"
+    if change.created:
+        return summary
+    hunks = unified_diff(rel, old.text if old else "", after, created=False, context=1)
+    return summary + "\n" + "".join(_with_ends(hunks)[2:])  # without the ---/+++ lines
 
 
 def _current(real: Path, rel: str) -> TextFile | None:

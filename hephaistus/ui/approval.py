@@ -1,20 +1,21 @@
-"""Asking the person before each write (`[y]es / [n]o / [a]ll / [d]iff`), project command and
-commit.
-
-Without a terminal and without --yes nothing can be asked, so all three are refused; --dry-run
-shows each change and does nothing. Each kind is approved on its own: `[a]ll` writes (or writes
-saved for the workspace) never approve a command or a commit, and one command never another.
+"""Asking the person, in the terminal, about an effect the policy asks about: a write
+(`[y]es / [n]o / [a]ll / [d]iff`), a project command (`[y]es / [n]o / [a]ll commands`), a commit
+(`[y]es / [n]o`). It only asks: what the answer allows is the policy's (runtime.policy).
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hephaistus.approvals import CommandRequest, CommitRequest, Decision, Request, SavedApprovals
-from hephaistus.tools.results import FileChange
 from hephaistus.ui.escape import visible
+from hephaistus.values import CommandRequest, CommitRequest, FileChange
+
+if TYPE_CHECKING:
+    from hephaistus.approvals import SavedApprovals
+    from hephaistus.runtime.policy import Answer
+    from hephaistus.values import Proposal
 
 PREVIEW_LINES = 40
 
@@ -29,125 +30,82 @@ def ask_on_stderr(question: str) -> str:
     return line
 
 
-class Approval:
-    """The Approver of a run with a person at hand (or --yes, or --dry-run): asks before each
-    write, project command and commit; an `[a]ll` holds for the rest of the run or chat."""
+class TerminalAsker:
+    """The Asker of a run with a person at hand. `ask` puts one question and returns the line
+    typed (EOFError when none can come); `saved` is where an approval for good would go, so
+    the person is offered that only where it can be kept."""
 
     def __init__(
         self,
         sink: Any,
-        *,
-        yes: bool = False,
-        dry_run: bool = False,
-        interactive: bool | None = None,
         ask: Callable[[str], str] | None = None,
         saved: SavedApprovals | None = None,
     ) -> None:
         self.sink = sink
-        self.dry_run = dry_run
-        self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self.ask = ask or ask_on_stderr
         self.saved = saved
-        self.yes = yes  # --yes: writes, commands and commits (never trust)
-        self.commands_approved: set[str] = set()
-        self.all_commands = False
-        # Saved approvals count only where someone could have been asked.
-        self.writes_approved = yes or bool(self.interactive and saved and saved.writes)
 
-    def __call__(self, request: Request) -> Decision:
+    def __call__(self, proposal: Proposal) -> Answer:
+        request = proposal.request
         if isinstance(request, CommandRequest):
-            return self.approve_command(request.name, request.command_line, request.source)
+            return self._command(request)
         if isinstance(request, CommitRequest):
-            return self._approve_commit(request)
-        if self.dry_run:
-            self.sink.show_diff(request.diff)
-            return "skip"
-        if self.writes_approved:
-            return "write"
-        if not self.interactive:
-            return "refuse"
-        return self._prompt(request)
+            return self._commit(request)
+        if isinstance(request, FileChange):
+            return self._write(request)
+        return self._choose(f"Allow {visible(str(request))}? [y]es / [n]o: ", {"y": "yes"})
 
-    def _approve_commit(self, request: CommitRequest) -> Decision:
-        if self.dry_run:
-            return "skip"
-        if self.yes:
-            return "write"
-        if not self.interactive:
-            return "refuse"
-        names = visible(", ".join(request.paths))
+    def _choose(self, question: str, answers: dict[str, Answer]) -> Answer:
+        """Ask until the first letter typed is one of `answers` (or n, for no)."""
         while True:
-            try:
-                answer = self.ask(
-                    f"Commit {names} with message {visible(request.message)!r}? [y]es / [n]o: "
-                )
-            except EOFError:
-                return "refuse"
-            choice = answer.strip().lower()[:1]
-            if choice in ("y", "n"):
-                return "write" if choice == "y" else "decline"
+            choice = self.ask(question).strip().lower()[:1]
+            if choice == "n":
+                return "no"
+            if choice in answers:
+                return answers[choice]
 
-    def _prompt(self, change: FileChange) -> Decision:
+    def _commit(self, request: CommitRequest) -> Answer:
+        names = visible(", ".join(request.paths))
+        question = f"Commit {names} with message {visible(request.message)!r}? [y]es / [n]o: "
+        return self._choose(question, {"y": "yes"})
+
+    def _command(self, request: CommandRequest) -> Answer:
+        origin = f" ({visible(request.source)})" if request.source else ""
+        question = (
+            f"Run `{visible(request.name)}`{origin}: {visible(request.command_line)}? "
+            "[y]es / [n]o / [a]ll commands: "
+        )
+        # Yes holds for this command for the rest of the run or chat: it is asked once.
+        return self._choose(question, {"y": "session", "a": "all"})
+
+    def _write(self, change: FileChange) -> Answer:
         lines = change.diff.splitlines()
         preview = "\n".join(lines[:PREVIEW_LINES])
         if len(lines) > PREVIEW_LINES:
             preview += f"\n… {len(lines) - PREVIEW_LINES} more lines ([d] shows all)"
         self.sink.show_diff(preview + "\n")
         verb = "Create" if change.created else "Change"
+        question = f"{verb} {visible(change.path)}? [y]es / [n]o / [a]ll / [d]iff: "
         while True:
-            try:
-                answer = self.ask(f"{verb} {visible(change.path)}? [y]es / [n]o / [a]ll / [d]iff: ")
-            except EOFError:
-                return "refuse"
-            choice = answer.strip().lower()[:1]
+            choice = self.ask(question).strip().lower()[:1]
             if choice == "y":
-                return "write"
-            if choice == "a":
-                self.writes_approved = True
-                self._offer_to_remember()
-                return "write"
+                return "yes"
             if choice == "n":
-                return "decline"
+                return "no"
+            if choice == "a":
+                return self._for_good()
             if choice == "d":
                 self.sink.show_diff(change.diff)
 
-    def approve_command(self, name: str, shown: str, source: str = "") -> Decision:
-        """Whether project command `name` may run: asked once per command and session, saying
-        where the command came from (a repository's own file, or detected)."""
-        if self.dry_run:
-            return "skip"
-        if self.yes or name in self.commands_approved or self.all_commands:
-            return "write"
-        if not self.interactive:
-            return "refuse"
-        origin = f" ({visible(source)})" if source else ""
-        while True:
-            try:
-                answer = self.ask(
-                    f"Run `{visible(name)}`{origin}: {visible(shown)}? "
-                    "[y]es / [n]o / [a]ll commands: "
-                )
-            except EOFError:
-                return "refuse"
-            choice = answer.strip().lower()[:1]
-            if choice == "y":
-                self.commands_approved.add(name)
-                return "write"
-            if choice == "a":
-                self.all_commands = True
-                return "write"
-            if choice == "n":
-                return "decline"
-
-    def _offer_to_remember(self) -> None:
+    def _for_good(self) -> Answer:
+        """[a]ll writes: for the rest of the run or chat, and for good if the person says so."""
         if self.saved is None or self.saved.writes:
-            return
+            return "session"
         try:
             answer = self.ask(
                 "Approve writes (not commands) in this workspace from now on too "
                 f"(saved in {self.saved.path})? [y/N]: "
             )
         except EOFError:
-            return
-        if answer.strip().lower().startswith("y"):
-            self.saved.allow_writes()
+            return "session"
+        return "forever" if answer.strip().lower().startswith("y") else "session"

@@ -1,0 +1,56 @@
+"""Plans: the final answer of a plan-mode task, saved as `.heph/plans/<session>.md` for the
+person to read (and edit), and carried out by "go" (`/go` in the chat, `heph -c --mode edits go`)
+with the plan in the agent state.
+
+Which plan is the last one comes from the signed agent state (never from the folder's listing),
+and the file is read as heph reads its own files (no links, no pipes), so a plan that came with
+a repository's files is never taken for the person's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hephaistus.textfile import atomic_write, read_real
+
+FOLDER = "plans"
+MAX_PLAN_BYTES = 256 * 1024
+GO_WORDS = ("go", "/go")
+GO_TASK = (
+    'Carry out the plan ("plan to carry out" in the agent state), step by step. In your final '
+    "answer, say what was done and anything of the plan that was not."
+)
+
+
+def path_of(heph_dir: Path, session_id: str) -> Path:
+    """Where the plan of session `session_id` is kept."""
+    return heph_dir / FOLDER / f"{session_id}.md"
+
+
+def save(heph_dir: Path, session_id: str, plan: str) -> Path:
+    """Keep `plan` as the plan of session `session_id`; its path."""
+    path = path_of(heph_dir, session_id)
+    atomic_write(
+        path,
+        plan.rstrip("\n").encode("utf-8", "backslashreplace") + b"\n",
+        temp_dir=heph_dir / "tmp",
+    )
+    return path
+
+
+def load(heph_dir: Path, session_id: str) -> str | None:
+    """The plan of session `session_id` as its file holds it now (the person may have edited
+    it), or None when there is none or it is no plain file of a sensible size."""
+    try:
+        data = read_real(path_of(heph_dir, session_id), MAX_PLAN_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_PLAN_BYTES:
+        return None
+    text = data.decode("utf-8", "replace").strip()
+    return text or None
+
+
+def is_go(task: str) -> bool:
+    """Whether `task` says to carry out the last plan."""
+    return task.strip().lower().rstrip(".!") in GO_WORDS

@@ -1,0 +1,304 @@
+"""The chat's slash commands: each `cmd_<name>` method is `/<name>`, its docstring the /help
+line. The Repl has them (see ui.repl); they reach the agent, the console and the chat's turns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+
+from hephaistus.checkpoints import CheckpointStore, Interleaved, NotInside, UndoConflict
+
+if TYPE_CHECKING:
+    from hephaistus.agent import Agent
+    from hephaistus.ui.render import ConsoleSink
+
+
+class ChatCommands:
+    """The slash commands of the chat."""
+
+    agent: Agent
+    sink: ConsoleSink
+    console: Any
+    turns: list[str]  # session ids of this chat, oldest first
+    undone: list[str]  # session ids undone with /undo, newest last
+
+    def run_turn(self, task: str) -> None:
+        """Run `task` as a turn of the chat (the Repl's)."""
+        raise NotImplementedError
+
+    def commands(self) -> list[str]:
+        """The slash commands' names: the `cmd_` methods, sorted."""
+        return sorted(name[4:] for name in dir(self) if name.startswith("cmd_"))
+
+    def cmd_help(self, argument: str) -> None:
+        """Show the commands."""
+        for name in self.commands():
+            doc = (getattr(self, f"cmd_{name}").__doc__ or "").strip()
+            line = " ".join(doc.split("\n\n")[0].split())  # the first paragraph, whole
+            self.console.print(Text(f"/{name:<10}", style="bold") + Text(line))
+        self.console.print(
+            Text(
+                "Anything else is a task (a line starting with // or a space too, so "
+                "'//etc/hosts is wrong' is one). @path completes file names.",
+                style="dim",
+            )
+        )
+
+    def cmd_exit(self, argument: str) -> bool:
+        """Leave the chat (Ctrl-D does too)."""
+        return False
+
+    def cmd_undo(self, argument: str) -> None:
+        """Undo the file changes of the last turn (--force: even if edited since)."""
+        store = self._checkpoints()
+        pending = [
+            t for t in self.turns if t in store.sessions_with_changes() and not store.is_undone(t)
+        ]
+        if not pending:
+            self.console.print("nothing to undo")
+            return
+        try:
+            result = store.undo(pending[-1], force=argument == "--force")
+        except (NotInside, LookupError) as moved:
+            return self._warn(f"not undone: {moved}")
+        except UndoConflict as conflict:
+            return self._warn(
+                f"not undone: changed since heph wrote them: {', '.join(conflict.paths)} "
+                "(/undo --force to undo anyway)"
+            )
+        except Interleaved as tangled:
+            from hephaistus.ui.undo import interleaved_message
+
+            message = interleaved_message(tangled.taken).replace("--force", "/undo --force")
+            return self._warn(f"not undone: {message}")
+        self.undone.append(pending[-1])
+        self._report("undone", result.restored, result.deleted)
+        for rel in result.own_lines_only:
+            self.console.print(
+                self.sink.safe(f"  in {rel} only heph's lines: another run's stay"), markup=False
+            )
+        for rel, lines in result.taken.items():
+            self.console.print(
+                self.sink.safe(f"  in {rel}, {lines} lines another run wrote meanwhile are gone"),
+                markup=False,
+            )
+
+    def cmd_redo(self, argument: str) -> None:
+        """Redo what the last /undo undid."""
+        if not self.undone:
+            self.console.print("nothing to redo")
+            return
+        store = self._checkpoints()
+        try:
+            result = store.redo(self.undone[-1], force=argument == "--force")
+        except (NotInside, LookupError) as moved:
+            return self._warn(f"not redone: {moved}")
+        except UndoConflict as conflict:
+            return self._warn(f"not redone: changed since the undo: {', '.join(conflict.paths)}")
+        self.undone.pop()
+        self._report("redone", result.restored, result.deleted)
+
+    def cmd_diff(self, argument: str) -> None:
+        """Show every change heph made in this chat, as one diff."""
+        from hephaistus.tools.writing import unified_diff
+
+        states = self._checkpoints().before_states(self.turns)
+        if not states:
+            self.console.print("no changes in this chat yet")
+            return
+        for rel, before in states.items():
+            path = self.agent.workspace.root / rel
+            now = path.read_bytes().decode("utf-8", "replace") if path.is_file() else ""
+            old = before.decode("utf-8", "replace") if before is not None else ""
+            diff = unified_diff(rel, old, now, created=before is None)
+            if diff:
+                self.sink.show_diff(diff)
+
+    def cmd_commit(self, argument: str) -> None:
+        """Commit the files heph changed in this chat: /commit [message]."""
+        from hephaistus.runtime.policy import Policy
+        from hephaistus.runtime.runtime import Runtime
+        from hephaistus.tools import ToolContext
+
+        changed = self.agent.journal.changed_paths()
+        if not changed:
+            self.console.print("heph changed no files in this chat")
+            return
+        message = argument or _commit_message(sorted(changed))
+        context = ToolContext(
+            self.agent.workspace,
+            journal=self.agent.journal,
+            sessions=tuple(self.agent.session_ids),
+        )
+        # The person typed /commit: that is the approval (a dry run still only shows it).
+        policy = Policy("auto", dry_run=self.agent.policy.dry_run)
+        result = Runtime(self.agent.registry, context, policy).call(
+            "git_commit", {"message": message}
+        )
+        self.console.print(Text(self.sink.safe(result.output), style="" if result.ok else "red"))
+
+    def cmd_init(self, argument: str) -> None:
+        """Draft an AGENTS.md for this workspace (a diff to approve; /undo takes it back)."""
+        from hephaistus.agents_md import create
+        from hephaistus.errors import HephError
+
+        try:
+            result, session_id = create(
+                self.agent.workspace, self.agent.config, self.agent.policy, self.sink
+            )
+        except HephError as error:
+            self._warn(error.message)
+            return
+        self.turns.append(session_id)
+        if result.ok and not self.agent.policy.dry_run:
+            self.console.print(
+                "wrote AGENTS.md: add what only you know; it is read with every task"
+            )
+        elif not result.ok:
+            self._warn(result.output)
+
+    def cmd_clear(self, argument: str) -> None:
+        """Start a new conversation (the agent state is kept)."""
+        self.agent.messages = []
+        self.console.print("new conversation; the agent state is kept (/state shows it)")
+
+    def cmd_state(self, argument: str) -> None:
+        """Show the agent state (sent with each task, then whenever it changes) and the
+        project instructions the last task read."""
+        self.console.print(self.sink.safe(self.agent.state.render()), markup=False)
+        described = self.agent.instructions.describe()
+        self.console.print(self.sink.safe(f"instructions: {described}"), markup=False)
+
+    def cmd_tokens(self, argument: str) -> None:
+        """Show the tokens used and how full the context window is."""
+        compactor = self.agent.compactor
+        used = compactor.size(self.agent.messages) if self.agent.messages else 0
+        share = 100 * used / compactor.window if compactor.window else 0
+        self.console.print(
+            f"this chat: {self.sink.tokens:,} tokens used; context: about "
+            f"{used:,} of {compactor.window:,} tokens ({share:.0f}%)\n{compactor.describe()}"
+        )
+
+    def cmd_model(self, argument: str) -> None:
+        """Show the model, or switch to another: /model [name]."""
+        if not argument:
+            self.console.print(f"model: {self.agent.model.name}")
+            return
+        from hephaistus.compaction import Compactor, context_window
+        from hephaistus.llm import ChatModel
+
+        self.agent.config = replace(self.agent.config, model=argument)
+        self.agent.model = ChatModel(self.agent.config)
+        window, source = context_window(argument, self.agent.config.context_window)
+        self.agent.compactor = Compactor(window, source, self.agent.config.max_reply_tokens)
+        self.agent.window_asked = bool(self.agent.config.context_window)
+        self.console.print(f"model: {argument}")
+
+    def cmd_sessions(self, argument: str) -> None:
+        """List the recorded sessions of this workspace."""
+        from hephaistus.analytics import session_rows
+        from hephaistus.ui.tables import sessions_table
+
+        rows = session_rows(self.agent.sessions, 20)
+        self.console.print(sessions_table(rows) if rows else "no sessions yet")
+
+    def cmd_replay(self, argument: str) -> None:
+        """Replay a recorded session: /replay [id] (default: the last)."""
+        from hephaistus.session import load_session
+        from hephaistus.ui.render import ConsoleSink
+        from hephaistus.ui.replay import replay
+
+        try:
+            path = self.agent.sessions.path_of(argument or "last")
+        except LookupError as error:
+            self.console.print(self.sink.safe(str(error)), markup=False)
+            return
+        replay(load_session(path), ConsoleSink(console=self.console))
+
+    def cmd_approvals(self, argument: str) -> None:
+        """Show what is approved in this chat and for this workspace; /approvals clear forgets
+        it all."""
+        policy = self.agent.policy
+        if argument == "clear":
+            policy.forget()
+            self.console.print(f"approvals cleared: {policy.mode} mode asks again")
+            return
+        from hephaistus.runtime.permissions import describe_approval
+
+        saved = sorted(policy.saved.allowed) if policy.saved else []
+        if saved and policy.saved:
+            listed = ", ".join(map(describe_approval, saved))
+            self.console.print(
+                self.sink.safe(f"approved for this workspace: {listed} (in {policy.saved.path})"),
+                markup=False,
+            )
+        else:
+            self.console.print(f"nothing approved for this workspace: {policy.mode} mode decides")
+        for_chat = sorted(policy.approved - set(saved))
+        if for_chat:
+            listed = ", ".join(map(describe_approval, for_chat))
+            self.console.print(self.sink.safe(f"approved for this chat: {listed}"), markup=False)
+
+    def cmd_mode(self, argument: str) -> None:
+        """Show the mode, or switch: /mode ask|edits|plan|auto (Shift+Tab steps through
+        ask, edits and plan)."""
+        from hephaistus.runtime.permissions import MEANING, MODES
+
+        if argument and argument not in MODES:
+            self.console.print(
+                Text(f"no mode {argument}: the modes are {', '.join(MODES)}", style="yellow")
+            )
+            return
+        if argument:
+            self.agent.set_mode(argument)
+        mode = self.agent.policy.mode
+        self.console.print(f"mode: {mode} ({MEANING[mode]})")
+        if not argument:
+            for name in MODES:
+                self.console.print(Text(f"  {name:<6} {MEANING[name]}", style="dim"))
+
+    def cmd_go(self, argument: str) -> None:
+        """Carry out the last plan: /go [ask|edits|auto] (from plan mode, edits by default)."""
+        from hephaistus import plans
+        from hephaistus.runtime.permissions import MODES
+
+        state = self.agent.state
+        if not state.plan_session:
+            self.console.print("no plan yet: /mode plan, then ask for one")
+            return
+        mode = argument or ("edits" if self.agent.policy.mode == "plan" else "")
+        if mode and (mode not in MODES or mode == "plan"):
+            self.console.print(Text("/go takes ask, edits or auto", style="yellow"))
+            return
+        if mode:
+            self.agent.set_mode(mode)
+        where = plans.path_of(self.agent.workspace.heph_dir, state.plan_session)
+        self.console.print(
+            self.sink.safe(f"carrying out {where.name} in {self.agent.policy.mode} mode"),
+            markup=False,
+        )
+        self.run_turn("go")
+
+    # -- helpers -------------------------------------------------------------------------
+    def _checkpoints(self) -> CheckpointStore:
+        return CheckpointStore(self.agent.workspace.root, self.agent.workspace.heph_dir)
+
+    def _warn(self, text: str) -> None:
+        """Say in yellow why something was not done."""
+        self.console.print(Text(self.sink.safe(text), style="yellow"))
+
+    def _report(self, verb: str, restored: list[str], deleted: list[str]) -> None:
+        for rel in restored:
+            self.console.print(self.sink.safe(f"{verb}: {rel}"), markup=False)
+        for rel in deleted:
+            self.console.print(self.sink.safe(f"{verb}: {rel} (removed)"), markup=False)
+
+
+def _commit_message(paths: list[str]) -> str:
+    """A message from what changed: `heph: update a.py, b.py` (or how many files)."""
+    named = ", ".join(paths[:3])
+    more = f" and {len(paths) - 3} more files" if len(paths) > 3 else ""
+    return f"heph: update {named}{more}"
