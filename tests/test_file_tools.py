@@ -222,7 +222,7 @@ def test_approval_decisions(ctx):
     args = {"path": "a.py", "content": "1\n"}
     refused = run_tool(ctx, "write_file", args, mode="ask")  # no one to ask
     assert not refused.ok and refused.refused and "write not approved" in refused.output
-    assert "ask mode asks before writing files" in refused.output
+    assert "write_file: ask mode asks before writing files" in refused.output
     declined = run_tool(ctx, "write_file", args, mode="ask", asker=lambda proposal: "no")
     assert not declined.ok and not declined.refused and "declined" in declined.output
     skipped = run_tool(ctx, "write_file", args, mode="auto", dry_run=True)

@@ -162,3 +162,49 @@ def test_after_ctrl_c_no_spinner_runs_on_and_a_pasted_message_stays_whole(worksp
             assert "first line of the paste" in screen and "second line of the paste" in screen
         finally:
             terminal.close()
+
+
+def test_shift_tab_switches_the_mode_and_plan_mode_writes_nothing_until_go(
+    chat_server, workspace, home
+):
+    chat_server.reply(act("write_file", "Writing now.", path="notes.txt", content="milk\n"))
+    chat_server.reply(final("1. Write notes.txt with milk."))
+    chat_server.reply(act("write_file", "Carrying out.", path="notes.txt", content="milk\n"))
+    chat_server.reply(final("Wrote notes.txt."))
+    env = {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_STATE_HOME": str(home / ".state"),
+        "OPENAI_BASE_URL": chat_server.url,
+        "PATH": os.environ.get("PATH", ""),
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+    }
+    command = (
+        "env -i "
+        + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        + " "
+        + " ".join(shlex.quote(part) for part in heph_command())
+        + "; echo HEPH_EXITED=$?; sleep 30"
+    )
+    terminal = Terminal(command, workspace)
+    try:
+        terminal.wait_for("heph [ask]>")
+        terminal.tmux(["send-keys", "-t", "t", "BTab"])
+        terminal.wait_for("heph [edits]>")
+        terminal.tmux(["send-keys", "-t", "t", "BTab"])
+        terminal.wait_for("heph [plan]>")
+        terminal.type("plan the notes")
+        terminal.wait_for("plan saved in .heph/plans/")
+        assert not (workspace / "notes.txt").exists()
+        terminal.type("/go")
+        terminal.wait_for("Wrote notes.txt.")  # edits mode: written unasked
+        assert "[y]es / [n]o" not in terminal.screen()
+        assert (workspace / "notes.txt").read_text() == "milk\n"
+        terminal.wait_for("heph [edits]>")
+        terminal.type("/exit")
+        terminal.wait_for("HEPH_EXITED=0")
+    finally:
+        terminal.close()
+    observation = chat_server.requests[1]["messages"][-1]["content"]
+    assert "write_file is not available in plan mode" in observation

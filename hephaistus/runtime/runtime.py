@@ -69,14 +69,14 @@ class Runtime:
             result = ToolResult(False, self._denial(tool), decision="deny")
         else:
             prepared = tool(args, self.context)
-            result = self._decide(prepared) if isinstance(prepared, Proposal) else prepared
+            result = self._decide(tool, prepared) if isinstance(prepared, Proposal) else prepared
         limit = self.context.observation_limit if limit is None else limit
         # An undecodable file name must not break the observation, the session or the screen.
         result = replace(result, output=clip(encodable(result.output), limit))
         self.journal.note(result)
         return result
 
-    def _decide(self, proposal: Proposal) -> ToolResult:
+    def _decide(self, tool: Tool, proposal: Proposal) -> ToolResult:
         decision = self.policy.decide(proposal)
         if decision == "allow":
             try:
@@ -89,13 +89,13 @@ class Runtime:
             self.sink.show_diff(proposal.diff)
         return ToolResult(
             decision == "skip",
-            self._not_done(decision, proposal),
+            self._not_done(decision, tool, proposal),
             proposal.diff,
             decision=decision,
             target=proposal.target,
         )
 
-    def _not_done(self, decision: Decision, proposal: Proposal) -> str:
+    def _not_done(self, decision: Decision, tool: Tool, proposal: Proposal) -> str:
         what = describe(proposal.request)
         noun = NOUN.get(proposal.effect, proposal.effect)
         mode = self.policy.mode
@@ -105,8 +105,9 @@ class Runtime:
             return f"the user declined to {what}; {proposal.untouched}"
         if decision == "refuse":
             return (
-                f"{noun} not approved: {proposal.untouched} ({mode} mode asks before "
-                f"{WHAT_ASKS.get(proposal.effect, noun)}, and there is no terminal to ask in)"
+                f"{noun} not approved: {proposal.untouched} ({tool.name}: {mode} mode asks "
+                f"before {WHAT_ASKS.get(proposal.effect, noun)}, and there is no terminal to "
+                "ask in)"
             )
         return f"{noun} denied: {proposal.untouched} ({mode} mode does not allow it)"
 

@@ -14,11 +14,13 @@ def replay(recorded: RecordedSession, sink: ConsoleSink) -> None:
     """Show the recorded session on `sink` as it was shown live: the task, each step's thought,
     the tool calls with their results and diffs, notes, the answer, and how it ended."""
     header = recorded.header
+    mode = f"  {header['mode']} mode" if isinstance(header.get("mode"), str) else ""
+    dry = "  dry run" if header.get("dry_run") is True else ""
     sink.err.print(
         Text(
             sink.safe(
                 f"session {header.get('id')}  {header.get('started', '')}  "
-                f"model {header.get('model')}"
+                f"model {header.get('model')}{mode}{dry}"
             ),
             style="bold",
         )
