@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_terminal import Terminal
+from test_terminal import Terminal, chat_line
 
 from conftest import act, final, git, has_git, heph_command
 from hephaistus.redact import scrub
@@ -550,22 +550,7 @@ def test_in_a_terminal_heph_asks_once_and_the_workspace_approves_nothing(
     config = home / ".config" / "hephaistus" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(f'base_url = "{chat_server.url}"\nmodel = "mine"\n')
-    env = {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_STATE_HOME": str(home / ".state"),
-        "OPENAI_API_KEY": KEY,
-        "PATH": os.environ.get("PATH", ""),
-        "TERM": "xterm-256color",
-        "LANG": "C.UTF-8",
-    }
-    command = (
-        "env -i "
-        + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        + " "
-        + " ".join(shlex.quote(part) for part in heph_command())
-        + "; echo HEPH_EXITED=$?; sleep 30"
-    )
+    command = chat_line(home, None, OPENAI_API_KEY=KEY)
     chat_server.reply(act("write_file", path="notes.txt", content="hi\n"))
     chat_server.reply(final("Wrote notes."))
     terminal = Terminal(command, root)

@@ -47,6 +47,29 @@ class Terminal:
         self.tmux(["kill-server"])
 
 
+def chat_line(home, url: str | None, args: str = "", **extra: str) -> str:
+    """The shell line tmux runs: `heph ARGS` with a clean environment of `home` (pointed at `url`
+    when given, plus `extra`), then its exit code, and time to read the screen."""
+    env = {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_STATE_HOME": str(home / ".state"),
+        **({"OPENAI_BASE_URL": url} if url else {}),
+        "PATH": os.environ.get("PATH", ""),
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+        **extra,
+    }
+    return (
+        "env -i "
+        + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        + " "
+        + " ".join(shlex.quote(part) for part in heph_command())
+        + (f" {args}" if args else "")
+        + "; echo HEPH_EXITED=$?; sleep 30"
+    )
+
+
 def test_chat_write_approve_answer_undo_exit(chat_server, workspace, home):
     chat_server.reply(
         act(
@@ -57,22 +80,7 @@ def test_chat_write_approve_answer_undo_exit(chat_server, workspace, home):
         )
     )
     chat_server.reply(final("Wrote **notes.txt**."))
-    env = {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_STATE_HOME": str(home / ".state"),
-        "OPENAI_BASE_URL": chat_server.url,
-        "PATH": os.environ.get("PATH", ""),
-        "TERM": "xterm-256color",
-        "LANG": "C.UTF-8",
-    }
-    command = (
-        "env -i "
-        + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        + " "
-        + " ".join(shlex.quote(part) for part in heph_command())
-        + "; echo HEPH_EXITED=$?; sleep 30"
-    )
+    command = chat_line(home, chat_server.url)
     terminal = Terminal(command, workspace)
     try:
         terminal.wait_for("heph [ask]>")
@@ -99,21 +107,7 @@ def test_plain_output_in_a_terminal_when_asked(chat_server, workspace, home, set
     chat_server.reply(act("edit_file", "Changing x.", path="a.py", old="x = 1", new="x = 2"))
     chat_server.reply(final("Changed **x**."))
     name, value = setting.split("=")
-    env = {
-        "HOME": str(home),
-        "OPENAI_BASE_URL": chat_server.url,
-        "LANG": "C.UTF-8",
-        "PATH": os.environ.get("PATH", ""),
-        "TERM": "xterm-256color",
-        name: value,
-    }
-    command = (
-        "env -i "
-        + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        + " "
-        + " ".join(shlex.quote(part) for part in heph_command())
-        + " --yes 'change x'; echo HEPH_EXITED=$?; sleep 30"
-    )
+    command = chat_line(home, chat_server.url, "--yes 'change x'", **{name: value})
     terminal = Terminal(command, workspace)
     try:
         terminal.wait_for("HEPH_EXITED=0")
@@ -130,22 +124,7 @@ def test_after_ctrl_c_no_spinner_runs_on_and_a_pasted_message_stays_whole(worksp
     with ChatServer() as server:
         server.latency = 1.5
         server.responder = lambda body: final("ANSWER-OK")
-        env = {
-            "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_STATE_HOME": str(home / ".state"),
-            "OPENAI_BASE_URL": server.url,
-            "PATH": os.environ.get("PATH", ""),
-            "TERM": "xterm-256color",
-            "LANG": "C.UTF-8",
-        }
-        command = (
-            "env -i "
-            + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-            + " "
-            + " ".join(shlex.quote(part) for part in heph_command())
-            + "; sleep 30"
-        )
+        command = chat_line(home, server.url)
         terminal = Terminal(command, workspace)
         try:
             terminal.wait_for("heph [ask]>")
@@ -171,22 +150,7 @@ def test_shift_tab_switches_the_mode_and_plan_mode_writes_nothing_until_go(
     chat_server.reply(final("1. Write notes.txt with milk."))
     chat_server.reply(act("write_file", "Carrying out.", path="notes.txt", content="milk\n"))
     chat_server.reply(final("Wrote notes.txt."))
-    env = {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_STATE_HOME": str(home / ".state"),
-        "OPENAI_BASE_URL": chat_server.url,
-        "PATH": os.environ.get("PATH", ""),
-        "TERM": "xterm-256color",
-        "LANG": "C.UTF-8",
-    }
-    command = (
-        "env -i "
-        + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        + " "
-        + " ".join(shlex.quote(part) for part in heph_command())
-        + "; echo HEPH_EXITED=$?; sleep 30"
-    )
+    command = chat_line(home, chat_server.url)
     terminal = Terminal(command, workspace)
     try:
         terminal.wait_for("heph [ask]>")
