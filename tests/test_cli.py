@@ -344,3 +344,23 @@ def test_the_person_sees_what_a_malformed_reply_said(heph, chat_server):
     assert result.code == 0
     assert "the reply began: 'I think the answer is 42, no JSON needed'" in result.stderr
     assert "\\x1b[2Jstill no JSON" in result.stderr and "\x1b" not in result.stderr
+
+
+def test_each_subcommand_is_declared_once_and_shown_everywhere(heph):
+    import importlib
+    from pathlib import Path
+
+    from hephaistus.cli.grammar import SUBCOMMANDS
+
+    shown = heph("--help").stdout
+    usage = shown.split("\n\n")[0]
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    for command in SUBCOMMANDS:
+        assert command.name in usage
+        assert f"heph {command.name} {command.synopsis}".rstrip() in shown
+        assert command.summary.split("\n")[0] in shown
+        assert f"\nheph {command.name}" in readme  # the README's usage block names it
+        helped = heph(command.name, "--help")
+        assert helped.code == 0 and f"usage: heph {command.name}" in helped.stdout
+        module, _, function = command.runner.partition(":")
+        assert callable(getattr(importlib.import_module(f"hephaistus.cli.{module}"), function))

@@ -1,0 +1,139 @@
+"""The commands about what runs left behind: `heph sessions`, `replay`, `undo` and `stats`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hephaistus.cli.common import print_table, say, say_foreign_sessions, workspace_of
+from hephaistus.errors import ConfigError, HephError
+
+
+def sessions(args: argparse.Namespace) -> int:
+    """The workspace's recorded sessions, newest last, as a table (or JSON with --json)."""
+    from hephaistus.analytics import as_dicts, session_rows
+    from hephaistus.session import SessionStore
+
+    workspace = workspace_of(args)
+    store = SessionStore(workspace.heph_dir / "sessions")
+    say_foreign_sessions(store)
+    rows = session_rows(store, args.limit)
+    if args.json:
+        from hephaistus.ui.render import print_json
+
+        print_json({"sessions": as_dicts(rows)})
+        return 0
+    if not rows:
+        print(f"no sessions recorded yet in {store.folder}", file=sys.stderr)
+        return 0
+    from hephaistus.ui.tables import sessions_table
+
+    print_table(sessions_table(rows))
+    return 0
+
+
+def replay(args: argparse.Namespace) -> int:
+    """The session on standard output (`> run.txt` and `| less` get all of it); with --json,
+    its records."""
+    from hephaistus.session import SessionStore, load_session
+    from hephaistus.ui.render import ConsoleSink, make_console, print_json
+    from hephaistus.ui.replay import replay
+
+    workspace = workspace_of(args)
+    store = SessionStore(workspace.heph_dir / "sessions")
+    say_foreign_sessions(store)
+    try:
+        path = store.path_of(args.ref)
+    except LookupError as error:
+        raise ConfigError(str(error)) from None
+    recorded = load_session(path)
+    if args.json:
+        print_json(recorded.to_dict())
+        return 0
+    console = make_console(stderr=False)
+    replay(recorded, ConsoleSink(verbose=args.verbose, quiet=args.quiet, console=console))
+    return 0
+
+
+def undo(args: argparse.Namespace) -> int:
+    """Take back the file changes of a session (`last`: the newest not undone yet); refused,
+    saying why, when the files changed since, unless --force."""
+    from hephaistus.checkpoints import (
+        CheckpointStore,
+        Damaged,
+        Interleaved,
+        NotInside,
+        UndoConflict,
+    )
+    from hephaistus.session import SessionStore
+
+    workspace = workspace_of(args)
+    workspace.check_heph_dir()  # undo writes its locks and records there
+    store = CheckpointStore(workspace.root, workspace.heph_dir)
+    foreign = store.foreign()
+    if foreign:
+        from hephaistus.wording import counted
+
+        say(
+            f"heph: ignoring {counted(len(foreign), 'checkpoint')} in {store.folder} that heph "
+            "did not make on this machine (they came with the workspace's files)",
+            sys.stderr,
+        )
+    if args.ref == "last":
+        pending = [s for s in store.sessions_with_changes() if not store.is_undone(s)]
+        if not pending:
+            raise ConfigError(
+                f"no session has changes left to undo in {workspace.root}; for a run in "
+                "another folder, name it with -w (heph undo -w sandbox_workspace)"
+            )
+        session_id = pending[-1]
+    else:
+        try:
+            session_id = SessionStore(workspace.heph_dir / "sessions").path_of(args.ref).stem
+        except LookupError as error:
+            raise ConfigError(str(error)) from None
+    try:
+        result = store.undo(session_id, force=args.force)
+    except Damaged as damaged:
+        raise HephError(f"not undone: {damaged}") from None
+    except LookupError as error:
+        raise ConfigError(str(error)) from None
+    except NotInside as moved:
+        raise HephError(f"not undone: {moved}") from None
+    except UndoConflict as conflict:
+        raise HephError(
+            f"not undone: these files changed after heph wrote them: {', '.join(conflict.paths)}."
+            " Undoing would lose those changes; pass --force to undo anyway"
+        ) from None
+    except Interleaved as tangled:
+        from hephaistus.ui.undo import interleaved_message
+
+        raise HephError(f"not undone: {interleaved_message(tangled.taken)}") from None
+    from hephaistus.ui.undo import undo_report
+
+    say(f"undid session {session_id}")
+    for line in undo_report(result):
+        say(line)
+    return 0
+
+
+def stats(args: argparse.Namespace) -> int:
+    """Per model, from the recorded sessions."""
+    from hephaistus.analytics import collect
+    from hephaistus.session import SessionStore
+
+    workspace = workspace_of(args)
+    store = SessionStore(workspace.heph_dir / "sessions")
+    say_foreign_sessions(store)
+    rows = collect(store)
+    if args.json:
+        from hephaistus.ui.render import print_json
+
+        print_json({"models": [row.to_dict() for row in rows]})
+    elif rows:
+        from hephaistus.ui.tables import stats_table
+
+        print_table(stats_table(rows))
+    else:
+        print(f"no sessions recorded yet in {workspace.heph_dir / 'sessions'}", file=sys.stderr)
+    return 0

@@ -1,0 +1,125 @@
+"""Setting a workspace up: `heph models` (which model), `heph init` (an AGENTS.md) and
+`heph trust` (whether its own settings apply)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hephaistus.cli.common import (
+    describe_endpoint,
+    print_table,
+    say,
+    workspace_and_config,
+    workspace_of,
+)
+from hephaistus.errors import HephError
+
+
+def models(args: argparse.Namespace) -> int:
+    """The endpoint's models (a local server found when none is set), the configured one
+    marked, with the context window where the server tells it."""
+    from dataclasses import replace
+
+    from hephaistus.discovery import ListingError, list_models
+    from hephaistus.llm import OPENAI_URL
+
+    _, config = workspace_and_config(args)
+    if not config.resolved_api_key():
+        from hephaistus.endpoint import local_server
+
+        found = local_server()
+        say(f"heph: {found.name} at {found.base_url} (found on this machine)", sys.stderr)
+        config = replace(config, base_url=found.base_url)
+    if args.verbose:
+        say(f"heph: {describe_endpoint(config)}", sys.stderr)
+    url = config.base_url or OPENAI_URL
+    try:
+        models = list_models(url, config.resolved_api_key())
+    except ListingError as error:
+        raise HephError(str(error)) from None
+    from hephaistus.endpoint import model_used, served_window
+
+    if config.is_local:
+        models = [
+            m if m.window else replace(m, window=served_window(url, m.id, config)) for m in models
+        ]
+    configured = model_used(config, [m.id for m in models])
+    if args.json:
+        from hephaistus.ui.render import print_json
+
+        listed = [{**m.__dict__, "configured": m.id == configured} for m in models]
+        print_json({"base_url": url, "models": listed})
+        return 0
+    from hephaistus.ui.tables import models_table
+
+    print_table(models_table(models, configured))
+    if configured and configured not in {m.id for m in models}:
+        say(f"heph: the configured model {configured} is not among them", sys.stderr)
+    return 0
+
+
+def init(args: argparse.Namespace) -> int:
+    """Draft an AGENTS.md from what heph can see; written as any write is: shown, approved."""
+    from hephaistus.agents_md import create
+    from hephaistus.errors import Refused
+    from hephaistus.runtime.policy import Policy
+    from hephaistus.ui.approval import TerminalAsker
+    from hephaistus.ui.render import ConsoleSink
+
+    workspace, config = workspace_and_config(args)
+    sink = ConsoleSink(verbose=args.verbose, quiet=args.quiet)
+    asker = TerminalAsker(sink) if sys.stdin.isatty() else None
+    policy = Policy(config.mode, dry_run=args.dry_run, asker=asker)
+    result, _ = create(workspace, config, policy, sink)
+    if args.dry_run:
+        say("dry run: AGENTS.md was not written", sys.stderr)
+    elif result.refused:
+        raise Refused(
+            f"{result.output}. Without a terminal to ask: pass --mode edits (or --yes) to "
+            "write it, or --dry-run to see it"
+        )
+    elif not result.ok:
+        raise HephError(result.output)
+    else:
+        say("wrote AGENTS.md: add what only you know (what not to touch, how to release)")
+    return 0
+
+
+def trust(args: argparse.Namespace) -> int:
+    """Show the settings of the workspace's files that need trust, and record the person's
+    answer (asked in a terminal; `--yes` without one). Never contacts the model."""
+    from hephaistus import trust
+    from hephaistus.errors import Refused
+
+    workspace = workspace_of(args)
+    root = workspace.root
+    store = trust.TrustStore()
+    if args.forget:
+        had = store.forget(root)
+        say(f"{'forgot' if had else 'there was no'} trust answer for {root}", sys.stderr)
+        return 0
+    settings = trust.settings_needing_trust(root)
+    state = store.state(root, settings)
+    if args.show or not settings or state == "trusted":
+        say(trust.report(root, settings, state, store))
+        return 0
+    if args.yes:  # what is trusted is said, even when nobody is asked
+        say(trust.report(root, settings, state, store))
+        answer: bool | None = True
+    elif sys.stdin.isatty():
+        from hephaistus.ui.approval import ask_on_stderr
+
+        before = store.answered(root) if state == "changed" else None
+        answer = trust.ask_to_trust(settings, ask_on_stderr, before=before)
+    else:
+        say(trust.report(root, settings, state, store))
+        raise Refused("no terminal to ask in: pass --yes to trust this workspace")
+    if answer is None:
+        raise Refused("no answer: the workspace stays untrusted")
+    store.record(root, settings, answer)
+    if answer:
+        say(f"trusted {root}: these settings apply from now on, until they change")
+    else:
+        say(f"not trusted: heph ignores these settings in {root}")
+    return 0

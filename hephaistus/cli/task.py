@@ -1,0 +1,122 @@
+"""`heph TASK` (one task, then exit) and `heph` in a terminal (the chat)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from hephaistus.cli.common import (
+    describe_endpoint,
+    say_foreign_sessions,
+    workspace_and_model_config,
+)
+from hephaistus.errors import ConfigError
+
+
+def run_task(args: argparse.Namespace) -> int:
+    """`heph TASK`: run one task (read from stdin when it is piped in), or start the chat when
+    there is none and a terminal to chat in."""
+    task = " ".join(args.task).strip()
+    streaming = args.output == "jsonl"
+    if streaming and args.json:
+        raise ConfigError("--json and --output jsonl: choose one")
+    if not task and sys.stdin.isatty() and not args.json and not streaming:
+        return run_chat(args)
+    if not task and not sys.stdin.isatty():
+        task = sys.stdin.read().strip()
+    if not task:
+        raise ConfigError('no task given: heph "what to do" (see heph --help)')
+    from hephaistus.llm import warm_up
+
+    warm_up()  # the model client's import (most of a run's start) while the map is built
+    from hephaistus.agent import Agent
+    from hephaistus.runtime.policy import Policy
+    from hephaistus.seams import NullSink
+    from hephaistus.ui.approval import TerminalAsker
+    from hephaistus.ui.render import ConsoleSink, print_json
+
+    workspace, config = workspace_and_model_config(args)
+    sink: Any = NullSink() if args.json else ConsoleSink(verbose=args.verbose, quiet=args.quiet)
+    if streaming:
+        from hephaistus.ui.events import EventStream
+
+        sink = EventStream()
+    if args.verbose:
+        sink.notice(describe_endpoint(config))
+    # Ask only where a person can answer, and never when stdout is for machines.
+    can_ask = sys.stdin.isatty() and not (args.json or streaming)
+    policy = Policy(
+        config.mode, dry_run=args.dry_run, asker=TerminalAsker(sink) if can_ask else None
+    )
+    agent = Agent(workspace, config, sink=sink, policy=policy, announce=args.verbose)
+    if streaming:
+        agent.sessions.tee = sink.record
+    if args.continue_:
+        agent.continue_conversation(last_conversation(agent))
+    outcome = agent.execute(task)
+    message = outcome.message
+    if outcome.status == "refused":
+        message += (
+            f". No terminal to ask in ({config.mode} mode asks): pass --mode edits to let heph "
+            "write files, --yes (--mode auto) to also run commands and commit, or --dry-run "
+            "to preview"
+        )
+    if args.json:
+        print_json(
+            {
+                "outcome": outcome.status,
+                "exit_code": outcome.exit_code,
+                "message": message,
+                "session": agent.session.id if agent.session else None,
+                "steps": agent.session.steps if agent.session else 0,
+                "usage": agent.session.usage.to_dict() if agent.session else {},
+                "changed_files": sorted(agent.journal.changed_paths()),
+                "mode": config.mode,
+                "dry_run": args.dry_run,
+            }
+        )
+    elif outcome.status != "answered":
+        sink.failure(message)
+    elif args.dry_run:
+        sink.notice("dry run: nothing was written")
+    return outcome.exit_code
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    """The interactive REPL."""
+    from hephaistus.agent import Agent
+    from hephaistus.approvals import LEGACY_FILE, SavedApprovals
+    from hephaistus.runtime.policy import Policy
+    from hephaistus.ui.approval import TerminalAsker
+    from hephaistus.ui.render import ConsoleSink, make_console
+    from hephaistus.ui.repl import Repl, history_path
+
+    workspace, config = workspace_and_model_config(args)
+    sink = ConsoleSink(verbose=args.verbose, quiet=args.quiet, console=make_console(stderr=False))
+    if args.verbose:
+        sink.notice(describe_endpoint(config))
+    saved = SavedApprovals(workspace.root)
+    asker = TerminalAsker(sink, saved=saved)
+    policy = Policy(config.mode, dry_run=args.dry_run, asker=asker, saved=saved)
+    if (workspace.heph_dir / LEGACY_FILE).exists():
+        sink.notice(
+            f"ignoring {workspace.heph_dir / LEGACY_FILE}: approvals come only from your own "
+            "answers (kept outside the workspace), never from a workspace's files"
+        )
+    agent = Agent(workspace, config, sink=sink, policy=policy, announce=args.verbose)
+    if args.continue_:
+        agent.continue_conversation(last_conversation(agent))
+    return Repl(agent, sink, asker, history=history_path()).run()
+
+
+def last_conversation(agent: Any) -> list[dict[str, str]]:
+    """The messages of the workspace's last session, for --continue."""
+    from hephaistus.session import load_session
+
+    say_foreign_sessions(agent.sessions)
+    try:
+        path = agent.sessions.path_of("last")
+    except LookupError:
+        raise ConfigError("--continue: there is no earlier session in this workspace") from None
+    return load_session(path).messages
