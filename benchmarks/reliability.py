@@ -37,7 +37,7 @@ from pathlib import Path
 from common import heph_command
 
 from hephaistus.runtime.policy import Policy
-from hephaistus.testing import ChatServer
+from hephaistus.testing import ChatServer, replies
 from hephaistus.testing.tools import run_tool
 from hephaistus.testing.watched import OUTSIDE, SECRET, WatchedWorkspace
 
@@ -73,10 +73,10 @@ def json_reply(thought: str = "", **body: object) -> str:
 
 
 def act(tool: str, **args: object) -> str:
-    return json_reply("working", action={"tool": tool, "args": args})
+    return json.dumps(replies.act(tool, **args))
 
 
-FINAL = json_reply("done", final={"message": "done"})
+FINAL = json.dumps(replies.final("done"))
 
 
 def base_environment(home: str) -> dict[str, str]:

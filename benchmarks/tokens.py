@@ -35,18 +35,18 @@ from hephaistus import tokens
 from hephaistus.agent import Agent
 from hephaistus.config import Config
 from hephaistus.runtime.policy import Policy
-from hephaistus.testing import ScriptedModel
+from hephaistus.testing import ScriptedModel, replies
 from hephaistus.workspace import Workspace
 
 SANDBOX = Path(__file__).resolve().parents[1] / "sandbox_workspace"
 
 
 def act(tool: str, thought: str, **args: object) -> str:
-    return json.dumps({"thought": thought, "action": {"tool": tool, "args": args}})
+    return json.dumps(replies.act(tool, thought, **args))
 
 
 def answer(message: str) -> str:
-    return json.dumps({"thought": "done", "final": {"message": message}})
+    return json.dumps(replies.final(message))
 
 
 FIX_THE_TEST = [

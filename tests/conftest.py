@@ -18,6 +18,9 @@ import pytest
 from hephaistus.testing import ChatServer, heph_command
 
 
+DEVELOPER_SETTINGS = ("OPENAI_", "HEPH_", "OLLAMA_", "LLAMA_")
+
+
 @pytest.fixture(autouse=True)
 def own_user_folders(tmp_path, tmp_path_factory, monkeypatch) -> None:
     """Every test gets user folders of its own, never the person's running the tests, nor
@@ -26,6 +29,10 @@ def own_user_folders(tmp_path, tmp_path_factory, monkeypatch) -> None:
     ones, so what a test makes in-process is the person's."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+    # Nor the developer's settings: an endpoint, a key or a model of theirs changes what runs.
+    for name in list(os.environ):
+        if name.startswith(DEVELOPER_SETTINGS):
+            monkeypatch.delenv(name)
 
 
 @pytest.fixture
@@ -158,15 +165,6 @@ def git(cwd: Path, *args: str) -> str:
         },
     )
     return done.stdout
-
-
-def act(tool: str, thought: str = "working", **args: Any) -> dict[str, Any]:
-    """A model reply that calls `tool`."""
-    return {"thought": thought, "action": {"tool": tool, "args": args}}
-
-
-def final(message: str, thought: str = "done") -> dict[str, Any]:
-    return {"thought": thought, "final": {"message": message}}
 
 
 def has_git() -> bool:

@@ -6,12 +6,12 @@ import stat
 
 import pytest
 
-from conftest import act, final, git
+from conftest import git
 from hephaistus.agent import Agent
 from hephaistus.checkpoints import CheckpointStore, NotInside, UndoConflict
 from hephaistus.config import Config
 from hephaistus.runtime.policy import Policy
-from hephaistus.testing import ScriptedModel
+from hephaistus.testing import ScriptedModel, act, final
 from hephaistus.workspace import Workspace
 
 ODD_FILES = {

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from conftest import act, final, git
+from conftest import git
+from hephaistus.testing import act, final
 
 
 def test_read_write_final(heph_process, chat_server, workspace):

@@ -2,13 +2,12 @@
 
 import pytest
 
-from conftest import act, final
 from hephaistus.agent import Agent
 from hephaistus.compaction import Compactor, context_window, count
 from hephaistus.config import Config
 from hephaistus.runtime.policy import Policy
 from hephaistus.session import load_session
-from hephaistus.testing import ScriptedModel
+from hephaistus.testing import ScriptedModel, act, final
 from hephaistus.workspace import Workspace
 
 

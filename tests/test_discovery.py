@@ -6,8 +6,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import final
-from hephaistus.testing import ChatServer
+from hephaistus.testing import ChatServer, final
 
 
 @pytest.fixture

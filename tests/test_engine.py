@@ -5,13 +5,12 @@ import os
 
 import pytest
 
-from conftest import act, final
 from hephaistus.agent import Agent
 from hephaistus.config import Config
 from hephaistus.errors import ModelError
 from hephaistus.runtime.policy import Policy
 from hephaistus.session import load_session
-from hephaistus.testing import ScriptedModel
+from hephaistus.testing import ScriptedModel, act, final
 from hephaistus.workspace import Workspace
 
 

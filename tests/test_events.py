@@ -4,8 +4,8 @@ import json
 import select
 import subprocess
 
-from conftest import act, environment, final
-from hephaistus.testing import heph_command
+from conftest import environment
+from hephaistus.testing import act, final, heph_command
 
 
 def events(stdout):

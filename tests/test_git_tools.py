@@ -2,7 +2,8 @@
 
 import pytest
 
-from conftest import act, final, git
+from conftest import git
+from hephaistus.testing import act, final
 from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.values import CommitRequest, FileChange

@@ -2,7 +2,7 @@
 
 import json
 
-from conftest import act, final
+from hephaistus.testing import act, final
 
 HIDE_LINE = "\x1b[1A\x1b[2K"
 OSC_CLIPBOARD = "\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07"

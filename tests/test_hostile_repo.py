@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from test_terminal import Terminal, chat_line
 
-from conftest import act, final, git, has_git, heph_command
+from conftest import git, has_git, heph_command
 from hephaistus.redact import scrub
-from hephaistus.testing import ChatServer
+from hephaistus.testing import ChatServer, act, final
 from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.workspace import Workspace

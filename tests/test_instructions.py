@@ -3,7 +3,7 @@ the loopback server."""
 
 import os
 
-from conftest import final
+from hephaistus.testing import final
 
 
 def system_of(chat_server, request=-1):

@@ -10,10 +10,9 @@ import time
 
 import pytest
 
-from conftest import act, final
 from hephaistus.provenance import unseal
 from hephaistus.session import load_session
-from hephaistus.testing import ChatServer, heph_command
+from hephaistus.testing import ChatServer, act, final, heph_command
 
 
 def sessions(workspace):

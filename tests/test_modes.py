@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import act, final, git
+from conftest import git
 from hephaistus.runtime.permissions import EFFECTS, MODES, TABLE, decide, next_mode
+from hephaistus.testing import act, final
 
 # DESIGN's table, written out by hand: the code's table must say the same.
 DESIGNED = {

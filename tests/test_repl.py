@@ -11,12 +11,11 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from conftest import act, final
 from hephaistus.agent import Agent
 from hephaistus.approvals import SavedApprovals
 from hephaistus.config import Config
 from hephaistus.runtime.policy import Policy
-from hephaistus.testing import ScriptedModel
+from hephaistus.testing import ScriptedModel, act, final
 from hephaistus.ui.approval import TerminalAsker
 from hephaistus.ui.render import ConsoleSink
 from hephaistus.ui.repl import Repl, ReplCompleter

@@ -8,13 +8,13 @@ import time
 
 import pytest
 
-from conftest import act, final, heph_command
+from conftest import heph_command
 from hephaistus.agent import Agent
 from hephaistus.config import Config
 from hephaistus.project_commands import detect
 from hephaistus.runtime.policy import Policy
 from hephaistus.runtime.runtime import Runtime
-from hephaistus.testing import ScriptedModel
+from hephaistus.testing import ScriptedModel, act, final
 from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.ui.approval import TerminalAsker

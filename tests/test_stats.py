@@ -1,6 +1,6 @@
 """heph stats: per model, from the session files alone."""
 
-from conftest import act, final
+from hephaistus.testing import act, final
 
 
 def test_stats_per_model(heph, chat_server, workspace):

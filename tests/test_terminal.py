@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from conftest import act, final, heph_command
+from conftest import heph_command
+from hephaistus.testing import act, final
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="needs tmux (.ci/run installs it)"

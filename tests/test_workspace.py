@@ -2,7 +2,8 @@ import os
 
 import pytest
 
-from conftest import final, git, has_git
+from conftest import git, has_git
+from hephaistus.testing import final
 from hephaistus.workspace import PathError, Workspace, is_secret_name
 
 

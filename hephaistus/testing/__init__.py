@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 from hephaistus.testing.chat_server import ChatServer
+from hephaistus.testing.replies import act, final
 from hephaistus.testing.scripted_model import ScriptedModel
 
-__all__ = ["ChatServer", "ScriptedModel", "heph_command"]
+__all__ = ["ChatServer", "ScriptedModel", "act", "final", "heph_command"]
 
 
 def heph_command() -> list[str]:
