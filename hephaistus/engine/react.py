@@ -7,6 +7,8 @@ of each new user message.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hephaistus.compaction import KEEP_RECENT_MESSAGES, STATE_BLOCK, count, record
 from hephaistus.engine.base import Outcome, Run
 from hephaistus.errors import ContextOverflow
@@ -29,6 +31,25 @@ def _first_line(text: str) -> str:
     return repr(cut)
 
 
+class _Stop(Exception):
+    """Ends the run with its outcome, from wherever in a step that is decided."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__(outcome.status)
+        self.outcome = outcome
+
+
+@dataclass
+class _Progress:
+    """What the loop keeps count of from step to step."""
+
+    checks_left: int
+    malformed: int = 0  # malformed replies in a row
+    repeats: int = 0  # the same call in a row
+    last_call: str = ""
+    unchecked: bool = False  # files were written since the verify commands last ran
+
+
 class ReactEngine:
     """The default engine: one tool call per step, in JSON, until a final answer."""
 
@@ -36,109 +57,136 @@ class ReactEngine:
         """Step until the model gives a final answer (checked first by the verify commands, when
         files were written), the step limit is reached, or the model keeps sending malformed replies
         or repeating one call."""
-        # The task's message carries the workspace map once; later ones only the state.
-        summary = (
-            f"\n\n<workspace>\n{run.workspace_summary}\n</workspace>"
-            if run.workspace_summary
-            else ""
-        )
-        self._say(run, task + summary)
-        task_index = len(run.messages) - 1
-        run.state.task_started(task)
-        run.sent_state = run.state.rows()  # that the task is now the last task is not news
-        malformed = repeats = 0
-        last_call = ""
-        unchecked = False  # files were written since the verify commands last ran
-        checks_left = run.verify_retries
-        for step in range(1, run.max_steps + 1):
-            run.sink.step_started(step)
-            answer = self._ask_within_window(run, step, task_index)
-            if isinstance(answer, Outcome):
-                return answer
-            text = answer.text
-            try:
-                if answer.cut_off:
-                    raise FormatError(
-                        f"the reply was cut off at the reply limit ({run.compactor.reply_tokens}"
-                        " tokens) before it was complete. Reply more briefly; to write a large "
-                        "file, write_file a first part and append_file the rest."
-                    )
-                reply = parse_reply(text, run.registry)
-            except FormatError as error:
-                malformed += 1
-                # The person sees what the model said, not only what was wrong with it.
-                said = f"{error.problem} (the reply began: {_first_line(text)})"
-                run.sink.format_error(said)
-                run.session.record("MEMO", Memo.MALFORMED_REPLY, said)
-                if malformed >= MALFORMED_LIMIT:
-                    return Outcome(
-                        "failed",
-                        f"the model sent {MALFORMED_LIMIT} malformed replies "
-                        f"in a row (last: {error.problem})",
-                    )
-                self._say(run, error.observation)
-                continue
-            malformed = 0
-            if reply.thought:
-                run.sink.thought(reply.thought)
-            if isinstance(reply, Final):
-                failed = self._verify(run) if run.verify and unchecked else None
-                unchecked = False
-                if failed is None:
-                    return self._answer(run, reply)
-                name, result = failed
-                if result.refused:
-                    return Outcome("refused", result.output)
-                if checks_left == 0:
-                    run.sink.notice(f"the checks still fail after {run.verify_retries} tries")
-                    return self._answer(run, reply)
-                checks_left -= 1
-                self._say(
-                    run,
-                    f"Observation: before finishing, heph ran the project's `{name}` "
-                    "command and it failed:\n"
-                    + clip(result.output, run.runtime.context.observation_limit, keep="tail")
-                    + "\nFix the problem, or explain in your final answer why it "
-                    "remains.",
-                )
-                continue
-            repeats = repeats + 1 if reply.key == last_call else 1
-            last_call = reply.key
-            if repeats >= REPEAT_LIMIT:
-                return Outcome(
-                    "failed",
-                    f"stopped a loop: the model asked for the same "
-                    f"{reply.tool} call {REPEAT_LIMIT} times in a row",
-                )
-            result = self._act(run, reply)
-            unchecked = unchecked or bool(result.changed)
-            run.save_state()
-            if result.refused:
-                return Outcome("refused", result.output)
-            self._say(run, "Observation: " + result.output)
-            run.compactor.records[run.messages[-1]["content"]] = record(
-                reply.tool, reply.args, result.ok, result.output
-            )
+        task_index = self._start(task, run)
+        progress = _Progress(checks_left=run.verify_retries)
+        try:
+            for step in range(1, run.max_steps + 1):
+                run.sink.step_started(step)
+                answer = self._ask_within_window(run, step, task_index)
+                reply = self._parse(run, answer, progress)
+                if reply is None:
+                    continue  # malformed: the model was told what was wrong
+                if isinstance(reply, Final):
+                    self._finish(run, reply, progress)  # ends the run, unless a check failed
+                    continue
+                self._stop_a_loop(reply, progress)
+                result = self._act(run, reply)
+                self._observe(run, reply, result, progress)
+        except _Stop as stop:
+            return stop.outcome
         return Outcome(
             "failed",
             f"reached the step limit ({run.max_steps}) without a final "
             "answer; raise it with --max-steps or HEPH_MAX_STEPS",
         )
 
-    def _ask_within_window(self, run: Run, step: int, task_index: int) -> ModelReply | Outcome:
+    def _start(self, task: str, run: Run) -> int:
+        """Send the task (with the workspace map, once); the index of its message."""
+        summary = (
+            f"\n\n<workspace>\n{run.workspace_summary}\n</workspace>"
+            if run.workspace_summary
+            else ""
+        )
+        self._say(run, task + summary)
+        run.state.task_started(task)
+        run.sent_state = run.state.rows()  # that the task is now the last task is not news
+        return len(run.messages) - 1
+
+    def _parse(self, run: Run, answer: ModelReply, progress: _Progress) -> Action | Final | None:
+        """The reply as an action or an answer; None for a malformed one, which the model is
+        told about (the run ends after MALFORMED_LIMIT in a row)."""
+        text = answer.text
+        try:
+            if answer.cut_off:
+                raise FormatError(
+                    f"the reply was cut off at the reply limit ({run.compactor.reply_tokens}"
+                    " tokens) before it was complete. Reply more briefly; to write a large "
+                    "file, write_file a first part and append_file the rest."
+                )
+            reply = parse_reply(text, run.registry)
+        except FormatError as error:
+            progress.malformed += 1
+            # The person sees what the model said, not only what was wrong with it.
+            said = f"{error.problem} (the reply began: {_first_line(text)})"
+            run.sink.format_error(said)
+            run.session.record("MEMO", Memo.MALFORMED_REPLY, said)
+            if progress.malformed >= MALFORMED_LIMIT:
+                raise _Stop(
+                    Outcome(
+                        "failed",
+                        f"the model sent {MALFORMED_LIMIT} malformed replies "
+                        f"in a row (last: {error.problem})",
+                    )
+                ) from None
+            self._say(run, error.observation)
+            return None
+        progress.malformed = 0
+        if reply.thought:
+            run.sink.thought(reply.thought)
+        return reply
+
+    def _finish(self, run: Run, final: Final, progress: _Progress) -> None:
+        """Answer, once the verify commands pass (when files were written since they last
+        ran); when one fails, its output goes back to the model and the run goes on."""
+        failed = self._verify(run) if run.verify and progress.unchecked else None
+        progress.unchecked = False
+        if failed is None:
+            raise _Stop(self._answer(run, final))
+        name, result = failed
+        if result.refused:
+            raise _Stop(Outcome("refused", result.output))
+        if progress.checks_left == 0:
+            run.sink.notice(f"the checks still fail after {run.verify_retries} tries")
+            raise _Stop(self._answer(run, final))
+        progress.checks_left -= 1
+        self._say(
+            run,
+            f"Observation: before finishing, heph ran the project's `{name}` "
+            "command and it failed:\n"
+            + clip(result.output, run.runtime.context.observation_limit, keep="tail")
+            + "\nFix the problem, or explain in your final answer why it "
+            "remains.",
+        )
+
+    def _stop_a_loop(self, action: Action, progress: _Progress) -> None:
+        """End the run when the model asks for the same call REPEAT_LIMIT times in a row."""
+        progress.repeats = progress.repeats + 1 if action.key == progress.last_call else 1
+        progress.last_call = action.key
+        if progress.repeats >= REPEAT_LIMIT:
+            raise _Stop(
+                Outcome(
+                    "failed",
+                    f"stopped a loop: the model asked for the same "
+                    f"{action.tool} call {REPEAT_LIMIT} times in a row",
+                )
+            )
+
+    def _observe(self, run: Run, action: Action, result: ToolResult, progress: _Progress) -> None:
+        """Feed the tool's result back to the model (a refusal ends the run)."""
+        progress.unchecked = progress.unchecked or bool(result.changed)
+        run.save_state()
+        if result.refused:
+            raise _Stop(Outcome("refused", result.output))
+        self._say(run, "Observation: " + result.output)
+        run.compactor.records[run.messages[-1]["content"]] = record(
+            action.tool, action.args, result.ok, result.output
+        )
+
+    def _ask_within_window(self, run: Run, step: int, task_index: int) -> ModelReply:
         """The model's reply, the conversation first compacted to fit the window; after an
         overflow the server reports, the window is learned and the request made once more."""
         overflowed = ""
         for attempt in (1, 2):
             self._fit(run, task_index)
             if not run.compactor.fits(run.messages):
-                return Outcome("failed", overflowed + self._too_large(run, task_index))
+                raise _Stop(Outcome("failed", overflowed + self._too_large(run, task_index)))
             try:
                 return self._ask(run, step)
             except ContextOverflow as overflow:
                 overflowed = f"{overflow.message.rstrip('. ')}. "
                 if attempt == 2:
-                    return Outcome("failed", overflowed + self._too_large(run, task_index))
+                    failed = Outcome("failed", overflowed + self._too_large(run, task_index))
+                    raise _Stop(failed) from None
                 asked = run.compactor.size(run.messages) + run.compactor.reply_tokens
                 run.compactor.learn_window(overflow.window, asked)
                 run.sink.notice(
