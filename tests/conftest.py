@@ -17,7 +17,6 @@ import pytest
 
 from hephaistus.testing import ChatServer, heph_command
 
-
 DEVELOPER_SETTINGS = ("OPENAI_", "HEPH_", "OLLAMA_", "LLAMA_")
 
 

@@ -94,21 +94,12 @@ def undo(args: argparse.Namespace) -> int:
             raise ConfigError(str(error)) from None
     try:
         result = store.undo(session_id, force=args.force)
-    except Damaged as damaged:
-        raise HephError(f"not undone: {damaged}") from None
     except LookupError as error:
         raise ConfigError(str(error)) from None
-    except NotInside as moved:
-        raise HephError(f"not undone: {moved}") from None
-    except UndoConflict as conflict:
-        raise HephError(
-            f"not undone: these files changed after heph wrote them: {', '.join(conflict.paths)}."
-            " Undoing would lose those changes; pass --force to undo anyway"
-        ) from None
-    except Interleaved as tangled:
-        from hephaistus.ui.undo import interleaved_message
+    except (Damaged, NotInside, UndoConflict, Interleaved) as refused:
+        from hephaistus.ui.undo import refusal
 
-        raise HephError(f"not undone: {interleaved_message(tangled.taken)}") from None
+        raise HephError(refusal(refused, "pass --force")) from None
     from hephaistus.ui.undo import undo_report
 
     say(f"undid session {session_id}")

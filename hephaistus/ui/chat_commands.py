@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from hephaistus.checkpoints import CheckpointStore, Interleaved, NotInside, UndoConflict
+from hephaistus.checkpoints import CheckpointStore, Damaged, Interleaved, NotInside, UndoConflict
+from hephaistus.ui.undo import refusal
 
 if TYPE_CHECKING:
     from hephaistus.agent import Agent
@@ -62,18 +63,8 @@ class ChatCommands:
             return
         try:
             result = store.undo(pending[-1], force=argument == "--force")
-        except (NotInside, LookupError) as moved:
-            return self._warn(f"not undone: {moved}")
-        except UndoConflict as conflict:
-            return self._warn(
-                f"not undone: changed since heph wrote them: {', '.join(conflict.paths)} "
-                "(/undo --force to undo anyway)"
-            )
-        except Interleaved as tangled:
-            from hephaistus.ui.undo import interleaved_message
-
-            message = interleaved_message(tangled.taken).replace("--force", "/undo --force")
-            return self._warn(f"not undone: {message}")
+        except (Damaged, NotInside, LookupError, UndoConflict, Interleaved) as refused:
+            return self._warn(refusal(refused, "/undo --force"))
         self.undone.append(pending[-1])
         self._report("undone", result.restored, result.deleted)
         for rel in result.own_lines_only:
@@ -94,10 +85,8 @@ class ChatCommands:
         store = self._checkpoints()
         try:
             result = store.redo(self.undone[-1], force=argument == "--force")
-        except (NotInside, LookupError) as moved:
-            return self._warn(f"not redone: {moved}")
-        except UndoConflict as conflict:
-            return self._warn(f"not redone: changed since the undo: {', '.join(conflict.paths)}")
+        except (Damaged, NotInside, LookupError, UndoConflict) as refused:
+            return self._warn(refusal(refused, "/redo --force", verb="redo"))
         self.undone.pop()
         self._report("redone", result.restored, result.deleted)
 

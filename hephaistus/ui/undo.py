@@ -6,9 +6,26 @@ from __future__ import annotations
 from typing import Any
 
 
-def interleaved_message(taken: dict[str, int]) -> str:
-    """Why an undo was refused: which files another writer changed between heph's writes, and how
-    many of their lines --force would take away."""
+def refusal(error: Exception, force: str = "--force", verb: str = "undo") -> str:
+    """Why an undo (or redo) was refused, the same words in the chat and on the command line;
+    `force` is how the person would insist."""
+    from hephaistus.checkpoints import Interleaved, UndoConflict
+
+    done = f"not {verb}ne"
+    if isinstance(error, UndoConflict):
+        since = "heph wrote them" if verb == "undo" else "the undo"
+        return (
+            f"{done}: these files changed since {since}: {', '.join(error.paths)}. "
+            f"Going on would lose those changes; {force} to {verb} anyway"
+        )
+    if isinstance(error, Interleaved):
+        return f"{done}: {_interleaved(error.taken, force)}"
+    return f"{done}: {error}"
+
+
+def _interleaved(taken: dict[str, int], force: str) -> str:
+    """Which files another writer changed between heph's writes, and how many of their lines
+    forcing would take away."""
     from hephaistus.wording import counted
 
     files = ", ".join(
@@ -16,7 +33,7 @@ def interleaved_message(taken: dict[str, int]) -> str:
     )
     return (
         f"another run or program also wrote {files} between heph's writes, and heph's lines "
-        "there cannot be told from theirs. Undoing would take theirs away too; pass --force "
+        f"there cannot be told from theirs. Undoing would take theirs away too; {force} "
         "to undo anyway, taking them away"
     )
 
