@@ -120,7 +120,7 @@ def _conventions(workspace: Workspace, files: list[str], pyproject: str) -> list
 
 
 def _indentation(texts: list[str]) -> str:
-    from hephaistus.tools.editing.replacing import file_unit
+    from hephaistus.tools.editing.indenting import file_unit
 
     units = Counter(file_unit(text.splitlines()) for text in texts if text.strip())
     usual = [(unit, n) for unit, n in units.most_common() if unit in ("\t", "  ", "    ")]

@@ -3,7 +3,7 @@
 The workspace config is `.heph.toml` or `[tool.hephaistus]` in the workspace's `pyproject.toml`;
 the user config is `config.toml` in the platform's config folder (`~/.config/hephaistus` on
 Linux, honouring XDG_CONFIG_HOME; see userdirs). An unknown key or a value of the wrong type
-is an error that names the file and the key.
+(see config_values) is an error that names the file and the key.
 
 A workspace's files are someone else's text until the person trusts the workspace (see trust):
 until then only their harmless keys apply (a field marked `harmless`), and every other one is
@@ -13,7 +13,6 @@ left out. Where each value came from is kept for `-v`.
 from __future__ import annotations
 
 import ipaddress
-import math
 import os
 import sys
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from hephaistus.config_values import check_known, check_type, coerce
 from hephaistus.errors import ConfigError
 from hephaistus.runtime.permissions import MODES
 
@@ -303,7 +303,7 @@ def load_config(
     for var, key in ENV_KEYS.items():
         raw = environ.get(var)
         if raw:
-            values[key] = _coerce(key, raw, f"environment variable {var}")
+            values[key] = coerce(key, raw, f"environment variable {var}", Config)
             sources[key] = f"environment variable {var}"
     for key, value in (flags or {}).items():
         if value is not None:
@@ -351,7 +351,7 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: expected a table")
     for key, value in data.items():
-        _check_known(key, FILE_KEYS, where)
+        check_known(key, FILE_KEYS, where)
         if key == "docs":
             _check_docs_table(value, f"{where} [docs]")
         elif key == "commands":
@@ -366,20 +366,15 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
             if value not in MODES:
                 raise ConfigError(f"{where}: 'mode' must be one of {', '.join(MODES)}")
         else:
-            _check_type(key, value, where)
+            check_type(key, value, where, Config)
     return dict(data)
-
-
-def _check_known(key: str, known: set[str], where: str) -> None:
-    if key not in known:
-        raise ConfigError(f"{where}: unknown key '{key}' (known keys: {', '.join(sorted(known))})")
 
 
 def _check_docs_table(table: Any, where: str) -> None:
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: expected a table")
     for key, value in table.items():
-        _check_known(key, DOCS_KEYS, where)
+        check_known(key, DOCS_KEYS, where)
         if key == "ignore":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{where}: 'ignore' must be a list of glob patterns")
@@ -387,45 +382,4 @@ def _check_docs_table(table: Any, where: str) -> None:
             if value not in DOC_STYLES:
                 raise ConfigError(f"{where}: 'style' must be one of {', '.join(DOC_STYLES)}")
         else:
-            _check_type(key, value, where, DocsConfig)
-
-
-_KIND_NAMES = {int: "a whole number", float: "a number", bool: "true or false", str: "a string"}
-
-
-def _field_type(key: str, owner: type = Config) -> type:
-    kinds = {"int": int, "float": float, "bool": bool}
-    declared = str(next(f.type for f in fields(owner) if f.name == key))
-    return next((kind for name, kind in kinds.items() if declared.startswith(name)), str)
-
-
-def _check_type(key: str, value: Any, where: str, owner: type = Config) -> None:
-    kind = _field_type(key, owner)
-    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        ok = True
-    if not ok:
-        raise ConfigError(f"{where}: '{key}' must be {_KIND_NAMES[kind]}, got {value!r}")
-    if kind is float and not math.isfinite(value):
-        raise ConfigError(f"{where}: '{key}' must be a finite number, got {value!r}")
-    if (
-        kind in (int, float)
-        and value <= 0
-        and key not in ("max_retries", "min_body_lines", "verify_retries")
-    ):
-        raise ConfigError(f"{where}: '{key}' must be greater than 0, got {value!r}")
-
-
-def _coerce(key: str, raw: str, where: str) -> Any:
-    kind = _field_type(key)
-    try:
-        if kind is bool:
-            return raw.strip().lower() in {"1", "true", "yes", "on"}
-        value = kind(raw)
-    except ValueError:
-        raise ConfigError(f"{where}: '{raw}' is not {_KIND_NAMES[kind]}") from None
-    if kind is float and not math.isfinite(value):
-        raise ConfigError(f"{where}: must be a finite number, got {raw}")
-    if kind in (int, float) and value <= 0:
-        raise ConfigError(f"{where}: must be greater than 0, got {raw}")
-    return value
+            check_type(key, value, where, DocsConfig)

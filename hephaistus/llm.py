@@ -1,8 +1,9 @@
 """The model client: Chat Completions through the `openai` package, with our own retry policy.
 
 `openai` is imported on the first call, never at import time (it costs half a second). The
-client's own retries are off: ours honour Retry-After, back off exponentially, survive several
-transient faults in a row and stay bounded in time, then fail with a message naming the URL.
+client's own retries are off: ours (in `llm_faults`) honour Retry-After, back off
+exponentially, survive several transient faults in a row and stay bounded in time, then fail
+with a message naming the URL.
 
 The request goes out through the client's `post` (its connection pool, timeouts and error
 types), not `chat.completions.create`: that one walks the whole message list against its type
@@ -12,12 +13,8 @@ is plain JSON already.
 
 from __future__ import annotations
 
-import datetime
 import functools
 import json
-import math
-import random
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -27,25 +24,20 @@ from typing import Any
 from hephaistus import tokens
 from hephaistus.config import Config, is_loopback_url
 from hephaistus.errors import ContextOverflow, ModelError
+from hephaistus.llm_faults import (
+    Transient,
+    broken_stream_errors,
+    detail,
+    fault_of,
+    not_json,
+    retrying,
+)
+from hephaistus.llm_faults import retry_after as retry_after  # imported from here by tests
 from hephaistus.seams import Message, ModelReply, Usage
 from hephaistus.textfile import encodable
 
 OPENAI_URL = "https://api.openai.com/v1"
-BACKOFF_BASE = 0.25
-BACKOFF_CAP = 8.0
-RETRY_AFTER_CAP = 60.0
-RETRY_BUDGET_SECONDS = 300.0
 PROGRESS_INTERVAL = 0.1  # seconds between updates of a streaming reply shown so far
-
-
-class _Transient(Exception):
-    """A fault worth another attempt; `after` is the server's Retry-After, if it gave one."""
-
-    def __init__(self, reason: str, after: float | None = None, *, timeout: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.after = after
-        self.timeout = timeout  # no reply in time: worth one more try only
 
 
 class ChatModel:
@@ -75,28 +67,16 @@ class ChatModel:
         """The model's reply to `messages`. Transient failures (429, 5xx, resets, a timeout once)
         are retried with backoff within a time budget; ModelError when they persist or the
         request cannot succeed. Usage is estimated when the server sends none."""
-        deadline = time.monotonic() + RETRY_BUDGET_SECONDS
-        attempts = self.config.max_retries + 1
-        timeouts = 0
-        for attempt in range(1, attempts + 1):
-            try:
-                text, usage, finish = self._request(messages, max_tokens, on_text)
-                if not usage.total:  # the server said nothing: our estimate, marked as such
-                    usage = Usage(estimated_tokens(messages), tokens.estimate(text), True)
-                return ModelReply(text, usage, attempt, cut_off=finish == "length")
-            except _Transient as fault:
-                # Against a server that serves one request at a time, a retry after a timeout
-                # waits behind the request it gave up on: retry a timeout once only.
-                timeouts += fault.timeout
-                if fault.timeout and (timeouts > 1 or not self.retry_timeouts):
-                    raise ModelError(self._timed_out(fault)) from None
-                delay = _backoff(attempt, fault.after)
-                if attempt == attempts or time.monotonic() + delay > deadline:
-                    raise ModelError(self._gave_up(fault, attempt)) from None
-                if on_retry:
-                    on_retry(fault.reason, delay)
-                (self.pause or pause)(delay)
-        raise AssertionError("unreachable")
+        # `pause` is looked up at each call, so that a test can replace `llm.pause`.
+        (text, usage, finish), attempt = retrying(
+            lambda: self._request(messages, max_tokens, on_text),
+            self,
+            self.pause or pause,
+            on_retry,
+        )
+        if not usage.total:  # the server said nothing: our estimate, marked as such
+            usage = Usage(estimated_tokens(messages), tokens.estimate(text), True)
+        return ModelReply(text, usage, attempt, cut_off=finish == "length")
 
     def served_window(self, cache: Path) -> tuple[int, str] | None:
         """The context window the server says it runs the model with (not asked of OpenAI)."""
@@ -112,24 +92,6 @@ class ChatModel:
         from hephaistus.serverinfo import remember_window
 
         remember_window(cache, self.url, self.name, window, source)
-
-    def _gave_up(self, fault: _Transient, attempts: int) -> str:
-        if fault.reason.startswith("nothing is listening"):
-            return (
-                f"nothing is listening at {self.url} ({attempts} attempts): start the model "
-                "server (e.g. `ollama serve` or `llama-server`) or fix --base-url / OPENAI_BASE_URL"
-            )
-        return (
-            f"the model endpoint {self.url} kept failing ({fault.reason}) after {attempts} "
-            "attempts; try again later or check the server"
-        )
-
-    def _timed_out(self, fault: _Transient) -> str:
-        twice = ", twice" if self.retry_timeouts else ""
-        return (
-            f"the model at {self.url} gave no complete reply within {self.config.timeout:g} s"
-            f"{twice}. A slow (local) model may need longer: raise {self.timeout_setting}"
-        )
 
     def _request(
         self,
@@ -153,61 +115,18 @@ class ChatModel:
             response = _post(client, self.encoder.sendable(params), streaming=False)
             text, finish = _content(response, self.url)
             return text, _usage(getattr(response, "usage", None)), finish
-        except openai.BadRequestError as exc:
-            overflow = context_overflow(exc)
-            if overflow is not None:
-                raise overflow from None
-            if self.json_mode and _mentions(exc, "response_format", "json_object"):
-                self.json_mode = False  # remembered for the rest of the session
+        except (openai.APIError, ValueError) as exc:  # ValueError: a 200 that is not JSON
+            fault = fault_of(exc, self, params)
+            if fault is None:  # an option the server refused is off now: ask without it
                 return self._request(messages, max_tokens, on_text)
-            if "stream_options" in params and _mentions(exc, "stream_options", "include_usage"):
-                self.stream_usage = False  # likewise
-                return self._request(messages, max_tokens, on_text)
-            raise ModelError(
-                f"the model endpoint {self.url} rejected the request: {_detail(exc)}"
-            ) from None
-        except openai.AuthenticationError:
-            raise ModelError(
-                f"the model endpoint {self.url} rejected the API key (401); check OPENAI_API_KEY"
-            ) from None
-        except openai.PermissionDeniedError as exc:
-            raise ModelError(f"{self.url} refused access (403): {_detail(exc)}") from None
-        except openai.NotFoundError:
-            raise ModelError(
-                f"model '{self.name}' was not found at {self.url} (404); check -m/--model or "
-                "HEPH_MODEL (for Ollama: `ollama pull NAME`), and that --base-url is the API root"
-            ) from None
-        except openai.RateLimitError as exc:
-            raise _Transient("429 rate limited", _retry_after(exc)) from None
-        except openai.InternalServerError as exc:
-            raise _Transient(f"server error {exc.status_code}", _retry_after(exc)) from None
-        except openai.APIStatusError as exc:
-            if exc.status_code in (408, 409) or exc.status_code >= 500:
-                raise _Transient(f"HTTP {exc.status_code}", _retry_after(exc)) from None
-            raise ModelError(
-                f"the model endpoint {self.url} answered HTTP {exc.status_code}: {_detail(exc)}"
-            ) from None
-        except openai.APITimeoutError:
-            raise _Transient(
-                f"no reply within {self.config.timeout:g} s (the `timeout` setting)", timeout=True
-            ) from None
-        except openai.APIConnectionError as exc:
-            if _refused(exc):
-                raise _Transient(f"nothing is listening at {self.url}") from None
-            raise _Transient("connection lost") from None
-        except openai.APIResponseValidationError:
-            raise _not_json(self.url) from None
-        except ValueError:  # a 200 whose body is not JSON fails to decode
-            raise _not_json(self.url) from None
-        except openai.APIError as exc:  # anything else the client reports
-            raise ModelError(f"the model endpoint {self.url} failed: {_detail(exc)}") from None
+            raise fault from None
 
     def _stream(
         self, client: Any, params: dict[str, Any], on_text: Callable[[str], None] | None
     ) -> tuple[str, Usage, str | None]:
         import openai
 
-        broken: tuple[type[BaseException], ...] = (openai.APIConnectionError, *_httpx_errors())
+        broken = broken_stream_errors()
         parts: list[str] = []
         usage = Usage()
         finish: str | None = None
@@ -229,18 +148,18 @@ class ChatModel:
                     finish = finish or choice.finish_reason
                 if time.monotonic() - started > self.config.timeout:  # the whole reply's deadline
                     stream.close()
-                    raise _Transient(
+                    raise Transient(
                         f"no complete reply within {self.config.timeout:g} s (the `timeout` "
                         "setting)",
                         timeout=True,
                     )
         except broken:
-            raise _Transient("the reply stream broke off") from None
+            raise Transient("the reply stream broke off") from None
         except openai.APIStatusError:
             raise
         except openai.APIError as exc:  # an error event inside the stream
-            raise _Transient(
-                f"the server reported an error while streaming: {_detail(exc)}"
+            raise Transient(
+                f"the server reported an error while streaming: {detail(exc)}"
             ) from None
         if not parts and finish is None:
             # llama.cpp's servers answer a request too large for the context with an empty
@@ -250,7 +169,7 @@ class ChatModel:
                 "the request is larger than the model's context window"
             )
         if finish is None:
-            raise _Transient("the reply stream ended before the reply was complete")
+            raise Transient("the reply stream ended before the reply was complete")
         return "".join(parts), usage, finish
 
     def _get_client(self) -> Any:
@@ -383,7 +302,7 @@ def missing_key_message() -> str:
 def _content(response: Any, url: str) -> tuple[str, str | None]:
     """The reply's text and finish_reason."""
     if isinstance(response, (str, bytes)):  # some client versions hand back an unparsed body
-        raise _not_json(url)
+        raise not_json(url)
     choices = getattr(response, "choices", None)
     if not choices:
         raise ModelError(f"the model endpoint {url} answered without any choices")
@@ -406,117 +325,6 @@ def _usage(raw: Any) -> Usage:
     return Usage(getattr(raw, "prompt_tokens", 0) or 0, getattr(raw, "completion_tokens", 0) or 0)
 
 
-def _backoff(attempt: int, retry_after: float | None) -> float:
-    if retry_after is not None:
-        return min(max(retry_after, 0.0), RETRY_AFTER_CAP)
-    delay = min(BACKOFF_BASE * 2 ** (attempt - 1), BACKOFF_CAP)
-    return delay * random.uniform(0.8, 1.2)
-
-
-def _retry_after(exc: Any) -> float | None:
-    response = getattr(exc, "response", None)
-    return retry_after(response.headers) if response is not None else None
-
-
-def retry_after(headers: Any, now: float | None = None) -> float | None:
-    """The seconds a server asks us to wait: `retry-after-ms` (OpenAI's), else `Retry-After` as
-    seconds or as an HTTP date. None when it says nothing usable; capped by the caller."""
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds is not None:
-        try:
-            return _finite(float(milliseconds) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return _finite(float(value))
-    except ValueError:
-        pass
-    from email.utils import parsedate_to_datetime
-
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:  # an HTTP date is GMT
-        when = when.replace(tzinfo=datetime.timezone.utc)
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-def _finite(seconds: float) -> float | None:
-    return seconds if math.isfinite(seconds) else None
-
-
-def _detail(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])
-    return str(getattr(exc, "message", exc))
-
-
-def _mentions(exc: Any, *words: str) -> bool:
-    text = (_detail(exc) + str(getattr(exc, "body", ""))).lower()
-    return any(word in text for word in words)
-
-
-# How servers say a request is larger than the context window (OpenAI, vLLM, llama.cpp's two
-# servers, Ollama), and where they say how large the window is.
-OVERFLOW_WORDS = (
-    "context_length_exceeded",
-    "exceed_context_size",
-    "maximum context length",
-    "exceeds the available context size",
-    "context length exceeded",
-    "exceed context window",
-    "prompt is too long",
-    "input length exceeds",
-)
-WINDOW_NUMBER = re.compile(r"(?:maximum context length is|context window of|n_ctx\W+)\s*(\d+)")
-
-
-def context_overflow(exc: Any) -> ContextOverflow | None:
-    """The error as a ContextOverflow (with the window when the server names it), if it is one."""
-    body = json.dumps(getattr(exc, "body", "") or "", default=str)
-    text = f"{_detail(exc)} {body}".lower()
-    if not any(word in text for word in OVERFLOW_WORDS):
-        return None
-    number = WINDOW_NUMBER.search(text)
-    return ContextOverflow(
-        f"the model's context window is too small for this request: {_detail(exc)}",
-        window=int(number.group(1)) if number else None,
-    )
-
-
 def estimated_tokens(messages: list[Message]) -> int:
     """Estimated prompt tokens of `messages`, for a server that reports none."""
     return sum(tokens.estimate(m["content"]) + 4 for m in messages)
-
-
-def _refused(exc: BaseException) -> bool:
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, ConnectionRefusedError) or "refused" in str(cause).lower():
-            return True
-        cause = cause.__cause__ or cause.__context__
-    return False
-
-
-def _not_json(url: str) -> ModelError:
-    return ModelError(
-        f"the model endpoint {url} answered 200 with a body that is not JSON; "
-        "is --base-url the API root (it usually ends in /v1)?"
-    )
-
-
-def _httpx_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = []
-    for module in ("httpx2", "httpx"):
-        try:
-            errors.append(__import__(module).HTTPError)
-        except ImportError:
-            continue
-    return tuple(errors) or (OSError,)

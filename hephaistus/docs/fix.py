@@ -28,7 +28,7 @@ from hephaistus.docstrings import parameter_blocks, replace_parameters
 from hephaistus.protocol import FormatError, find_json_object
 from hephaistus.seams import ModelReply
 from hephaistus.textfile import indentation
-from hephaistus.tools.editing.replacing import file_unit
+from hephaistus.tools.editing.indenting import file_unit
 from hephaistus.ui.escape import visible
 
 CODE_LINES = 60  # of each target shown to the model
