@@ -3,6 +3,7 @@
 import subprocess
 import sys
 from importlib import resources
+from pathlib import Path
 
 from conftest import heph_command
 
@@ -77,3 +78,13 @@ def test_every_subpackage_is_packaged():
         for init in (root / "hephaistus").rglob("__init__.py")
     }
     assert found <= listed, f"add to pyproject.toml packages: {sorted(found - listed)}"
+
+
+def test_no_module_is_over_400_lines():
+    package = Path(__file__).parent.parent / "hephaistus"
+    long = {
+        str(module.relative_to(package)): lines
+        for module in package.rglob("*.py")
+        if (lines := len(module.read_text().splitlines())) > 400
+    }
+    assert long == {}

@@ -16,16 +16,15 @@ from hephaistus.docs.fix import FileResult, detect_style, fix_source
 from hephaistus.docs.parallel import in_parallel
 from hephaistus.docs.report import Reporter
 from hephaistus.errors import ConfigError, HephError
-from hephaistus.locks import file_lock
 from hephaistus.seams import Model, ModelReply
 from hephaistus.session import DOCS_SESSION, Memo, Session, SessionStore
 from hephaistus.textfile import (
     NotTextError,
     TextFile,
-    atomic_write,
     read_text,
     remove_stale_temp_files,
 )
+from hephaistus.transaction import ChangedOnDisk, write_checkpointed
 from hephaistus.workspace import PathError, Workspace
 
 STYLE_SAMPLE_FILES = 300
@@ -222,13 +221,13 @@ class _Results:
             self.report.diff(rel, changes, result.written)
             return len(result.asked)
         path = self.workspace.root / rel
-        data = original.encode(result.new_source)
-        with file_lock(self.workspace.heph_dir, rel):  # still what the model saw?
-            if read_text(path, rel) != original:
-                self.report.error(rel, "it changed while its docstrings were written; run again")
-                return len(result.asked)
-            self.checkpoints.record(rel, data)
-            atomic_write(path, data, temp_dir=self.workspace.temp_dir, real=True)
+        try:  # only onto what the model saw
+            write_checkpointed(
+                self.workspace, self.checkpoints, rel, path, original, result.new_source
+            )
+        except ChangedOnDisk:
+            self.report.error(rel, "it changed while its docstrings were written; run again")
+            return len(result.asked)
         missed = [n for n in result.asked if n not in result.written and n not in result.refused]
         self.session.record("MEMO", Memo.DOCS_WRITTEN, f"{rel}: {', '.join(result.written)}")
         self.report.fixed(rel, result.written, missed, result.refused)

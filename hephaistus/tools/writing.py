@@ -12,17 +12,15 @@ import difflib
 from collections.abc import Callable
 from pathlib import Path
 
-from hephaistus.locks import file_lock
 from hephaistus.textfile import (
     MAX_WHOLE_FILE_BYTES,
-    NEW_FILE,
     NotTextError,
     TextFile,
-    atomic_write,
     read_text,
     split_lines,
 )
 from hephaistus.tools.context import ToolContext
+from hephaistus.transaction import ChangedOnDisk, write_checkpointed
 from hephaistus.values import FileChange, Proposal, ToolResult
 from hephaistus.wording import counted
 from hephaistus.workspace import PathError
@@ -92,7 +90,9 @@ def write_change(
 
     def carry_out() -> ToolResult:
         try:
-            found, written = write_checkpointed(ctx, rel, real, old, after, rebase)
+            found, written = write_checkpointed(
+                ctx.workspace, ctx.checkpoints, rel, real, old, after, rebase
+            )
         except ChangedOnDisk:
             return ToolResult(
                 False,
@@ -121,38 +121,6 @@ def write_change(
     )
 
 
-class ChangedOnDisk(Exception):
-    """The file changed since it was read, and the change cannot be made again on it."""
-
-
-def write_checkpointed(
-    ctx: ToolContext,
-    rel: str,
-    real: Path,
-    old: TextFile | None,
-    after: str,
-    rebase: Callable[[TextFile | None], str] | None = None,
-) -> tuple[TextFile | None, str]:
-    """The one write transaction: under the file's lock (so no other heph run writes between
-    the check and the write) the file is read again; when it is no longer `old`, `rebase` makes
-    the change again on it, or ChangedOnDisk is raised. The content is checkpointed, then
-    written atomically, keeping the file's encoding and line endings. Returns (the file as it
-    was, the text written)."""
-    if not ctx.workspace.heph_dir.is_dir():
-        ctx.workspace.ensure_heph_dir()  # for the lock, kept out of git
-    with file_lock(ctx.workspace.heph_dir, rel):
-        now = _current(real, rel)
-        if now != old:
-            if rebase is None:
-                raise ChangedOnDisk(rel)
-            old, after = now, rebase(now).replace("\r\n", "\n")
-        data = (old or NEW_FILE).encode(after)
-        if ctx.checkpoints:
-            ctx.checkpoints.record(rel, data)
-        atomic_write(real, data, temp_dir=ctx.workspace.temp_dir, real=True)
-    return old, after
-
-
 def _summary(rel: str, change: FileChange, old: TextFile | None, after: str, told: str) -> str:
     """What the model is told of a write: where text it sent exactly now stands, and of a new
     file nothing more (it knows what it sent). Otherwise the hunks with one line of context (the
@@ -165,11 +133,3 @@ def _summary(rel: str, change: FileChange, old: TextFile | None, after: str, tol
         return summary
     hunks = unified_diff(rel, old.text if old else "", after, created=False, context=1)
     return summary + "\n" + "".join(_with_ends(hunks)[2:])  # without the ---/+++ lines
-
-
-def _current(real: Path, rel: str) -> TextFile | None:
-    """The file as it is now (None: it does not exist)."""
-    try:
-        return read_text(real, rel)
-    except FileNotFoundError:
-        return None
