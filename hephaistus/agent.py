@@ -12,19 +12,20 @@ from hephaistus import instructions, project_commands
 from hephaistus.checkpoints import Checkpoints
 from hephaistus.compaction import LEARNED_FROM_ERROR, Compactor, context_window
 from hephaistus.config import Config
-from hephaistus.engine import Outcome, ReactEngine, Run
+from hephaistus.engine import ReactEngine, Run
 from hephaistus.errors import HephError, ModelError, Terminated
 from hephaistus.prompting import system_prompt
 from hephaistus.repomap import Focus, RepoMap, code_words
 from hephaistus.runtime.journal import Journal
 from hephaistus.runtime.policy import Policy
 from hephaistus.runtime.runtime import Runtime, denied_tools
-from hephaistus.seams import Engine, EventSink, Message, Model, NullSink
+from hephaistus.seams import Engine, EventSink, Model, NullSink
 from hephaistus.session import TASK_SESSION, Session, SessionStore
 from hephaistus.state import AgentState
 from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import Registry, ToolContext, default_registry
 from hephaistus.tools import git as git_tools
+from hephaistus.values import Message, Outcome
 from hephaistus.workspace import Workspace
 
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from hephaistus import tokens
-from hephaistus.seams import Message
+from hephaistus.values import Message
 
 LEARNED_FROM_ERROR = "the server's overflow error"
 DEFAULT_WINDOW = 8192  # conservative: small local servers often run with less than 32k

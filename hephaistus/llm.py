@@ -33,8 +33,8 @@ from hephaistus.llm_faults import (
     retrying,
 )
 from hephaistus.llm_faults import retry_after as retry_after  # imported from here by tests
-from hephaistus.seams import Message, ModelReply, Usage
 from hephaistus.textfile import encodable
+from hephaistus.values import Message, ModelReply, Usage
 
 OPENAI_URL = "https://api.openai.com/v1"
 PROGRESS_INTERVAL = 0.1  # seconds between updates of a streaming reply shown so far

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from hephaistus.textfile import LONE_SURROGATE
 from hephaistus.tools import Registry
+from hephaistus.values import Action, Final, Reply
 
 # A concrete example: small models copy placeholders like "the answer for the user" verbatim,
 # and a copy of the example itself is refused too.
@@ -49,33 +49,6 @@ PLACEHOLDERS = {
         EXAMPLE_FINAL_MESSAGE,
     )
 }
-
-
-@dataclass(frozen=True)
-class Action:
-    """A reply that asks for one tool call: the tool, its arguments, and the model's thought and
-    reason for it."""
-
-    thought: str
-    tool: str
-    args: dict[str, Any]
-    reason: str = ""
-
-    @property
-    def key(self) -> str:
-        """Identity of the call, for loop detection."""
-        return self.tool + json.dumps(self.args, sort_keys=True)
-
-
-@dataclass(frozen=True)
-class Final:
-    """A reply that ends the task: the answer for the person, and the model's last thought."""
-
-    thought: str
-    message: str
-
-
-Reply = Action | Final
 
 
 class FormatError(ValueError):

@@ -10,54 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from hephaistus.values import Action, Message, ModelReply, Outcome, ToolResult, Usage
+
 if TYPE_CHECKING:
-    from hephaistus.engine.base import Outcome, Run
-    from hephaistus.protocol import Action
+    from hephaistus.engine.base import Run
     from hephaistus.session import Span
-    from hephaistus.values import ToolResult
-
-Message = dict[str, str]  # {"role": ..., "content": ...}, the Chat Completions wire shape
-
-
-@dataclass(frozen=True)
-class Usage:
-    """The tokens one reply (or a sum of replies) cost: sent in the prompt, and generated."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    estimated: bool = False  # the server sent no counts: these are heph's estimate
-
-    @property
-    def total(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.estimated or other.estimated,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The counts as a session file and `--json` write them; `estimated` only when true."""
-        counts: dict[str, Any] = {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-        }
-        return {**counts, "estimated": True} if self.estimated else counts
-
-
-@dataclass(frozen=True)
-class ModelReply:
-    """One reply of a chat model: its text, what it cost, and how it came."""
-
-    text: str
-    usage: Usage
-    attempts: int = 1  # how many HTTP requests the reply took (retries included)
-    cut_off: bool = False  # the reply stopped at the reply limit (finish_reason "length")
 
 
 class Model(Protocol):

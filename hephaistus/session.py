@@ -27,8 +27,8 @@ from typing import Any
 
 from hephaistus import provenance
 from hephaistus.redact import hide_values, secret_values
-from hephaistus.seams import Message, Usage
 from hephaistus.textfile import read_real
+from hephaistus.values import Message, Usage
 
 MAC = "mac"  # the field that signs each line
 FORMAT_VERSION = 2  # 2: the header says the session's kind; TOOL spans say the approval decision

@@ -1,5 +1,7 @@
-"""What a tool gives back: its output for the model and the effects it had, or an effect it
-has prepared (a Proposal) for the runtime to allow, ask about or refuse.
+"""The nouns the parts pass each other, in one bottom module that imports none of them: the
+conversation's messages, the model's replies (an Action or a Final) and what they cost, how a
+task ended (Outcome); and what a tool gives back: its output for the model and the effects it
+had, or an effect it has prepared (a Proposal) for the runtime to allow, ask about or refuse.
 
 The loop, the agent state, the journal and the session record read a call's effects from its
 ToolResult (the files it read and changed, the command it ran, the commit it made).
@@ -7,9 +9,104 @@ ToolResult (the files it read and changed, the command it ran, the commit it mad
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+from hephaistus.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
+
+# -- the conversation: messages, the model's replies, what they cost, how a task ended --
+
+Message = dict[str, str]  # {"role": ..., "content": ...}, the Chat Completions wire shape
+
+
+@dataclass(frozen=True)
+class Usage:
+    """The tokens one reply (or a sum of replies) cost: sent in the prompt, and generated."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: bool = False  # the server sent no counts: these are heph's estimate
+
+    @property
+    def total(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.estimated or other.estimated,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The counts as a session file and `--json` write them; `estimated` only when true."""
+        counts: dict[str, Any] = {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
+        return {**counts, "estimated": True} if self.estimated else counts
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """One reply of a chat model: its text, what it cost, and how it came."""
+
+    text: str
+    usage: Usage
+    attempts: int = 1  # how many HTTP requests the reply took (retries included)
+    cut_off: bool = False  # the reply stopped at the reply limit (finish_reason "length")
+
+
+@dataclass(frozen=True)
+class Action:
+    """A reply that asks for one tool call: the tool, its arguments, and the model's thought and
+    reason for it."""
+
+    thought: str
+    tool: str
+    args: dict[str, Any]
+    reason: str = ""
+
+    @property
+    def key(self) -> str:
+        """Identity of the call, for loop detection."""
+        return self.tool + json.dumps(self.args, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Final:
+    """A reply that ends the task: the answer for the person, and the model's last thought."""
+
+    thought: str
+    message: str
+
+
+Reply = Action | Final
+
+
+EXIT_CODES = {
+    "answered": EXIT_OK,
+    "failed": EXIT_FAILED,
+    "refused": EXIT_REFUSED,
+    "interrupted": EXIT_INTERRUPTED,
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a task ended, and the message that says so; the status decides the exit code."""
+
+    status: str  # answered | failed | refused | interrupted
+    message: str
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+
+# -- tools: what they change, propose and return ------------------------------------
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from hephaistus.docs.check import check_files
 from hephaistus.docs.fix import fix_source
 from hephaistus.docs.report import Reporter
 from hephaistus.docstrings import documented_params, replace_parameters, style_of
-from hephaistus.seams import ModelReply, Usage
 from hephaistus.testing import heph_command
 from hephaistus.testing.docstring_writer import write_docstrings
+from hephaistus.values import ModelReply, Usage
 
 SOURCE = textwrap.dedent('''\
     from typing import overload

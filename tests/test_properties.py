@@ -8,11 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hephaistus.protocol import Action, Final, FormatError, parse_reply
+from hephaistus.protocol import FormatError, parse_reply
 from hephaistus.runtime.policy import Policy
 from hephaistus.testing.tools import run_tool
 from hephaistus.testing.watched import OUTSIDE, SECRET, WatchedWorkspace
 from hephaistus.tools import ToolContext, default_registry
+from hephaistus.values import Action, Final
 from hephaistus.workspace import Workspace
 
 TOOLS = default_registry()
@@ -274,7 +275,7 @@ DOCSTRING_TEXT = st.lists(st.one_of(st.text(max_size=20), HOSTILE), max_size=6).
 def test_any_docstring_text_is_placed_or_refused_never_breaking_the_code(texts):
     from hephaistus.config import DocsConfig
     from hephaistus.docs.fix import fix_source, verify_only_docstrings_changed
-    from hephaistus.seams import ModelReply, Usage
+    from hephaistus.values import ModelReply, Usage
 
     names = ["plain", "one_line", "Box.stub", "Box.old"]
     entries = [{"name": n, "docstring": t} for n, t in zip(names, texts, strict=True)]

@@ -1,7 +1,8 @@
 import pytest
 
-from hephaistus.protocol import Action, Final, FormatError, parse_reply
+from hephaistus.protocol import FormatError, parse_reply
 from hephaistus.tools import default_registry
+from hephaistus.values import Action, Final
 
 REGISTRY = default_registry()
 

@@ -5,10 +5,9 @@ import json
 
 from rich.console import Console
 
-from hephaistus.protocol import Action
-from hephaistus.seams import Usage
 from hephaistus.tools import ToolResult
 from hephaistus.ui.render import ConsoleSink, describe_call
+from hephaistus.values import Action, Usage
 
 
 def sink(terminal=False):

@@ -26,10 +26,10 @@ from hephaistus.docs.check import (
 )
 from hephaistus.docstrings import parameter_blocks, replace_parameters
 from hephaistus.protocol import FormatError, find_json_object
-from hephaistus.seams import ModelReply
 from hephaistus.textfile import indentation
 from hephaistus.tools.editing.indenting import file_unit
 from hephaistus.ui.escape import visible
+from hephaistus.values import ModelReply
 
 CODE_LINES = 60  # of each target shown to the model
 FILE_LINES = 400  # of the whole file shown for context

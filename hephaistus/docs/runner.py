@@ -16,7 +16,7 @@ from hephaistus.docs.fix import FileResult, detect_style, fix_source
 from hephaistus.docs.parallel import in_parallel
 from hephaistus.docs.report import Reporter
 from hephaistus.errors import ConfigError, HephError
-from hephaistus.seams import Model, ModelReply
+from hephaistus.seams import Model
 from hephaistus.session import DOCS_SESSION, Memo, Session, SessionStore
 from hephaistus.textfile import (
     NotTextError,
@@ -25,6 +25,7 @@ from hephaistus.textfile import (
     remove_stale_temp_files,
 )
 from hephaistus.transaction import ChangedOnDisk, write_checkpointed
+from hephaistus.values import ModelReply
 from hephaistus.workspace import PathError, Workspace
 
 STYLE_SAMPLE_FILES = 300

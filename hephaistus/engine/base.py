@@ -1,4 +1,5 @@
-"""What every engine takes (Run) and gives back (Outcome); the Engine protocol is in seams."""
+"""What every engine takes (Run); what it gives back (Outcome) is in values, and the Engine
+protocol in seams."""
 
 from __future__ import annotations
 
@@ -6,30 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hephaistus.compaction import Compactor
-from hephaistus.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
 from hephaistus.runtime.runtime import Runtime
-from hephaistus.seams import EventSink, Message, Model, SessionRecorder
+from hephaistus.seams import EventSink, Model, SessionRecorder
 from hephaistus.state import AgentState
 from hephaistus.tools import Registry
-
-EXIT_CODES = {
-    "answered": EXIT_OK,
-    "failed": EXIT_FAILED,
-    "refused": EXIT_REFUSED,
-    "interrupted": EXIT_INTERRUPTED,
-}
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How a task ended, and the message that says so; the status decides the exit code."""
-
-    status: str  # answered | failed | refused | interrupted
-    message: str
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_CODES[self.status]
+from hephaistus.values import Message
 
 
 @dataclass

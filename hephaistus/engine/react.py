@@ -10,12 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hephaistus.compaction import KEEP_RECENT_MESSAGES, STATE_BLOCK, count, record
-from hephaistus.engine.base import Outcome, Run
+from hephaistus.engine.base import Run
 from hephaistus.errors import ContextOverflow
-from hephaistus.protocol import Action, Final, FormatError, parse_reply
-from hephaistus.seams import Message, ModelReply
+from hephaistus.protocol import FormatError, parse_reply
 from hephaistus.session import Memo
-from hephaistus.values import ToolResult, clip
+from hephaistus.values import Action, Final, Message, ModelReply, Outcome, ToolResult, clip
 
 MALFORMED_LIMIT = 3
 REPEAT_LIMIT = 3

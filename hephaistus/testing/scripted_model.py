@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from hephaistus.seams import Message, ModelReply, Usage
+from hephaistus.values import Message, ModelReply, Usage
 
 
 class ScriptedModel:

@@ -18,11 +18,10 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from hephaistus.protocol import Action
 from hephaistus.redact import hide_values, secret_values
-from hephaistus.seams import Usage
 from hephaistus.tools import ToolResult
 from hephaistus.ui.escape import json_safe, visible
+from hephaistus.values import Action, Usage
 
 PARTIAL_THOUGHT = re.compile(r'"thought"\s*:\s*"((?:[^"\\]|\\.)*)')
 

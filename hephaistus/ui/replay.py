@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from hephaistus.protocol import Action, FormatError, find_json_object
+from hephaistus.protocol import FormatError, find_json_object
 from hephaistus.session import Memo, RecordedSession, Span
 from hephaistus.tools import ToolResult
 from hephaistus.ui.render import ConsoleSink
+from hephaistus.values import Action
 
 
 def replay(recorded: RecordedSession, sink: ConsoleSink) -> None:
