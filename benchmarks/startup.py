@@ -3,7 +3,7 @@
     python benchmarks/startup.py [--runs 10]
 
 The chat runs in a pseudo-terminal (as a person would start it) in a small temporary project;
-the clock stops when the `heph>` prompt has been drawn. Target on a 2-core machine: <= 300 ms.
+the clock stops when the `heph [ask]>` prompt has been drawn. Target on a 2-core machine: <= 300 ms.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from common import heph_command, report
 
-PROMPT = b"heph>"
+PROMPT = b"heph [ask]>"
 
 
 def time_to_prompt(env: dict[str, str], cwd: str) -> float:

@@ -12,7 +12,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from hephaistus.cli.common import say
 from hephaistus.cli.grammar import parse, parse_subcommand, split_command, task_parser
 from hephaistus.errors import EXIT_INTERRUPTED, ConfigError, HephError
 
@@ -31,6 +30,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_task(parse(task_parser(), rest))
         return command.run(parse_subcommand(command, rest))
     except HephError as error:
+        from hephaistus.cli.common import say
+
         if error.message:  # argparse has already explained a usage error
             prefix = "" if error.message.startswith("heph") else "heph: "
             say(f"{prefix}{error.message}", sys.stderr)
