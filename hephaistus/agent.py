@@ -13,7 +13,7 @@ from hephaistus.checkpoints import Checkpoints
 from hephaistus.compaction import LEARNED_FROM_ERROR, Compactor, context_window
 from hephaistus.config import Config
 from hephaistus.engine import ReactEngine, Run
-from hephaistus.errors import HephError, ModelError, Terminated
+from hephaistus.errors import ConfigError, HephError, ModelError, Terminated
 from hephaistus.prompting import system_prompt
 from hephaistus.repomap import Focus, RepoMap, code_words
 from hephaistus.runtime.journal import Journal
@@ -81,6 +81,7 @@ class Agent:
         self.announced_folder = False  # said once that the workspace is no project folder
         self.session: Session | None = None
         self.journal = Journal()  # what this chat's (or run's) tool calls did, oldest first
+        self.plan_path: Path | None = None  # where the last plan-mode answer was saved
         self.session_ids: list[str] = []  # the sessions of this chat, oldest first
 
     @property
@@ -190,19 +191,26 @@ class Agent:
         return outcome
 
     def _plan_to_carry_out(self, task: str) -> str:
-        """The task for the model: "go" (outside plan mode, after a plan) carries out the last
-        plan, which goes into the agent state; anything else is itself."""
+        """The task for the model: "go" carries out the last plan, which goes into the agent
+        state; anything else (and "go" where no plan was ever made) is itself. After a plan,
+        a "go" that cannot carry it out is an error: sent as it is, the model would do what the
+        conversation suggests, maybe the plan the person threw away."""
         from hephaistus import plans
 
-        if self.policy.mode == "plan" or not plans.is_go(task) or not self.state.plan_session:
+        if not plans.is_go(task) or not self.state.plan_session:
             return task
+        if self.policy.mode == "plan":
+            raise ConfigError(
+                "go carries out the last plan, and plan mode never does: /go in the chat, or "
+                "heph -c --mode edits go"
+            )
         plan = plans.load(self.workspace.heph_dir, self.state.plan_session)
         if plan is None:
-            self.sink.notice(
-                f"the last plan ({plans.path_of(self.workspace.heph_dir, self.state.plan_session)})"
-                " is gone or cannot be read; sending the task as it is"
+            where = plans.path_of(self.workspace.heph_dir, self.state.plan_session)
+            raise ConfigError(
+                f"the last plan ({where}) is gone, or is no plain file of at most "
+                f"{plans.MAX_PLAN_BYTES // 1024} KB: nothing was carried out"
             )
-            return task
         self.state.carry_out(plan)
         return plans.GO_TASK
 
@@ -216,6 +224,7 @@ class Agent:
             self.sink.notice(f"could not save the plan: {error.strerror or error}")
             return
         self.state.planned(session_id)
+        self.plan_path = path
         self.sink.notice(
             f"plan saved in {path.relative_to(self.workspace.root)}: /go in the chat, or "
             "heph -c --mode edits go, carries it out"

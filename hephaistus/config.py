@@ -364,7 +364,10 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
                 raise ConfigError(f"{where}: '{key}' must be a list of strings")
         elif key == "mode":
             if value not in MODES:
-                raise ConfigError(f"{where}: 'mode' must be one of {', '.join(MODES)}")
+                raise ConfigError(
+                    f"{where}: 'mode' must be one of {', '.join(MODES)} (auto only in your "
+                    "user config or a flag)"
+                )
         else:
             check_type(key, value, where, Config)
     return dict(data)

@@ -94,7 +94,8 @@ def describe(config: Config) -> str:
     else:
         key = "no API key is set"
     model = f"model {config.model} ({config.source_of('model')})"
-    return f"endpoint: {url} ({where}); {model}; {key}"
+    mode = f"{config.mode} mode ({config.source_of('mode')})"
+    return f"endpoint: {url} ({where}); {model}; {key}; {mode}"
 
 
 def local_server() -> LocalServer:

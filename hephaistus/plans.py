@@ -17,9 +17,11 @@ FOLDER = "plans"
 MAX_PLAN_BYTES = 256 * 1024
 GO_WORDS = ("go", "/go")
 GO_TASK = (
-    'Carry out the plan ("plan to carry out" in the agent state), step by step. In your final '
-    "answer, say what was done and anything of the plan that was not."
+    'Carry out the plan ("plan to carry out" in the agent state), step by step, as it reads '
+    "there: the user may have edited it since it was first proposed. In your final answer, say "
+    "what was done and anything of the plan that was not."
 )
+CUT_NOTE = "\n\n[the plan was cut here: it was longer than heph keeps]"
 
 
 def path_of(heph_dir: Path, session_id: str) -> Path:
@@ -30,11 +32,13 @@ def path_of(heph_dir: Path, session_id: str) -> Path:
 def save(heph_dir: Path, session_id: str, plan: str) -> Path:
     """Keep `plan` as the plan of session `session_id`; its path."""
     path = path_of(heph_dir, session_id)
-    atomic_write(
-        path,
-        plan.rstrip("\n").encode("utf-8", "backslashreplace") + b"\n",
-        temp_dir=heph_dir / "tmp",
-    )
+    data = plan.rstrip("\n").encode("utf-8", "backslashreplace")
+    if len(data) > MAX_PLAN_BYTES:  # kept whole only when "go" could read it back
+        note = CUT_NOTE.encode()
+        data = data[: MAX_PLAN_BYTES - len(note) - 1].decode("utf-8", "ignore").encode() + note
+    # A `real` write: a plans folder that is a link (one a repository planted) is never
+    # written through.
+    atomic_write(path, data + b"\n", temp_dir=heph_dir / "tmp", real=True)
     return path
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from typing import Any
 
 from hephaistus.textfile import LONE_SURROGATE
@@ -117,9 +118,11 @@ def _lone_surrogate_in(value: Any) -> bool:
     return False
 
 
-def parse_reply(text: str, registry: Registry) -> Reply:
+def parse_reply(text: str, registry: Registry, denied: Collection[str] = ()) -> Reply:
     """The model's reply as an Action or a Final; FormatError, with what to correct, when it is
-    neither, names an unknown tool, or has arguments the tool does not take."""
+    neither, names an unknown tool, or has arguments the tool does not take. A `denied` tool
+    (one the mode refuses) is never named as available, and its call is returned unchecked:
+    the runtime refuses it, saying why."""
     data = find_json_object(text)
     if _lone_surrogate_in(data):
         raise FormatError(
@@ -141,7 +144,7 @@ def parse_reply(text: str, registry: Registry) -> Reply:
         raise FormatError(f"the object had {which} of 'action' and 'final'; give exactly one.")
     if has_final:
         return _final(thought, data["final"])
-    return _action(thought, data["action"], registry)
+    return _action(thought, data["action"], registry, denied)
 
 
 def _final(thought: str, final: Any) -> Final:
@@ -157,18 +160,21 @@ def _final(thought: str, final: Any) -> Final:
     return Final(thought, final)
 
 
-def _action(thought: str, action: Any, registry: Registry) -> Action:
+def _action(thought: str, action: Any, registry: Registry, denied: Collection[str]) -> Action:
     if not isinstance(action, dict):
         raise FormatError("'action' must be an object with 'tool' and 'args'.")
+    offered = ", ".join(name for name in registry.names if name not in denied)
     name = action.get("tool")
     if not isinstance(name, str) or not name:
-        raise FormatError("'action' needs a 'tool' naming one of: " + ", ".join(registry.names))
+        raise FormatError("'action' needs a 'tool' naming one of: " + offered)
     tool = registry.get(name)
     if tool is None:
-        raise FormatError(f"unknown tool '{name}'. Available tools: {', '.join(registry.names)}.")
+        raise FormatError(f"unknown tool '{name}'. Available tools: {offered}.")
     args = action.get("args")
     if args is None:  # arguments written beside "tool" instead of inside "args"
         args = {k: v for k, v in action.items() if k not in ("tool", "reason")}
+    if name in denied:
+        return Action(thought, name, args if isinstance(args, dict) else {}, "")
     problems = tool.problems(args)
     if problems:
         raise FormatError(

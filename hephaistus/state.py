@@ -76,8 +76,10 @@ class AgentState:
         self.plan_session = session_id
 
     def carry_out(self, plan: str) -> None:
-        """The next task carries out `plan`: it is in the state the model reads."""
+        """The next task carries out `plan`: it is in the state the model reads, instead of the
+        answer that first proposed it (the person may have edited it since)."""
         self.plan = plan
+        self.last_answer = None
 
     def _touch(self, path: str) -> None:
         self.active_files = _front(self.active_files, path)

@@ -74,7 +74,7 @@ PROJECT_DOT_DIRS = {
 }
 WALK_FILES = 50_000  # a walk outside git stops here (and after WALK_SECONDS)
 WALK_SECONDS = 3.0
-HEPH_FOLDERS = ("sessions", "checkpoints", "tmp", "locks", "cache", "prompts")
+HEPH_FOLDERS = ("sessions", "checkpoints", "tmp", "locks", "cache", "prompts", "plans")
 # A relative path without ".", ".." or empty parts: normalizing it changes nothing.
 PLAIN_RELATIVE = re.compile(r"(?!/)(?:(?!\.\.?(?:/|$))[^/]+/)*(?!\.\.?$)[^/]+")
 NAME_MAX = 255  # bytes in one file name, on every common file system

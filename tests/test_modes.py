@@ -127,10 +127,64 @@ def test_the_plan_is_saved_and_go_carries_it_out(planned, heph, chat_server, wor
     assert "Carry out the plan" in asked and "In app.py set x to 2." in asked
 
 
-def test_go_without_a_plan_is_just_a_task(heph, chat_server):
+def test_go_that_cannot_carry_out_the_plan_sends_nothing(heph, chat_server, workspace):
     chat_server.reply(final("Go where?"))
-    assert heph("--json", "go").json["message"] == "Go where?"
+    assert heph("--json", "go").json["message"] == "Go where?"  # no plan ever: just a task
     assert "Carry out the plan" not in chat_server.requests[0]["messages"][-1]["content"]
+    chat_server.reply(final("1. Do it."))
+    assert heph("--mode", "plan", "plan it").code == 0
+    in_plan_mode = heph("-c", "--mode", "plan", "go")
+    assert in_plan_mode.code == 2 and "plan mode never does" in in_plan_mode.stderr
+    for plan in (workspace / ".heph" / "plans").iterdir():
+        plan.unlink()  # the person threw the plan away
+    gone = heph("-c", "--mode", "edits", "go")
+    assert gone.code == 2 and "nothing was carried out" in gone.stderr
+    assert len(chat_server.requests) == 2  # the first "go", and the plan's own request
+
+
+def test_a_plans_folder_that_is_a_link_stops_heph_before_it_writes(
+    heph, chat_server, workspace, tmp_path
+):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workspace / ".heph").mkdir()
+    (workspace / ".heph" / "plans").symlink_to(outside)  # as a repository can commit it
+    chat_server.reply(final("1. Do it."))
+    result = heph("--mode", "plan", "plan it")
+    assert result.code != 0 and "is a link" in result.stderr
+    assert list(outside.iterdir()) == []
+
+
+def test_a_plan_longer_than_go_reads_is_cut_where_it_says_so(tmp_path):
+    from hephaistus import plans
+
+    path = plans.save(tmp_path, "s1", "step\n" * 100_000)
+    assert path.stat().st_size <= plans.MAX_PLAN_BYTES
+    kept = plans.load(tmp_path, "s1")
+    assert kept is not None and kept.endswith(plans.CUT_NOTE.strip())
+
+
+def test_plan_mode_offers_the_model_only_what_it_may_use(heph, chat_server, workspace):
+    chat_server.reply(act("delete_everything", path="a.py"))
+    chat_server.reply(act("patch_file", path="a.py", patch="wrong argument name"))
+    chat_server.reply(final("the plan"))
+    assert heph("--mode", "plan", "plan it").code == 0
+    unknown = chat_server.requests[1]["messages"][-1]["content"]
+    assert "unknown tool 'delete_everything'" in unknown and "read_file" in unknown
+    assert "write_file" not in unknown and "git_commit" not in unknown
+    denied = chat_server.requests[2]["messages"][-1]["content"]
+    assert "patch_file is not available in plan mode" in denied  # not "bad arguments"
+
+
+def test_what_writes_without_the_model_honours_plan_mode(heph, chat_server, workspace):
+    (workspace / "m.py").write_text("def add(a, b):\n    return a + b\n")
+    init = heph("init", "--mode", "plan")
+    assert init.code == 2 and "plan mode never writes" in init.stderr
+    assert not (workspace / "AGENTS.md").exists()
+    chat_server.responder = lambda body: '"""Add two numbers."""'
+    docs = heph("docs", "--fix", "--mode", "plan", "m.py")
+    assert "plan mode writes nothing" in docs.stderr
+    assert (workspace / "m.py").read_text() == "def add(a, b):\n    return a + b\n"
 
 
 # -- where a mode comes from -----------------------------------------------------------------
@@ -146,13 +200,19 @@ def test_a_workspace_file_may_not_choose_auto(heph, chat_server, workspace):
     assert not (workspace / "a.py").exists()
 
 
-def test_a_workspace_file_may_choose_plan(heph, chat_server, workspace):
+def test_a_workspace_file_may_choose_plan_or_edits_and_heph_says_so(heph, chat_server, workspace):
     (workspace / ".heph.toml").write_text('mode = "plan"\n')
     chat_server.reply(act("write_file", path="a.py", content="1\n"))
     chat_server.reply(final("the plan"))
     result = heph("--json", "write a")
     assert result.code == 0 and result.json["mode"] == "plan"
+    assert result.json["plan"].endswith(f"{result.json['session']}.md")
     assert not (workspace / "a.py").exists()
+    (workspace / ".heph.toml").write_text('mode = "edits"\n')
+    chat_server.reply(act("write_file", path="a.py", content="1\n"))
+    chat_server.reply(final("wrote it"))
+    lowered = heph("write a")
+    assert "edits mode, set by .heph.toml: writes files unasked" in lowered.stderr
 
 
 def test_yes_is_auto_and_contradicting_it_is_a_usage_error(heph, chat_server, workspace):
@@ -166,12 +226,21 @@ def test_yes_is_auto_and_contradicting_it_is_a_usage_error(heph, chat_server, wo
     assert wrong.code == 2 and "yolo" in wrong.stderr
 
 
-def test_without_a_terminal_what_would_ask_names_the_mode_and_the_tool(heph, chat_server):
+def test_without_a_terminal_what_would_ask_names_the_mode_the_tool_and_the_way_out(
+    heph, chat_server, home
+):
     chat_server.reply(act("write_file", path="a.py", content="1\n"))
     result = heph("--mode", "ask", "write a")
     assert result.code == 3
     assert "write_file: ask mode asks before writing files" in result.stderr
-    assert "--mode edits" in result.stderr and "--dry-run" in result.stderr
+    assert "pass --mode edits" in result.stderr and "--dry-run" in result.stderr
+    config = home / ".config" / "hephaistus"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text('[commands]\nhello = "echo hi"\n')
+    chat_server.reply(act("run_command", name="hello"))
+    command = heph("--mode", "edits", "say hello")
+    assert command.code == 3 and "run_command: edits mode asks before running" in command.stderr
+    assert "pass --yes" in command.stderr and "pass --mode edits" not in command.stderr
 
 
 def test_the_session_and_replay_show_the_mode(heph, chat_server):

@@ -373,3 +373,23 @@ def test_ctrl_c_in_a_request_leaves_no_spinner_running(ws):
         assert not sink.spinning  # stopped with the turn, not left over the prompt
         repl.handle("next task")
         assert not sink.spinning
+
+
+def test_mode_go_and_a_thrown_away_plan_in_the_chat(ws):
+    keys = (
+        "/go\r"  # no plan yet
+        "/mode plan\r"
+        "plan the change\r"
+        "/go nonsense\r"
+        "/mode\r" + CTRL_D
+    )
+    code, shown, model, repl = chat(ws, keys, final("1. Set x to 2."))
+    assert code == 0
+    assert "no plan yet" in shown and "mode: plan (only reads" in shown
+    assert "/go takes ask, edits or auto" in shown
+    plans = list((ws.heph_dir / "plans").iterdir())
+    assert [p.read_text() for p in plans] == ["1. Set x to 2.\n"]
+    plans[0].unlink()  # the person threw the plan away
+    code, shown, model, repl = chat(ws, "/go\r" + CTRL_D)
+    assert "is gone" in shown and "nothing was carried out" in shown
+    assert model.calls == []  # nothing went to the model

@@ -86,6 +86,11 @@ def workspace_and_config(
     if notice:
         for why in config.ignored:
             say(why, sys.stderr)
+        chosen_by = config.source_of("mode")
+        if chosen_by.startswith(("pyproject.toml", ".heph.toml")):  # not the person's choice
+            from hephaistus.runtime.permissions import MEANING
+
+            say(f"heph: {config.mode} mode, set by {chosen_by}: {MEANING[config.mode]}", sys.stderr)
     return workspace, config
 
 

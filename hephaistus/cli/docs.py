@@ -23,6 +23,9 @@ def docs(args: argparse.Namespace) -> int:
         raise ConfigError("heph docs: --max-files, --diff (--dry-run) and --jobs go with --fix")
     # The check is offline and needs none of the settings that need trust: it asks nothing.
     workspace, config = workspace_and_config(args, ask=args.fix, notice=args.fix)
+    if args.fix and config.mode == "plan" and not args.diff:
+        say("heph docs: plan mode writes nothing: the docstrings are shown as a diff", sys.stderr)
+        args.diff = True
     if args.jobs:
         config = replace(config, docs=replace(config.docs, jobs=args.jobs))
     files = collect_files(workspace, args.paths, args.staged)

@@ -13,7 +13,7 @@ from hephaistus.cli.common import (
     workspace_and_config,
     workspace_of,
 )
-from hephaistus.errors import HephError
+from hephaistus.errors import ConfigError, HephError
 
 
 def models(args: argparse.Namespace) -> int:
@@ -68,6 +68,10 @@ def init(args: argparse.Namespace) -> int:
     from hephaistus.ui.render import ConsoleSink
 
     workspace, config = workspace_and_config(args)
+    if config.mode == "plan" and not args.dry_run:
+        raise ConfigError(
+            "heph init writes AGENTS.md, and plan mode never writes: --dry-run shows it"
+        )
     sink = ConsoleSink(verbose=args.verbose, quiet=args.quiet)
     asker = TerminalAsker(sink) if sys.stdin.isatty() else None
     policy = Policy(config.mode, dry_run=args.dry_run, asker=asker)
@@ -75,10 +79,9 @@ def init(args: argparse.Namespace) -> int:
     if args.dry_run:
         say("dry run: AGENTS.md was not written", sys.stderr)
     elif result.refused:
-        raise Refused(
-            f"{result.output}. Without a terminal to ask: pass --mode edits (or --yes) to "
-            "write it, or --dry-run to see it"
-        )
+        from hephaistus.cli.task import unblocking
+
+        raise Refused(f"{result.output}. {unblocking(result.output)}")
     elif not result.ok:
         raise HephError(result.output)
     else:

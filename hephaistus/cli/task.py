@@ -57,11 +57,7 @@ def run_task(args: argparse.Namespace) -> int:
     outcome = agent.execute(task)
     message = outcome.message
     if outcome.status == "refused":
-        message += (
-            f". No terminal to ask in ({config.mode} mode asks): pass --mode edits to let heph "
-            "write files, --yes (--mode auto) to also run commands and commit, or --dry-run "
-            "to preview"
-        )
+        message += f". {unblocking(message)}"
     if args.json:
         print_json(
             {
@@ -74,6 +70,7 @@ def run_task(args: argparse.Namespace) -> int:
                 "changed_files": sorted(agent.journal.changed_paths()),
                 "mode": config.mode,
                 "dry_run": args.dry_run,
+                **({"plan": str(agent.plan_path)} if agent.plan_path else {}),
             }
         )
     elif outcome.status != "answered":
@@ -120,3 +117,16 @@ def last_conversation(agent: Any) -> list[dict[str, str]]:
     except LookupError:
         raise ConfigError("--continue: there is no earlier session in this workspace") from None
     return load_session(path).messages
+
+
+def unblocking(refusal: str) -> str:
+    """What lets a run without a terminal do what its mode would have asked about."""
+    if refusal.startswith("write not approved"):
+        return (
+            "To let heph write files unasked, pass --mode edits (--yes also runs commands and "
+            "commits); --dry-run shows the changes"
+        )
+    return (
+        "To let heph run commands and commit unasked, pass --yes (= --mode auto); --dry-run "
+        "shows what it would do"
+    )

@@ -102,7 +102,7 @@ class ReactEngine:
                     " tokens) before it was complete. Reply more briefly; to write a large "
                     "file, write_file a first part and append_file the rest."
                 )
-            reply = parse_reply(text, run.registry)
+            reply = parse_reply(text, run.registry, run.runtime.denied())
         except FormatError as error:
             progress.malformed += 1
             # The person sees what the model said, not only what was wrong with it.

@@ -103,7 +103,7 @@ class TerminalAsker:
             return "session"
         try:
             answer = self.ask(
-                "Approve writes (not commands) in this workspace from now on too "
+                "Approve writes (not commands or commits) in this workspace from now on too "
                 f"(saved in {self.saved.path})? [y/N]: "
             )
         except EOFError:

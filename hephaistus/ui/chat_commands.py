@@ -255,16 +255,19 @@ class ChatCommands:
         from hephaistus.runtime.permissions import MODES
 
         state = self.agent.state
-        if not state.plan_session:
-            self.console.print("no plan yet: /mode plan, then ask for one")
-            return
         mode = argument or ("edits" if self.agent.policy.mode == "plan" else "")
         if mode and (mode not in MODES or mode == "plan"):
-            self.console.print(Text("/go takes ask, edits or auto", style="yellow"))
-            return
-        if mode:
-            self.agent.set_mode(mode)
+            return self._warn("/go takes ask, edits or auto")
+        if not state.plan_session:
+            return self._warn("no plan yet: /mode plan, then ask for one")
         where = plans.path_of(self.agent.workspace.heph_dir, state.plan_session)
+        if plans.load(self.agent.workspace.heph_dir, state.plan_session) is None:
+            return self._warn(
+                f"the last plan ({where}) is gone, or is no plain file of at most "
+                f"{plans.MAX_PLAN_BYTES // 1024} KB: nothing was carried out"
+            )
+        if mode:
+            self.agent.set_mode(mode)  # and it stays so: the prompt shows it
         self.console.print(
             self.sink.safe(f"carrying out {where.name} in {self.agent.policy.mode} mode"),
             markup=False,

@@ -24,6 +24,7 @@ from rich.text import Text
 
 from hephaistus import __version__
 from hephaistus.agent import Agent
+from hephaistus.errors import ConfigError
 from hephaistus.llm import warm_up
 from hephaistus.runtime.permissions import next_mode
 from hephaistus.ui.approval import TerminalAsker
@@ -184,6 +185,9 @@ class Repl(ChatCommands):
         self._files = None  # the task may create files: list them afresh for completion
         try:
             outcome = self.agent.execute(task)
+        except ConfigError as error:  # a task that cannot start ("go" with no plan): say why
+            self.console.print(Text(self.sink.safe(error.message), style="yellow"))
+            return
         finally:
             self.sink.settle()
         if self.agent.session:
