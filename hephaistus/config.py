@@ -175,6 +175,11 @@ class Config:
         """Where the value of `key` came from ("default" when nothing set it)."""
         return dict(self.sources).get(key, "default")
 
+    @property
+    def endpoint_url(self) -> str:
+        """Where the requests go: the configured endpoint, else OpenAI's."""
+        return (self.base_url or OPENAI_URL).rstrip("/")
+
     def resolved_api_key(self) -> str | None:
         """The key to send: the configured one, or a placeholder for a loopback server."""
         if self.api_key:
@@ -182,6 +187,7 @@ class Config:
         return LOCAL_PLACEHOLDER_KEY if self.is_local else None
 
 
+OPENAI_URL = "https://api.openai.com/v1"
 NOT_IN_FILES = {"api_key", "sources", "workspace_trusted", "ignored"}
 FILE_KEYS = {f.name for f in fields(Config)} - NOT_IN_FILES
 HARMLESS_KEYS = {f.name for f in fields(Config) if f.metadata.get("harmless")}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from hephaistus.config import Config
+from hephaistus.config import OPENAI_URL, Config
 from hephaistus.discovery import LocalServer
 from hephaistus.errors import ConfigError
 
@@ -52,9 +52,8 @@ def served_model(config: Config) -> Config:
     """With an endpoint but no model chosen: the endpoint's only model, or an error naming
     its models when it serves several. OpenAI's own endpoint keeps the default."""
     from hephaistus.discovery import ListingError, list_models
-    from hephaistus.llm import OPENAI_URL
 
-    url = (config.base_url or OPENAI_URL).rstrip("/")
+    url = config.endpoint_url
     if config.chosen_model or url == OPENAI_URL:
         return config
     try:
@@ -81,9 +80,7 @@ def served_model(config: Config) -> Config:
 def describe(config: Config) -> str:
     """Where the requests (and the API key) go, and where each choice came from: said by -v
     before the first request."""
-    from hephaistus.llm import OPENAI_URL
-
-    url = config.base_url or OPENAI_URL
+    url = config.endpoint_url
     where = config.source_of("base_url")
     if where == "default":
         where = "OpenAI's, as no endpoint is set"

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hephaistus import tokens
-from hephaistus.config import Config, is_loopback_url
+from hephaistus.config import OPENAI_URL, Config, is_loopback_url
 from hephaistus.errors import ContextOverflow, ModelError
 from hephaistus.llm_faults import (
     Transient,
@@ -36,7 +36,6 @@ from hephaistus.llm_faults import retry_after as retry_after  # imported from he
 from hephaistus.textfile import encodable
 from hephaistus.values import Message, ModelReply, Usage
 
-OPENAI_URL = "https://api.openai.com/v1"
 PROGRESS_INTERVAL = 0.1  # seconds between updates of a streaming reply shown so far
 
 
@@ -47,7 +46,7 @@ class ChatModel:
         self.config = config
         self.pause = pause  # how to wait between retries (tests pass one that does not wait)
         self.name = config.model
-        self.url = (config.base_url or OPENAI_URL).rstrip("/")
+        self.url = config.endpoint_url
         self.json_mode = config.json_mode
         self.stream_usage = True  # ask a stream for its token counts, until a server refuses
         self.retry_timeouts = True  # `heph docs` gives up at once: a commit is waiting

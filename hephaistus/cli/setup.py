@@ -22,7 +22,6 @@ def models(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from hephaistus.discovery import ListingError, list_models
-    from hephaistus.llm import OPENAI_URL
 
     _, config = workspace_and_config(args)
     if not config.resolved_api_key():
@@ -33,7 +32,7 @@ def models(args: argparse.Namespace) -> int:
         config = replace(config, base_url=found.base_url)
     if args.verbose:
         say(f"heph: {describe_endpoint(config)}", sys.stderr)
-    url = config.base_url or OPENAI_URL
+    url = config.endpoint_url
     try:
         models = list_models(url, config.resolved_api_key())
     except ListingError as error:

@@ -123,7 +123,7 @@ class Repl(ChatCommands):
         """Chat until Ctrl-D, /exit, or Ctrl-C twice at an empty prompt; the exit code is 0."""
         warm_up()
         model = self.agent.model.name
-        where = self.agent.config.base_url or "api.openai.com"
+        where = self.agent.config.base_url or "api.openai.com"  # shown short, as people say it
         self.console.print(
             Text(
                 f"heph {__version__} · {model} at {where} · {self.agent.workspace.root}",
