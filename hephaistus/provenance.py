@@ -25,6 +25,7 @@ KEY_FILE = "signing.key"
 KEY_BYTES = 32
 SIGNATURE = "signature"  # the field a signed record carries
 _keys: dict[Path, bytes] = {}  # by the key file's path: tests move the state folder
+_key_for: dict[tuple[str | None, str | None], bytes] = {}  # by what decides the folder
 
 
 def signature(kind: str, body: Any) -> str:
@@ -73,12 +74,17 @@ def line_mac(session_id: str, line: str) -> str:
 
 
 def _key() -> bytes:
-    from hephaistus.userdirs import state_dir
+    # Every session line is signed: finding the state folder (platformdirs) each time would
+    # cost a step a millisecond. It follows only from these variables.
+    where = (os.environ.get("XDG_STATE_HOME"), os.environ.get("HOME"))
+    if where not in _key_for:
+        from hephaistus.userdirs import state_dir
 
-    path = state_dir() / KEY_FILE
-    if path not in _keys:
-        _keys[path] = _read_or_make(path)
-    return _keys[path]
+        path = state_dir() / KEY_FILE
+        if path not in _keys:
+            _keys[path] = _read_or_make(path)
+        _key_for[where] = _keys[path]
+    return _key_for[where]
 
 
 def _read_or_make(path: Path) -> bytes:
