@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import os
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
@@ -100,10 +101,22 @@ class Unreadable(ValueError):
         self.line = line
 
 
+# Python 3.11's parser keeps its recursion depth in shared state: two threads parsing at once
+# (heph docs --fix asks about several files at once) can fail with "AST constructor recursion
+# depth mismatch". Parsing is CPU work under the GIL anyway: one at a time costs nothing.
+PARSING = threading.Lock()
+
+
+def parse_tree(source: bytes | str) -> ast.Module:
+    """`ast.parse`, one thread at a time (see PARSING)."""
+    with PARSING:
+        return ast.parse(source)
+
+
 def parse(source: bytes | str) -> ast.Module:
     """The module's tree, or Unreadable (with its line) when Python cannot parse the source."""
     try:
-        return ast.parse(source)
+        return parse_tree(source)
     except SyntaxError as error:
         raise Unreadable(f"cannot parse: {error.msg}", error.lineno or 1) from None
     except ValueError as error:  # null bytes, an undecodable file

@@ -21,6 +21,7 @@ from hephaistus.docs.check import (
     Unreadable,
     check_tree,
     parse,
+    parse_tree,
     signature_params,
     targets,
 )
@@ -201,7 +202,7 @@ def clean_docstring(text: str) -> str:
 def verify_only_docstrings_changed(old: str, new: str) -> None:
     """Raise DocsError unless `new` parses and differs from `old` in docstrings only."""
     try:
-        new_tree = ast.parse(new)
+        new_tree = parse_tree(new)
     except (MemoryError, RecursionError):
         raise DocsError("the new source is nested too deeply for Python's parser") from None
     except SyntaxError as error:
@@ -209,7 +210,7 @@ def verify_only_docstrings_changed(old: str, new: str) -> None:
             f"the new source would not parse ({error.msg}, line {error.lineno})"
         ) from None
     try:
-        same = _without_docstrings(ast.parse(old)) == _without_docstrings(new_tree)
+        same = _without_docstrings(parse_tree(old)) == _without_docstrings(new_tree)
     except (MemoryError, RecursionError):  # when unsure, refuse
         raise DocsError(
             "the code is nested too deeply to check that only docstrings changed"

@@ -12,6 +12,8 @@ import re
 import textwrap
 from typing import Any
 
+from hephaistus.docs.check import parse_tree
+
 _SECTION = re.compile(r"^## (\S+) \((\w+); [^\n]*\)\n(?:```python\n(.*?)\n```)?", re.M | re.S)
 
 
@@ -49,7 +51,7 @@ def _parameters(code: str) -> list[str]:
         "\n".join(lines[:end]) + "\n    pass" for end in range(1, len(lines) + 1)
     ]:
         try:
-            tree = ast.parse(attempt)
+            tree = parse_tree(attempt)  # one thread at a time, as heph parses (docs.check)
         except SyntaxError:
             continue
         for node in ast.walk(tree):
