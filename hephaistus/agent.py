@@ -19,6 +19,7 @@ from hephaistus.repomap import Focus, RepoMap, code_words
 from hephaistus.runtime.journal import Journal
 from hephaistus.runtime.policy import Policy
 from hephaistus.runtime.runtime import Runtime, denied_tools
+from hephaistus.runtime.sandbox import Contained
 from hephaistus.seams import Engine, EventSink, Model, NullSink
 from hephaistus.session import TASK_SESSION, Session, SessionStore
 from hephaistus.state import AgentState
@@ -83,6 +84,11 @@ class Agent:
         self.journal = Journal()  # what this chat's (or run's) tool calls did, oldest first
         self.plan_path: Path | None = None  # where the last plan-mode answer was saved
         self.session_ids: list[str] = []  # the sessions of this chat, oldest first
+        # Every process a tool starts runs in the sandbox; where none works, the policy asks
+        # about each command (fail closed).
+        self.executor = Contained(workspace.root, config.sandbox)
+        self.policy.contained = self.executor.contained
+        self.said_uncontained = False
 
     @property
     def _state_file(self) -> Path:
@@ -123,6 +129,7 @@ class Agent:
         changed = recheck(self.workspace.root)  # a trusted repository's git setup, kept so
         if changed:
             self.sink.notice(changed)
+        self._say_if_uncontained()
         asked = self._plan_to_carry_out(task)  # "go" after a plan: the task is that plan
         summary = self._workspace_summary(task)  # before the session, so it never dangles
         prompt = self._system_prompt(task)
@@ -155,6 +162,7 @@ class Agent:
             command_sources={name: c.source for name, c in self.commands.items()},
             command_timeout=self.config.command_timeout,
             pass_env=self.config.pass_env,
+            executor=self.executor,
             journal=self.journal,  # git_commit commits what heph changed in the chat
             sessions=tuple(self.session_ids),
         )
@@ -189,6 +197,20 @@ class Agent:
             self._save_state()
             session.end(outcome.status, outcome.exit_code, outcome.message)
         return outcome
+
+    def _say_if_uncontained(self) -> None:
+        """Once: commands run without a sandbox here, and what that means."""
+        if self.said_uncontained or not self.commands:
+            return
+        self.said_uncontained = True
+        why = self.executor.why_not()
+        if why and self.config.sandbox.enabled:
+            self.sink.notice(
+                f"no sandbox for commands: {why}. heph asks before every command, whatever "
+                "the mode (install bubblewrap to run them contained)"
+            )
+        elif why:
+            self.sink.notice(f"{why}: commands run with all your access")
 
     def _plan_to_carry_out(self, task: str) -> str:
         """The task for the model: "go" carries out the last plan, which goes into the agent
@@ -273,6 +295,12 @@ class Agent:
         if self._no_git():
             leave_out |= git_tools.NAMES
         commands = "" if "run_command" in leave_out else project_commands.describe(self.commands)
+        if commands and self.commands and self.executor.why_not() is None:
+            reach = "the network is reachable" if self.config.sandbox.network else "no network"
+            commands += (
+                f"\nThey run in a sandbox: the workspace is writable (not .git/ or .heph/), "
+                f"the rest of the machine read-only, secret files and credentials empty, {reach}."
+            )
         return system_prompt(
             self.registry,
             self.workspace.root if self.config.workspace_trusted else None,

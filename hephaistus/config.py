@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from hephaistus.config_values import check_known, check_type, coerce
+from hephaistus.config_sections import (
+    USER_ONLY_SANDBOX_KEYS,
+    DocsConfig,
+    SandboxConfig,
+    check_docs_table,
+    check_sandbox_table,
+)
+from hephaistus.config_values import check_known, check_type, coerce, documented
 from hephaistus.errors import ConfigError
 from hephaistus.runtime.permissions import MODES
 
@@ -33,35 +40,6 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 LOCAL_PLACEHOLDER_KEY = "heph-local"
 
 
-def _doc(text: str, *, harmless: bool = False) -> dict[str, Any]:
-    """A field's documentation; `harmless`: a workspace's files may set it without trust (it
-    changes neither where requests and the key go, nor what runs, is exposed or approved)."""
-    return {"doc": text, "harmless": harmless}
-
-
-@dataclass(frozen=True)
-class DocsConfig:
-    """`[docs]` in .heph.toml, `[tool.hephaistus.docs]` in pyproject.toml: what `heph docs`
-    checks."""
-
-    include_private: bool = field(default=False, metadata=_doc("check _private names too"))
-    min_body_lines: int = field(
-        default=0, metadata=_doc("skip functions whose body has fewer lines than this")
-    )
-    ignore: tuple[str, ...] = field(
-        default=(), metadata=_doc("glob patterns of files not to check")
-    )
-    skip_tests: bool = field(default=True, metadata=_doc("skip test files and folders"))
-    style: str = field(
-        default="auto", metadata=_doc("docstring style to write: auto, google, numpy or sphinx")
-    )
-    jobs: int = field(default=4, metadata=_doc("files `--fix` asks the model about at once"))
-    timeout: float = field(
-        default=60.0, metadata=_doc("seconds `--fix` waits for a reply about one file")
-    )
-
-
-DOC_STYLES = ("auto", "google", "numpy", "sphinx")
 DEFAULT_MODEL = "gpt-4o-mini"
 
 
@@ -69,95 +47,104 @@ DEFAULT_MODEL = "gpt-4o-mini"
 class Config:
     """Everything a run needs to know that is not the task itself."""
 
-    model: str = field(default=DEFAULT_MODEL, metadata=_doc("model name sent to the endpoint"))
+    model: str = field(
+        default=DEFAULT_MODEL, metadata=documented("model name sent to the endpoint")
+    )
     base_url: str | None = field(
-        default=None, metadata=_doc("OpenAI-compatible endpoint; unset means api.openai.com")
+        default=None, metadata=documented("OpenAI-compatible endpoint; unset means api.openai.com")
     )
     mode: str = field(
         default="ask",
-        metadata=_doc(
+        metadata=documented(
             "what runs unasked: ask, edits, plan or auto (a workspace's files may not say auto)",
             harmless=True,
         ),
     )
     max_steps: int = field(
-        default=20, metadata=_doc("model requests allowed for one task", harmless=True)
+        default=20, metadata=documented("model requests allowed for one task", harmless=True)
     )
     timeout: float = field(
-        default=120.0, metadata=_doc("seconds to wait for a model reply", harmless=True)
+        default=120.0, metadata=documented("seconds to wait for a model reply", harmless=True)
     )
     connect_timeout: float = field(
-        default=10.0, metadata=_doc("seconds to wait to connect", harmless=True)
+        default=10.0, metadata=documented("seconds to wait to connect", harmless=True)
     )
     max_retries: int = field(
-        default=4, metadata=_doc("retries of a model call after a transient fault", harmless=True)
+        default=4,
+        metadata=documented("retries of a model call after a transient fault", harmless=True),
     )
     stream: bool = field(
-        default=False, metadata=_doc("stream model replies as they are made", harmless=True)
+        default=False, metadata=documented("stream model replies as they are made", harmless=True)
     )
     json_mode: bool = field(
         default=True,
-        metadata=_doc("ask the endpoint for JSON mode (response_format)", harmless=True),
+        metadata=documented("ask the endpoint for JSON mode (response_format)", harmless=True),
     )
     observation_limit: int = field(
-        default=16_000, metadata=_doc("bytes of a tool's output the model sees", harmless=True)
+        default=16_000,
+        metadata=documented("bytes of a tool's output the model sees", harmless=True),
     )
     context_window: int | None = field(
         default=None,
-        metadata=_doc(
+        metadata=documented(
             "the model's context window in tokens (default: known or 32k)", harmless=True
         ),
     )
     map_tokens: int = field(
-        default=1000, metadata=_doc("tokens for the workspace map", harmless=True)
+        default=1000, metadata=documented("tokens for the workspace map", harmless=True)
     )
     max_reply_tokens: int | None = field(
         default=None,
-        metadata=_doc(
+        metadata=documented(
             "the reply limit sent with every request (default: a quarter of the "
             "window, at most 4096)"
         ),
     )
     allow_secrets: bool = field(
-        default=False, metadata=_doc("let tools read .env*, *.pem, *.key and id_* files")
+        default=False, metadata=documented("let tools read .env*, *.pem, *.key and id_* files")
     )
     docs: DocsConfig = field(
-        default_factory=DocsConfig, metadata=_doc("heph docs settings", harmless=True)
+        default_factory=DocsConfig, metadata=documented("heph docs settings", harmless=True)
+    )
+    sandbox: SandboxConfig = field(
+        default_factory=SandboxConfig, metadata=documented("how commands are contained")
     )
     commands: tuple[tuple[str, str], ...] = field(
-        default=(), metadata=_doc("[commands]: project commands by name, e.g. test = 'pytest -q'")
+        default=(),
+        metadata=documented("[commands]: project commands by name, e.g. test = 'pytest -q'"),
     )
-    command_timeout: float = field(default=300.0, metadata=_doc("seconds a command may run"))
-    test_cmd: str | None = field(default=None, metadata=_doc("the test command (--test-cmd)"))
+    command_timeout: float = field(default=300.0, metadata=documented("seconds a command may run"))
+    test_cmd: str | None = field(default=None, metadata=documented("the test command (--test-cmd)"))
     verify_after_edits: tuple[str, ...] = field(
-        default=(), metadata=_doc("commands to run after a turn that wrote files, e.g. ['test']")
+        default=(),
+        metadata=documented("commands to run after a turn that wrote files, e.g. ['test']"),
     )
     verify_retries: int = field(
-        default=2, metadata=_doc("times the model may fix what those commands report")
+        default=2, metadata=documented("times the model may fix what those commands report")
     )
     pass_env: tuple[str, ...] = field(
         default=(),
-        metadata=_doc(
+        metadata=documented(
             "environment variables (glob patterns) commands may see, "
             "beyond the usual ones, e.g. ['DJANGO_*']"
         ),
     )
     instructions: tuple[str, ...] = field(
         default=(),
-        metadata=_doc(
+        metadata=documented(
             "files of project instructions for the model, instead of AGENTS.md "
             "(else CLAUDE.md, CONVENTIONS.md) at the root and on the way to the files in play"
         ),
     )
     # Not settable from files: the key comes from the environment only, so it never lands in a
     # file that might be committed.
-    api_key: str | None = field(default=None, repr=False, metadata=_doc(""))
+    api_key: str | None = field(default=None, repr=False, metadata=documented(""))
     # Not settable either: how the settings were arrived at. Where each value set came from
     # (key → source, e.g. "base_url" → "environment variable OPENAI_BASE_URL"), and whether
     # the workspace's files counted whole (it is trusted, or they need no trust).
-    sources: tuple[tuple[str, str], ...] = field(default=(), metadata=_doc(""))
-    workspace_trusted: bool = field(default=False, metadata=_doc(""))
-    ignored: tuple[str, ...] = field(default=(), metadata=_doc(""))  # settings left out, why
+    sources: tuple[tuple[str, str], ...] = field(default=(), metadata=documented(""))
+    workspace_trusted: bool = field(default=False, metadata=documented(""))
+    ignored: tuple[str, ...] = field(default=(), metadata=documented(""))  # settings left out, why
 
     @property
     def is_local(self) -> bool:
@@ -192,7 +179,6 @@ NOT_IN_FILES = {"api_key", "sources", "workspace_trusted", "ignored"}
 FILE_KEYS = {f.name for f in fields(Config)} - NOT_IN_FILES
 HARMLESS_KEYS = {f.name for f in fields(Config) if f.metadata.get("harmless")}
 LIST_KEYS = {"verify_after_edits", "pass_env", "instructions"}  # lists of strings in a file
-DOCS_KEYS = {f.name for f in fields(DocsConfig)}
 WORKSPACE_FILES = (("pyproject.toml", ("tool", "hephaistus")), (".heph.toml", None))
 
 ENV_KEYS = {
@@ -280,6 +266,7 @@ def load_config(
     environ = os.environ if environ is None else environ
     values: dict[str, Any] = {}
     docs: dict[str, Any] = {}
+    sandbox: dict[str, Any] = {}
     sources: dict[str, str] = {}
     ignored: list[str] = []
     user_path = user_config_path()
@@ -296,6 +283,7 @@ def load_config(
         if not whole:
             found = {key: value for key, value in found.items() if not needs_trust(key)}
         docs.update(found.pop("docs", {}))
+        sandbox.update(_sandbox_keys(found.pop("sandbox", {}), source, in_workspace, ignored))
         if "commands" in found:
             merged = dict(values.get("commands", ()))
             merged.update(found["commands"])
@@ -321,6 +309,7 @@ def load_config(
         Config(),
         **values,
         docs=replace(DocsConfig(), **docs),
+        sandbox=replace(SandboxConfig(), **sandbox),
         sources=tuple(sources.items()),
         workspace_trusted=trusted,
         ignored=tuple(ignored),
@@ -328,6 +317,18 @@ def load_config(
 
 
 FLAG_NAMES = {"verify_after_edits": "--check-after-edits"}
+
+
+def _sandbox_keys(
+    table: dict[str, Any], source: str, in_workspace: list[Any], ignored: list[str]
+) -> dict[str, Any]:
+    """A `[sandbox]` table's keys that `source` may set: a workspace's files (trusted) may
+    allow the network, never turn the sandbox off or choose the program that makes it."""
+    if source not in dict(in_workspace):
+        return table
+    for key in USER_ONLY_SANDBOX_KEYS & table.keys():
+        ignored.append(f"{source}: [sandbox] {key} is ignored: only your user config sets it")
+    return {key: value for key, value in table.items() if key not in USER_ONLY_SANDBOX_KEYS}
 
 
 def trust_requiring(table: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -359,7 +360,9 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
     for key, value in data.items():
         check_known(key, FILE_KEYS, where)
         if key == "docs":
-            _check_docs_table(value, f"{where} [docs]")
+            check_docs_table(value, f"{where} [docs]")
+        elif key == "sandbox":
+            check_sandbox_table(value, f"{where} [sandbox]")
         elif key == "commands":
             if not isinstance(value, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in value.items()
@@ -377,18 +380,3 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
         else:
             check_type(key, value, where, Config)
     return dict(data)
-
-
-def _check_docs_table(table: Any, where: str) -> None:
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where}: expected a table")
-    for key, value in table.items():
-        check_known(key, DOCS_KEYS, where)
-        if key == "ignore":
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"{where}: 'ignore' must be a list of glob patterns")
-        elif key == "style":
-            if value not in DOC_STYLES:
-                raise ConfigError(f"{where}: 'style' must be one of {', '.join(DOC_STYLES)}")
-        else:
-            check_type(key, value, where, DocsConfig)

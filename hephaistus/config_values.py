@@ -59,3 +59,9 @@ def coerce(key: str, raw: str, where: str, owner: type) -> Any:
     if kind in (int, float) and value <= 0:
         raise ConfigError(f"{where}: must be greater than 0, got {raw}")
     return value
+
+
+def documented(text: str, *, harmless: bool = False) -> dict[str, Any]:
+    """A field's documentation; `harmless`: a workspace's files may set it without trust (it
+    changes neither where requests and the key go, nor what runs, is exposed or approved)."""
+    return {"doc": text, "harmless": harmless}

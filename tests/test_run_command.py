@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -23,7 +24,9 @@ from hephaistus.workspace import Workspace
 
 TOOLS = default_registry()
 PYTHON = sys.executable
-PYTEST = f"{PYTHON} -m pytest -q -p no:cacheprovider"
+# The project's own tests need none of the plugins installed for this suite: loading them
+# would take longer than the run itself.
+PYTEST = f"{PYTHON} -m pytest -q -p no:cacheprovider -p no:xdist -p no:hypothesispytest -p no:anyio"
 BUGGY = "def add(a, b):\n    return a - b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
@@ -116,7 +119,7 @@ def test_plain_arguments_are_passed_without_a_shell(project):
 
 def test_a_timeout_kills_the_whole_process_group(project):
     ctx = context(project, slow="sh -c 'sleep 60 & echo $! > child.pid; wait'")
-    ctx.command_timeout = 1
+    ctx.command_timeout = 0.5
     started = time.monotonic()
     result = run(ctx, "slow")
     assert time.monotonic() - started < 10
@@ -322,9 +325,30 @@ def test_test_cmd_flag_and_detection(project, tmp_path, monkeypatch):
     assert detect(tmp_path / "node" / "missing") == []
 
 
+def processes_running(marker: str, wait: float = 0.0) -> list[int]:
+    """The host's processes whose command line holds `marker` (a sandboxed process has another
+    pid inside its namespace, so it is found by what it runs), after up to `wait` seconds for
+    them to go."""
+    deadline = time.monotonic() + wait
+    while True:
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes().decode():
+                    state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                    if state not in ("Z", "X"):
+                        found.append(int(entry.name))
+            except OSError:
+                continue
+        if not found or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.05)
+
+
 def test_ctrl_c_kills_the_commands_process_group(chat_server, project, home):
+    marker = f"{60 + os.getpid() % 1000 / 1000:.3f}"  # sleep's argument: no other process has it
     (project / ".heph.toml").write_text(
-        "[commands]\nslow = \"sh -c 'sleep 60 & echo $! > child.pid; wait'\"\n"
+        f"[commands]\nslow = \"sh -c 'sleep {marker} & echo started > child.txt; wait'\"\n"
     )
     chat_server.reply(act("run_command", name="slow"))
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "OPENAI_BASE_URL": chat_server.url}
@@ -336,12 +360,12 @@ def test_ctrl_c_kills_the_commands_process_group(chat_server, project, home):
         stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 20
-    while not (project / "child.pid").exists() and time.monotonic() < deadline:
+    while not processes_running(f"sleep\0{marker}") and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.2)
+    assert processes_running(f"sleep\0{marker}")
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=15) == 130
-    assert not running(int((project / "child.pid").read_text()))
+    assert processes_running(f"sleep\0{marker}", wait=2.0) == []
 
 
 def test_test_cmd_flag_sets_the_test_command_for_one_run(heph, chat_server, project):
@@ -394,13 +418,16 @@ def test_a_shell_command_is_shown_for_approval_as_configured(project):
 
 
 def test_the_projects_own_virtual_environment_runs_its_tests(project, tmp_path, monkeypatch):
-    import sys
+    import sysconfig
+    import venv as venvs
 
     from hephaistus import project_commands
 
+    venvs.EnvBuilder(symlinks=True).create(project / ".venv")  # a real one, without pip
+    paths = {"base": str(project / ".venv"), "platbase": str(project / ".venv")}
+    site = Path(sysconfig.get_path("purelib", vars=paths))
+    (site / "suite.pth").write_text(f"{Path(pytest.__file__).parents[1]}\n")  # it has pytest
     venv = project / ".venv" / "bin"
-    venv.mkdir(parents=True)
-    (venv / "python").symlink_to(sys.executable)  # a Python that can import pytest
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     found = project_commands.detect(project)
     assert [c.command for c in found] == [f"{venv / 'python'} -m pytest -q"]

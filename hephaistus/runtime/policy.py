@@ -8,6 +8,7 @@ nothing given asks no one, so it refuses what would be asked: it never approves 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -40,6 +41,9 @@ class Policy:
     asker: Asker | None = None  # None: no one can be asked (no terminal)
     saved: SavedApprovals | None = None  # the person's approvals for good, for this workspace
     approved: set[str] = field(default_factory=set)  # for the rest of this run or chat
+    # Whether a command would run in a sandbox (or unsandboxed as the person chose); where none
+    # works, every command is asked about, whatever the mode and the approvals: fail closed.
+    contained: Callable[[], bool] = lambda: True
 
     def verdict(self, effect: str, name: str = "") -> Verdict:
         """allow, ask or deny for `effect` (and `name`) now. Approvals saved for good count only
@@ -47,7 +51,10 @@ class Policy:
         approved = set(self.approved)
         if self.asker is not None and self.saved is not None:
             approved |= self.saved.allowed
-        return decide(self.mode, effect, name, approved)
+        verdict = decide(self.mode, effect, name, approved)
+        if effect == "command" and verdict == "allow" and not self.contained():
+            return "ask"  # no sandbox: nothing runs unasked
+        return verdict
 
     def decide(self, proposal: Proposal) -> Decision:
         """What happens to `proposal`; asks the person when the table says so."""
@@ -66,6 +73,8 @@ class Policy:
             return "refuse"
         if answer == "no":
             return "decline"
+        if proposal.effect == "command" and not self.contained():
+            return "allow"  # this once: without a sandbox, the next command is asked about too
         self._remember(answer, proposal)
         return "allow"
 

@@ -1,0 +1,82 @@
+"""The tables of a config file: `[docs]` (what `heph docs` checks and writes) and `[sandbox]`
+(how the processes heph starts are contained), with their checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from hephaistus.config_values import check_known, check_type, documented
+from hephaistus.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class DocsConfig:
+    """`[docs]` in .heph.toml, `[tool.hephaistus.docs]` in pyproject.toml: what `heph docs`
+    checks."""
+
+    include_private: bool = field(default=False, metadata=documented("check _private names too"))
+    min_body_lines: int = field(
+        default=0, metadata=documented("skip functions whose body has fewer lines than this")
+    )
+    ignore: tuple[str, ...] = field(
+        default=(), metadata=documented("glob patterns of files not to check")
+    )
+    skip_tests: bool = field(default=True, metadata=documented("skip test files and folders"))
+    style: str = field(
+        default="auto",
+        metadata=documented("docstring style to write: auto, google, numpy or sphinx"),
+    )
+    jobs: int = field(default=4, metadata=documented("files `--fix` asks the model about at once"))
+    timeout: float = field(
+        default=60.0, metadata=documented("seconds `--fix` waits for a reply about one file")
+    )
+
+
+DOC_STYLES = ("auto", "google", "numpy", "sphinx")
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """`[sandbox]`: how every process heph starts is contained (see runtime.sandbox)."""
+
+    enabled: bool = field(
+        default=True,
+        metadata=documented(
+            "run commands in the sandbox (false: unsandboxed, warned at each start)"
+        ),
+    )
+    network: bool = field(
+        default=False, metadata=documented("let sandboxed commands use the network")
+    )
+    bwrap: str = field(default="bwrap", metadata=documented("the bubblewrap program to run"))
+
+
+DOCS_KEYS = {f.name for f in fields(DocsConfig)}
+SANDBOX_KEYS = {f.name for f in fields(SandboxConfig)}
+USER_ONLY_SANDBOX_KEYS = {"enabled", "bwrap"}  # a workspace's files never choose these
+
+
+def check_docs_table(table: Any, where: str) -> None:
+    """A `[docs]` table as written, or ConfigError naming what is wrong."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: expected a table")
+    for key, value in table.items():
+        check_known(key, DOCS_KEYS, where)
+        if key == "ignore":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{where}: 'ignore' must be a list of glob patterns")
+        elif key == "style":
+            if value not in DOC_STYLES:
+                raise ConfigError(f"{where}: 'style' must be one of {', '.join(DOC_STYLES)}")
+        else:
+            check_type(key, value, where, DocsConfig)
+
+
+def check_sandbox_table(table: Any, where: str) -> None:
+    """A `[sandbox]` table as written, or ConfigError naming what is wrong."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: expected a table")
+    for key, value in table.items():
+        check_known(key, SANDBOX_KEYS, where)
+        check_type(key, value, where, SandboxConfig)

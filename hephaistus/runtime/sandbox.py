@@ -1,0 +1,225 @@
+"""The sandbox every process heph starts runs in (bubblewrap, on Linux): an Executor that wraps
+the command in `bwrap`, so it sees the machine read-only, writes only the workspace, a private
+/tmp and a cache folder of its own, cannot reach the network, the host's sockets or processes,
+and finds the person's credential stores, heph's own files and the workspace's secrets empty.
+
+Whether bubblewrap works here is probed once per process (a launch costs ~11 ms); where it does
+not, there is no sandbox, and heph says so and fails closed (the runtime's policy asks about
+every command; the shell is not offered).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hephaistus.config_sections import SandboxConfig
+from hephaistus.runtime.executor import Completed, LocalExecutor
+
+# The person's credential stores, under the home folder: hidden (empty) in the sandbox.
+CREDENTIAL_STORES = (
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gcloud",
+    ".docker",
+    ".kube",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".config/gh",
+    ".azure",
+)
+# Tools' caches point into the sandbox's own cache folder (the rest of home is read-only).
+CACHE_VARIABLES = {
+    "XDG_CACHE_HOME": "xdg",
+    "PIP_CACHE_DIR": "pip",
+    "UV_CACHE_DIR": "uv",
+    "npm_config_cache": "npm",
+    "GOCACHE": "go",
+}
+EMPTY_FILE = ".empty"  # in the cache folder: what a hidden file shows inside
+PROBE_SECONDS = 5.0
+
+
+@dataclass
+class Sandbox:
+    """An Executor that runs each command in a bubblewrap sandbox around `workspace`."""
+
+    workspace: Path
+    cache: Path  # the sandbox's cache folder for this workspace (pip, uv, npm, go)
+    hidden: tuple[Path, ...] = ()  # files and folders that look empty inside
+    network: bool = False
+    read_only: bool = False  # the workspace too (plan mode's shell)
+    bwrap: str = "bwrap"
+    local: LocalExecutor = field(default_factory=LocalExecutor)
+
+    def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> Completed:
+        """Run `argv` inside the sandbox, as the local executor runs it outside: no standard
+        input, a group of its own that a timeout or Ctrl-C kills whole."""
+        self.cache.mkdir(parents=True, exist_ok=True)
+        (self.cache / EMPTY_FILE).write_bytes(b"")  # what hidden files show: always empty
+        inside = {**env, **{name: str(self.cache / sub) for name, sub in CACHE_VARIABLES.items()}}
+        return self.local.run(self.command(argv, cwd), cwd=cwd, env=inside, timeout=timeout)
+
+    def command(self, argv: list[str], cwd: Path) -> list[str]:
+        """The bwrap command line that runs `argv` in `cwd`, inside."""
+        root = str(self.workspace)
+        line = isolated(self.bwrap, self.network)
+        runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
+        if runtime_dir and Path(runtime_dir).is_dir():
+            line += ["--tmpfs", runtime_dir]
+        # Binds come after the tmpfs mounts: a workspace under /tmp stays reachable.
+        line += ["--ro-bind" if self.read_only else "--bind", root, root]
+        for own in (".git", ".heph"):
+            if (self.workspace / own).is_dir():
+                line += ["--ro-bind", f"{root}/{own}", f"{root}/{own}"]
+        line += ["--bind", str(self.cache), str(self.cache)]
+        for path in self.hidden:
+            line += _hide(path, self.cache / EMPTY_FILE)
+        return [*line, "--chdir", str(cwd), "--", *argv]
+
+
+def isolated(bwrap: str, network: bool) -> list[str]:
+    """The start of every bwrap line: new namespaces (the network's too, unless `network`),
+    no capabilities, a new session, gone with heph; the machine read-only, a fresh /dev and
+    /proc, a private /tmp, and /run (the host's sockets) empty."""
+    line = [bwrap, "--die-with-parent", "--new-session", "--unshare-all"]
+    line += ["--share-net"] if network else []
+    line += ["--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    return [*line, "--tmpfs", "/tmp", "--tmpfs", "/run"]
+
+
+def _hide(path: Path, empty: Path) -> list[str]:
+    """What makes `path` look empty inside: an empty folder over a folder, an empty file over
+    a file (not /dev/null: a device is refused on the sandbox's mounts)."""
+    if path.is_symlink() or not path.exists():
+        return []
+    if path.is_dir():
+        return ["--tmpfs", str(path)]
+    return ["--ro-bind", str(empty), str(path)]
+
+
+def hidden_paths(workspace: Path, secrets: list[str]) -> tuple[Path, ...]:
+    """What the sandbox hides: the person's credential stores, heph's own config and state
+    folders, and the workspace's secret files (`secrets`, workspace-relative)."""
+    from hephaistus.userdirs import config_dir, state_dir
+
+    home = Path.home()
+    paths = [home / name for name in CREDENTIAL_STORES]
+    paths += [config_dir(), state_dir()]
+    paths += [workspace / rel for rel in secrets]
+    return tuple(paths)
+
+
+def cache_folder(workspace: Path) -> Path:
+    """The sandbox's cache folder for `workspace`, outside it: in the user's cache folder."""
+    from platformdirs import user_cache_dir
+
+    digest = hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
+    return Path(user_cache_dir("hephaistus", False)) / "sandbox" / digest
+
+
+_probed: dict[str, str | None] = {}
+
+
+def unavailable(bwrap: str = "bwrap") -> str | None:
+    """Why bubblewrap cannot sandbox a command here (not found, namespaces refused), or None
+    when it can. Asked of the system once per process."""
+    if bwrap not in _probed:
+        _probed[bwrap] = _probe(bwrap)
+    return _probed[bwrap]
+
+
+def _probe(bwrap: str) -> str | None:
+    found = shutil.which(bwrap)
+    if found is None:
+        return f"bubblewrap ({bwrap}) is not installed"
+    try:
+        done = subprocess.run(
+            [*isolated(found, network=False), "--", "true"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=PROBE_SECONDS,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"bubblewrap did not start: {error}"
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return f"bubblewrap cannot make a sandbox here: {said[-1] if said else done.returncode}"
+    return None
+
+
+SKIPPED_FOLDERS = {".git", ".heph", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
+SECRET_WALK_DEPTH = 4
+SECRET_WALK_ENTRIES = 20_000
+
+
+def secret_files(root: Path) -> list[str]:
+    """The workspace's secret files (`.env`, keys: workspace.is_secret_name), ignored ones
+    included, to hide inside. A bounded walk: secrets sit near the top of a project."""
+    from hephaistus.workspace import is_secret_name
+
+    found: list[str] = []
+    pending = [(root, 0)]
+    seen = 0
+    while pending and seen < SECRET_WALK_ENTRIES:
+        folder, depth = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            rel = os.path.relpath(entry.path, root)
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIPPED_FOLDERS and depth < SECRET_WALK_DEPTH:
+                    pending.append((Path(entry.path), depth + 1))
+                if is_secret_name(rel + "/x"):  # a folder of secrets (.ssh inside)
+                    found.append(rel)
+            elif is_secret_name(rel):
+                found.append(rel)
+    return found
+
+
+class Contained:
+    """The executor of a run: the sandbox, made on the first command (the probe, the walk for
+    secrets and the bind list cost nothing to a run that starts no process). Where no sandbox
+    works it runs nothing unsandboxed unasked: `contained()` says so to the policy, which then
+    asks about every command."""
+
+    def __init__(self, workspace: Path, settings: SandboxConfig) -> None:
+        self.workspace = workspace
+        self.settings = settings
+        self._sandbox: Sandbox | None = None
+
+    def why_not(self) -> str | None:
+        """Why commands run unsandboxed (the sandbox turned off, or none works here), or None."""
+        if not self.settings.enabled:
+            return "the sandbox is turned off ([sandbox] enabled = false in your user config)"
+        return unavailable(self.settings.bwrap)
+
+    def contained(self) -> bool:
+        """Whether a command runs in a sandbox, or unsandboxed as the person chose."""
+        return not self.settings.enabled or unavailable(self.settings.bwrap) is None
+
+    def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> Completed:
+        """Run `argv` in the sandbox, or where there is none (asked about first, by the
+        policy) as this user."""
+        if self.why_not() is not None:
+            return LocalExecutor().run(argv, cwd=cwd, env=env, timeout=timeout)
+        if self._sandbox is None:
+            root = self.workspace
+            self._sandbox = Sandbox(
+                root,
+                cache_folder(root),
+                hidden=hidden_paths(root, secret_files(root)),
+                network=self.settings.network,
+                bwrap=shutil.which(self.settings.bwrap) or self.settings.bwrap,
+            )
+        return self._sandbox.run(argv, cwd=cwd, env=env, timeout=timeout)

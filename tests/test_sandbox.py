@@ -1,0 +1,206 @@
+"""The sandbox around every process heph starts: the real bubblewrap, real namespaces, real
+sockets. Skipped, saying why, where bubblewrap cannot make a sandbox; the fail-closed tests run
+everywhere."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from test_run_command import processes_running
+
+from hephaistus.config_sections import SandboxConfig
+from hephaistus.runtime.sandbox import Contained, Sandbox, hidden_paths, secret_files, unavailable
+from hephaistus.testing import act, final
+
+WHY_NOT = unavailable()
+needs_sandbox = pytest.mark.skipif(WHY_NOT is not None, reason=f"no sandbox here: {WHY_NOT}")
+SECRET = "AKIAIOSFODNN7EXAMPLE-not-for-your-eyes"
+
+
+@pytest.fixture
+def box(tmp_path, monkeypatch):
+    """A workspace with a git folder, heph's folder and a .env; a home with credential stores;
+    and the sandbox around the workspace."""
+    home = tmp_path / "home"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text(SECRET)
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text(SECRET)
+    (home / ".netrc").write_text(SECRET)
+    monkeypatch.setenv("HOME", str(home))
+    root = tmp_path / "ws"
+    for folder in (".git", ".heph", "config"):
+        (root / folder).mkdir(parents=True)
+    (root / ".env").write_text(f"KEY={SECRET}\n")
+    (root / "config" / "prod.pem").write_text(SECRET)
+    (root / "app.py").write_text("x = 1\n")
+    hidden = hidden_paths(root, secret_files(root))
+    return Sandbox(root, tmp_path / "cache", hidden=hidden)
+
+
+def sh(box: Sandbox, line: str, timeout: float = 20):
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "LANG": "C.UTF-8"}
+    return box.run(["/bin/sh", "-c", line], cwd=box.workspace, env=env, timeout=timeout)
+
+
+def test_the_workspaces_secret_files_are_found_ignored_or_not(box):
+    assert sorted(secret_files(box.workspace)) == [".env", "config/prod.pem"]
+
+
+@needs_sandbox
+def test_the_workspace_is_writable_and_nothing_else_is(box, tmp_path):
+    done = sh(box, "echo 2 > app.py && mkdir -p new && echo y > new/b.txt && cat app.py")
+    assert done.exit_code == 0 and done.output == "2\n"
+    assert (box.workspace / "new" / "b.txt").read_text() == "y\n"
+    beside = tmp_path / "beside.txt"
+    beside.write_text("mine\n")
+    outside = sh(box, f"echo theirs > {beside}; touch /var/tmp/heph-{os.getpid()}; touch ~/x")
+    assert beside.read_text() == "mine\n"  # the sandbox's /tmp is its own
+    assert "Read-only file system" in outside.output
+    assert not Path(f"/var/tmp/heph-{os.getpid()}").exists()
+    for own in (".git/config", ".heph/state.json"):
+        refused = sh(box, f"echo x > {own}")
+        assert refused.exit_code != 0 and not (box.workspace / own).exists()
+
+
+@needs_sandbox
+def test_credential_stores_and_secret_files_look_empty(box):
+    done = sh(
+        box,
+        "cat ~/.aws/credentials ~/.ssh/id_ed25519 ~/.netrc .env config/prod.pem 2>&1; "
+        "ls -A ~/.aws ~/.ssh; wc -c < .env",
+    )
+    assert SECRET not in done.output
+    assert done.output.rstrip().endswith("0")  # .env is there, and empty
+    assert (box.workspace / ".env").read_text() == f"KEY={SECRET}\n"  # outside, untouched
+
+
+@needs_sandbox
+def test_no_network_and_no_host_socket(box, tmp_path):
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.settimeout(0.5)
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    udp.settimeout(0.5)
+    run_dir = Path(os.environ.get("XDG_RUNTIME_DIR") or "/run")
+    unix_path = run_dir / f"heph-test-{os.getpid()}.sock"
+    try:
+        unix = socket.socket(socket.AF_UNIX)
+        unix.bind(str(unix_path))
+        unix.listen()
+    except OSError:
+        unix = None  # this user may not make a socket there: the other checks stand
+    try:
+        python = (
+            "import socket, sys\n"
+            "for make in ("
+            f"lambda: socket.create_connection(('127.0.0.1', {port}), timeout=2),"
+            f"lambda: socket.socket(socket.AF_UNIX).connect({str(unix_path)!r})):\n"
+            "    try:\n"
+            "        make(); print('REACHED')\n"
+            "    except OSError as error:\n"
+            "        print('refused', error)\n"
+            "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            f"u.sendto(b'hello', ('127.0.0.1', {udp.getsockname()[1]}))\n"
+        )
+        done = sh(box, f'python3 -c "{python}" 2>&1 || true')
+        said = done.output.splitlines()
+        assert "REACHED" not in said and [line.split()[0] for line in said] == ["refused"] * 2
+        with pytest.raises(TimeoutError):
+            listener.accept()
+        with pytest.raises(TimeoutError):
+            udp.recvfrom(100)
+    finally:
+        listener.close()
+        udp.close()
+        if unix is not None:
+            unix.close()
+            unix_path.unlink()
+
+
+@needs_sandbox
+def test_no_process_outlives_its_call_and_none_sees_the_hosts(box):
+    marker = f"{61 + os.getpid() % 1000 / 1000:.3f}"
+    started = time.monotonic()
+    done = sh(box, f"(sleep {marker} &) ; sleep {marker} & wait", timeout=0.5)
+    assert done.exit_code is None and time.monotonic() - started < 5
+    assert processes_running(f"sleep\0{marker}", wait=2.0) == []
+    alone = sh(box, f"kill -0 {os.getpid()} 2>&1 || echo cannot-see; ls /proc | grep -c '^[0-9]'")
+    assert "cannot-see" in alone.output
+    assert int(alone.output.split()[-1]) < 10  # its own few processes only
+
+
+@needs_sandbox
+def test_caches_go_to_the_sandboxs_own_folder(box):
+    done = sh(
+        box, 'mkdir -p "$PIP_CACHE_DIR" && touch "$PIP_CACHE_DIR/wheel" && echo $PIP_CACHE_DIR'
+    )
+    assert done.exit_code == 0 and (box.cache / "pip" / "wheel").exists()
+    assert not str(box.cache).startswith(str(box.workspace))
+
+
+@needs_sandbox
+def test_a_project_command_the_model_runs_is_sandboxed(heph, chat_server, workspace, home):
+    (home / ".aws").mkdir(parents=True, exist_ok=True)
+    (home / ".aws" / "credentials").write_text(SECRET)
+    config = home / ".config" / "hephaistus"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text(
+        "[commands]\npeek = \"sh -c 'cat ~/.aws/credentials; echo done > made.txt'\"\n"
+    )
+    chat_server.reply(act("run_command", name="peek"))
+    chat_server.reply(final("peeked"))
+    result = heph("--yes", "peek")
+    assert result.code == 0, result.stderr
+    observation = chat_server.requests[1]["messages"][-1]["content"]
+    assert SECRET not in observation and "No such file" in observation
+    assert (workspace / "made.txt").read_text() == "done\n"
+
+
+def test_where_no_sandbox_works_every_command_is_asked_about(heph, chat_server, workspace, home):
+    config = home / ".config" / "hephaistus"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text(
+        '[sandbox]\nbwrap = "/nonexistent/bwrap"\n[commands]\nmark = "touch marked"\n'
+    )
+    chat_server.reply(act("run_command", name="mark"))
+    result = heph("--yes", "mark it")  # auto mode, and no terminal to ask in
+    assert result.code == 3 and "no sandbox for commands" in result.stderr
+    assert not (workspace / "marked").exists()
+
+
+def test_a_sandbox_turned_off_by_the_person_runs_commands_and_says_so(
+    heph, chat_server, workspace, home
+):
+    config = home / ".config" / "hephaistus"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text(
+        '[sandbox]\nenabled = false\n[commands]\nmark = "touch marked"\n'
+    )
+    chat_server.reply(act("run_command", name="mark"))
+    chat_server.reply(final("marked"))
+    result = heph("--yes", "mark it")
+    assert result.code == 0 and "the sandbox is turned off" in result.stderr
+    assert (workspace / "marked").exists()
+
+
+def test_a_workspace_may_allow_the_network_but_never_turn_the_sandbox_off(tmp_path):
+    from hephaistus.config import load_config
+
+    (tmp_path / ".heph.toml").write_text("[sandbox]\nnetwork = true\nenabled = false\n")
+    trusted = load_config(tmp_path, trusted=True)
+    assert trusted.sandbox == SandboxConfig(enabled=True, network=True)
+    assert any("[sandbox] enabled is ignored" in why for why in trusted.ignored)
+    assert load_config(tmp_path).sandbox == SandboxConfig()  # untrusted: none of it
+
+
+def test_the_executor_knows_why_commands_run_unsandboxed(tmp_path):
+    missing = Contained(tmp_path, SandboxConfig(bwrap="/nonexistent/bwrap"))
+    assert not missing.contained() and "not installed" in (missing.why_not() or "")
+    off = Contained(tmp_path, SandboxConfig(enabled=False))
+    assert off.contained() and "turned off" in (off.why_not() or "")
