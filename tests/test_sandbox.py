@@ -42,6 +42,12 @@ def box(tmp_path, monkeypatch):
     return Sandbox(root, tmp_path / "cache", hidden=hidden)
 
 
+def user_config(home: Path, text: str) -> None:
+    folder = home / ".config" / "hephaistus"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text(text)
+
+
 def sh(box: Sandbox, line: str, timeout: float = 20):
     env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "LANG": "C.UTF-8"}
     return box.run(["/bin/sh", "-c", line], cwd=box.workspace, env=env, timeout=timeout)
@@ -148,10 +154,8 @@ def test_caches_go_to_the_sandboxs_own_folder(box):
 def test_a_project_command_the_model_runs_is_sandboxed(heph, chat_server, workspace, home):
     (home / ".aws").mkdir(parents=True, exist_ok=True)
     (home / ".aws" / "credentials").write_text(SECRET)
-    config = home / ".config" / "hephaistus"
-    config.mkdir(parents=True)
-    (config / "config.toml").write_text(
-        "[commands]\npeek = \"sh -c 'cat ~/.aws/credentials; echo done > made.txt'\"\n"
+    user_config(
+        home, "[commands]\npeek = \"sh -c 'cat ~/.aws/credentials; echo done > made.txt'\"\n"
     )
     chat_server.reply(act("run_command", name="peek"))
     chat_server.reply(final("peeked"))
@@ -163,10 +167,8 @@ def test_a_project_command_the_model_runs_is_sandboxed(heph, chat_server, worksp
 
 
 def test_where_no_sandbox_works_every_command_is_asked_about(heph, chat_server, workspace, home):
-    config = home / ".config" / "hephaistus"
-    config.mkdir(parents=True)
-    (config / "config.toml").write_text(
-        '[sandbox]\nbwrap = "/nonexistent/bwrap"\n[commands]\nmark = "touch marked"\n'
+    user_config(
+        home, '[sandbox]\nbwrap = "/nonexistent/bwrap"\n[commands]\nmark = "touch marked"\n'
     )
     chat_server.reply(act("run_command", name="mark"))
     result = heph("--yes", "mark it")  # auto mode, and no terminal to ask in
@@ -177,11 +179,7 @@ def test_where_no_sandbox_works_every_command_is_asked_about(heph, chat_server, 
 def test_a_sandbox_turned_off_by_the_person_runs_commands_and_says_so(
     heph, chat_server, workspace, home
 ):
-    config = home / ".config" / "hephaistus"
-    config.mkdir(parents=True)
-    (config / "config.toml").write_text(
-        '[sandbox]\nenabled = false\n[commands]\nmark = "touch marked"\n'
-    )
+    user_config(home, '[sandbox]\nenabled = false\n[commands]\nmark = "touch marked"\n')
     chat_server.reply(act("run_command", name="mark"))
     chat_server.reply(final("marked"))
     result = heph("--yes", "mark it")
