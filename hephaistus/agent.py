@@ -22,6 +22,7 @@ from hephaistus.runtime.runtime import Runtime, denied_tools
 from hephaistus.runtime.sandbox import Contained
 from hephaistus.seams import Engine, EventSink, Model, NullSink
 from hephaistus.session import TASK_SESSION, Session, SessionStore
+from hephaistus.snapshots import Snapshots
 from hephaistus.state import AgentState
 from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import Registry, ToolContext, default_registry
@@ -163,6 +164,7 @@ class Agent:
             command_timeout=self.config.command_timeout,
             pass_env=self.config.pass_env,
             executor=self.executor,
+            snapshots=Snapshots(self.workspace.root, self.workspace.heph_dir),
             journal=self.journal,  # git_commit commits what heph changed in the chat
             sessions=tuple(self.session_ids),
         )

@@ -137,6 +137,20 @@ class Checkpoints:
         entry.steps.append(Step(found, entry.after))
         self._save()
 
+    def record_change(
+        self, rel: str, before: tuple[bytes, int] | None, after: tuple[bytes, int] | None
+    ) -> None:
+        """Note a change someone else made for heph (a command): `rel` held `before`
+        (content and mode; None: it did not exist) and now holds `after`."""
+        found = self._store(*before) if before else FileState(False)
+        entry = self._entries.get(rel)
+        if entry is None:
+            entry = self._entries[rel] = Entry(rel, found, found)
+        now = self._store(*after) if after else FileState(False)
+        entry.previous, entry.after = entry.after, now
+        entry.steps.append(Step(found, entry.after))
+        self._save()
+
     def _store(self, data: bytes, mode: int) -> FileState:
         sha = hashlib.sha256(data).hexdigest()
         blob = self.folder / "blobs" / sha

@@ -251,3 +251,38 @@ def _environment(located: tuple[Path, Path], literal: bool) -> dict[str, str]:
     if literal:
         environ["GIT_LITERAL_PATHSPECS"] = "1"
     return environ
+
+
+def run_private(git_dir: Path, work_tree: Path, *args: str, data: bytes | None = None) -> bytes:
+    """`git ARGS` on heph's own repository `git_dir` (the workspace snapshots), over
+    `work_tree`: none of the person's git settings, system or global, and none of the
+    workspace's (no filter, driver or hook of theirs runs), and nothing of theirs is written.
+    Its output as bytes, or GitError."""
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "GIT_DIR": str(git_dir),
+        **({"GIT_WORK_TREE": str(work_tree)} if args[:1] != ("init",) else {}),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_LITERAL_PATHSPECS": "1",
+        "LC_ALL": "C",
+    }
+    command = ["git", *ALWAYS, *NO_HOOKS, "-c", "core.autocrlf=false", *args]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=work_tree,
+            capture_output=True,
+            timeout=TIMEOUT,
+            input=data,
+            stdin=subprocess.DEVNULL if data is None else None,
+            env=env,
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed (or not on PATH)") from None
+    except (OSError, subprocess.SubprocessError) as error:
+        raise GitError(f"git {args[0] if args else ''} could not run: {error}") from None
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip()
+        raise GitError(said or f"git failed (exit code {done.returncode})")
+    return done.stdout

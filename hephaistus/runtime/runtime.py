@@ -80,7 +80,7 @@ class Runtime:
         decision = self.policy.decide(proposal)
         if decision == "allow":
             try:
-                result = proposal.carry_out()
+                result = self._carry_out(proposal)
             except Exception as exc:  # a tool never raises to the loop
                 noun = NOUN.get(proposal.effect, proposal.effect)
                 result = ToolResult(False, f"the {noun} failed: {type(exc).__name__}: {exc}")
@@ -94,6 +94,28 @@ class Runtime:
             decision=decision,
             target=proposal.target,
         )
+
+    def _carry_out(self, proposal: Proposal) -> ToolResult:
+        """Do what was allowed. A command runs between two snapshots of the workspace: the
+        files it created, changed or deleted become its effects (shown, journaled, undone)."""
+        snapshots = self.context.snapshots
+        if proposal.effect != "command" or snapshots is None:
+            return proposal.carry_out()
+        from hephaistus.snapshots import command_effects
+
+        before = snapshots.take()
+        try:
+            result = proposal.carry_out()
+        except BaseException:  # Ctrl-C mid-command: what it changed so far is undoable
+            command_effects(snapshots, before, self.context.checkpoints)
+            raise
+        made = command_effects(snapshots, before, self.context.checkpoints)
+        if not made:
+            return result
+        named = ", ".join(f"{c.path}{' (new)' if c.created else ''}" for c in made)
+        told = f"{result.output}\nThe command changed these files: {named}"
+        diff = "".join(c.diff for c in made)
+        return replace(result, output=told, diff=diff, changed=result.changed + made)
 
     def _not_done(self, decision: Decision, tool: Tool, proposal: Proposal) -> str:
         what = describe(proposal.request)

@@ -12,6 +12,7 @@ from hephaistus.workspace import Workspace
 
 if TYPE_CHECKING:
     from hephaistus.checkpoints import Checkpoints
+    from hephaistus.snapshots import Snapshots
 
 
 @dataclass
@@ -32,4 +33,6 @@ class ToolContext:
     # git_commit and git_status; `sessions` are the ids of that chat's sessions, whose
     # checkpoints say what each file held before heph first wrote it.
     journal: Journal = field(default_factory=Journal)
+    # Pictures of the workspace around each command, so what it changes can be undone.
+    snapshots: Snapshots | None = None
     sessions: tuple[str, ...] = ()

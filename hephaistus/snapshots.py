@@ -1,0 +1,117 @@
+"""Snapshots of the workspace around each command heph runs, so what a command created, changed
+or deleted becomes effects like any write: shown as a diff, recorded, and undone by `heph undo`.
+
+A snapshot is a git tree in heph's own repository under `.heph/snapshots/` (its own index and
+objects: the person's index, objects and `git status` stay as they were), taken with none of the
+person's or the workspace's git settings. The workspace's `.gitignore` files are honoured, so
+ignored files (a `.venv`, build output) are not snapshotted; `.git/` and `.heph/` never are.
+Outside git this works the same: git is only heph's tool here.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hephaistus.repository import GitError, run_private
+from hephaistus.values import FileChange
+
+if TYPE_CHECKING:
+    from hephaistus.checkpoints import Checkpoints
+
+FOLDER = "snapshots"
+REGULAR = ("100644", "100755")  # what is restored: files (a link or submodule is left alone)
+
+
+@dataclass(frozen=True)
+class Changed:
+    """One file a command created, changed or deleted: before and after (content and mode;
+    None where it did not exist)."""
+
+    path: str
+    before: tuple[bytes, int] | None
+    after: tuple[bytes, int] | None
+
+
+class Snapshots:
+    """Takes the workspace's picture before and after a command, and says what changed."""
+
+    def __init__(self, root: Path, heph_dir: Path) -> None:
+        self.root = root
+        self.git_dir = heph_dir / FOLDER
+
+    def take(self) -> str | None:
+        """The workspace as a tree id now; None when no snapshot can be taken (no git, a
+        workspace git cannot read): then a command's changes are not heph's to undo."""
+        try:
+            self._ready()
+        except (GitError, OSError):
+            return None
+        try:
+            self._git("add", "--all", "--ignore-errors", "--", ".")
+        except GitError:
+            pass  # an unreadable file: what could be read is in the picture all the same
+        try:
+            return self._git("write-tree").decode().strip() or None
+        except GitError:
+            return None
+
+    def changes(self, before: str, after: str) -> list[Changed]:
+        """The files that differ between two snapshots, with both sides' content."""
+        raw = self._git("diff-tree", "-r", "-z", "--no-renames", before, after)
+        fields = raw.split(b"\0")
+        found = []
+        for head, name in zip(fields[0::2], fields[1::2], strict=False):
+            if not head.startswith(b":"):
+                continue
+            old_mode, new_mode, old_sha, new_sha, _ = head[1:].decode().split(" ")
+            path = os.fsdecode(name)
+            if (old_mode, new_mode) == ("000000", "000000"):
+                continue
+            if old_mode not in ("000000", *REGULAR) or new_mode not in ("000000", *REGULAR):
+                continue  # a link or a submodule: not heph's to write back
+            found.append(
+                Changed(path, self._side(old_mode, old_sha), self._side(new_mode, new_sha))
+            )
+        return found
+
+    def _side(self, mode: str, sha: str) -> tuple[bytes, int] | None:
+        if mode == "000000":
+            return None
+        data = self._git("cat-file", "blob", sha)
+        return data, 0o755 if mode == "100755" else 0o644
+
+    def _ready(self) -> None:
+        """heph's own repository, made once, blind to `.heph/`."""
+        if (self.git_dir / "HEAD").exists():
+            return
+        self.git_dir.mkdir(parents=True, exist_ok=True)
+        self._git("init", "--quiet")
+        (self.git_dir / "info").mkdir(exist_ok=True)
+        (self.git_dir / "info" / "exclude").write_text("/.heph/\n")
+
+    def _git(self, *args: str) -> bytes:
+        return run_private(self.git_dir, self.root, *args)
+
+
+def command_effects(
+    snapshots: Snapshots, before: str | None, checkpoints: Checkpoints | None
+) -> tuple[FileChange, ...]:
+    """What the command run since the snapshot `before` did to the workspace's files: each
+    change checkpointed (so undo takes it back) and as a FileChange with its diff."""
+    from hephaistus.tools.writing import unified_diff
+
+    after = snapshots.take() if before else None
+    if before is None or after is None or after == before:
+        return ()
+    made = []
+    for change in snapshots.changes(before, after):
+        if checkpoints is not None:
+            checkpoints.record_change(change.path, change.before, change.after)
+        old = change.before[0].decode("utf-8", "replace") if change.before else ""
+        new = change.after[0].decode("utf-8", "replace") if change.after else ""
+        diff = unified_diff(change.path, old, new, created=change.before is None)
+        made.append(FileChange(change.path, diff, change.before is None))
+    return tuple(made)

@@ -1,0 +1,85 @@
+"""What a command changes is heph's effect like any write: snapshots of the workspace around it
+(heph's own git repository, never the person's index or objects), and undo takes it back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import git
+from hephaistus.snapshots import Snapshots
+from hephaistus.testing import act, final
+
+
+def user_commands(home: Path, **commands: str) -> None:
+    folder = home / ".config" / "hephaistus"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = "".join(f"{name} = {json.dumps(command)}\n" for name, command in commands.items())
+    (folder / "config.toml").write_text(f"[commands]\n{lines}")
+
+
+def a_repository(root: Path) -> None:
+    (root / "a.py").write_text("A = 1\n")
+    (root / "run.sh").write_text("#!/bin/sh\necho run\n")
+    (root / "run.sh").chmod(0o755)
+    (root / ".gitignore").write_text(".venv/\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+
+
+def test_a_commands_deletes_and_creations_are_shown_and_undone(heph, chat_server, workspace, home):
+    a_repository(workspace)
+    index = (workspace / ".git" / "index").read_bytes()
+    objects = sorted(p.name for p in (workspace / ".git" / "objects").rglob("*"))
+    user_commands(
+        home, clean="sh -c 'rm a.py run.sh; echo x > b.py; mkdir -p .venv; echo v > .venv/y'"
+    )
+    chat_server.reply(act("run_command", name="clean"))
+    chat_server.reply(final("cleaned"))
+    result = heph("--yes", "--json", "clean up")
+    assert result.code == 0, result.stderr
+    assert sorted(result.json["changed_files"]) == ["a.py", "b.py", "run.sh"]  # not .venv/
+    observation = chat_server.requests[1]["messages"][-1]["content"]
+    assert "The command changed these files: " in observation and "b.py (new)" in observation
+    # The person's git is as it was: heph's snapshots live in a repository of their own.
+    assert (workspace / ".git" / "index").read_bytes() == index
+    assert sorted(p.name for p in (workspace / ".git" / "objects").rglob("*")) == objects
+    assert git(workspace, "status", "--porcelain") == " D a.py\n D run.sh\n?? b.py\n"
+    undone = heph("undo")
+    assert undone.code == 0, undone.stderr
+    assert (workspace / "a.py").read_text() == "A = 1\n"
+    assert (workspace / "run.sh").stat().st_mode & 0o111  # executable again
+    assert not (workspace / "b.py").exists()
+    assert (workspace / ".venv" / "y").exists()  # ignored: not heph's to take back
+    assert git(workspace, "status", "--porcelain") == ""
+
+
+def test_outside_git_a_commands_changes_are_undone_too(heph, chat_server, workspace, home):
+    (workspace / "notes.txt").write_text("keep me\n")
+    user_commands(home, scribble="sh -c 'echo gone > notes.txt'")
+    chat_server.reply(act("run_command", name="scribble"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "scribble").code == 0
+    assert (workspace / "notes.txt").read_text() == "gone\n"
+    assert heph("undo").code == 0
+    assert (workspace / "notes.txt").read_text() == "keep me\n"
+    assert not (workspace / ".git").exists()  # heph made no repository of the person's
+
+
+def test_two_snapshots_name_what_changed_between_them(tmp_path):
+    (tmp_path / ".heph").mkdir()
+    (tmp_path / "same.txt").write_text("same\n")
+    (tmp_path / "edit.txt").write_text("old\n")
+    snapshots = Snapshots(tmp_path, tmp_path / ".heph")
+    before = snapshots.take()
+    (tmp_path / "edit.txt").write_text("new\n")
+    (tmp_path / "made.txt").write_text("made\n")
+    (tmp_path / ".heph" / "own.json").write_text("{}")  # heph's own: never in a snapshot
+    after = snapshots.take()
+    assert before and after and before != after
+    changes = {c.path: (c.before, c.after) for c in snapshots.changes(before, after)}
+    assert changes == {
+        "edit.txt": ((b"old\n", 0o644), (b"new\n", 0o644)),
+        "made.txt": (None, (b"made\n", 0o644)),
+    }
