@@ -197,6 +197,13 @@ def run(
     flags += ["--ignore-submodules=all"] if verb in NOT_RECURSING else []
     hooks_off = NO_HOOKS if verb not in INSPECTING | {"commit"} else ()
     command = ["git", *ALWAYS, *hooks_off, *args[:1], *flags, *args[1:]]
+    output = _git(command, cwd, _environment(located, literal), data)
+    return output.decode("utf-8", "replace" if text else "surrogateescape")
+
+
+def _git(command: list[str], cwd: Path, env: dict[str, str], data: bytes | None) -> bytes:
+    """Run one git command line; its output, or GitError with git's own message."""
+    verb = next((part for part in command[1:] if not part.startswith("-") and "=" not in part), "")
     try:
         done = subprocess.run(
             command,
@@ -205,13 +212,12 @@ def run(
             timeout=TIMEOUT,
             input=data,
             stdin=subprocess.DEVNULL if data is None else None,
-            env=_environment(located, literal),
+            env=env,
         )
     except FileNotFoundError:
         raise GitError("git is not installed (or not on PATH)") from None
     except (OSError, subprocess.SubprocessError) as error:
         raise GitError(f"git {verb} could not run: {error}") from None
-    errors = "replace" if text else "surrogateescape"
     if done.returncode != 0:
         message = "\n".join(
             part.decode("utf-8", "replace").strip()
@@ -219,7 +225,7 @@ def run(
             if part.strip()
         )
         raise GitError(message or f"git {verb} failed (exit code {done.returncode})")
-    return done.stdout.decode("utf-8", errors)
+    return done.stdout
 
 
 PLACING = {  # the caller's variables that would lead git to another repository
@@ -268,21 +274,4 @@ def run_private(git_dir: Path, work_tree: Path, *args: str, data: bytes | None =
         "LC_ALL": "C",
     }
     command = ["git", *ALWAYS, *NO_HOOKS, "-c", "core.autocrlf=false", *args]
-    try:
-        done = subprocess.run(
-            command,
-            cwd=work_tree,
-            capture_output=True,
-            timeout=TIMEOUT,
-            input=data,
-            stdin=subprocess.DEVNULL if data is None else None,
-            env=env,
-        )
-    except FileNotFoundError:
-        raise GitError("git is not installed (or not on PATH)") from None
-    except (OSError, subprocess.SubprocessError) as error:
-        raise GitError(f"git {args[0] if args else ''} could not run: {error}") from None
-    if done.returncode != 0:
-        said = done.stderr.decode("utf-8", "replace").strip()
-        raise GitError(said or f"git failed (exit code {done.returncode})")
-    return done.stdout
+    return _git(command, work_tree, env, data)
