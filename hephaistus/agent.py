@@ -294,6 +294,8 @@ class Agent:
             self.sink.notice(f"instructions: {self.instructions.describe()}")
         # Tools the mode denies are not offered at all (and refused if named anyway).
         leave_out = {*denied_tools(self.registry, self.policy.mode)}
+        if not self.executor.sandboxed():
+            leave_out.add("shell")  # there is no shell without a sandbox
         if self._no_git():
             leave_out |= git_tools.NAMES
         commands = "" if "run_command" in leave_out else project_commands.describe(self.commands)

@@ -82,6 +82,7 @@ def test_system_prompt_lists_every_registered_tool_with_its_arguments(tmp_path):
         "git_log",
         "git_commit",
         "run_command",
+        "shell",
     }
 
 

@@ -30,16 +30,34 @@ class Completed:
 class Executor(Protocol):
     """Runs one command to its end."""
 
-    def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> Completed:
-        """Run `argv` in `cwd` with exactly `env`, for at most `timeout` seconds."""
+    def run(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        timeout: float,
+        read_only: bool = False,
+    ) -> Completed:
+        """Run `argv` in `cwd` with exactly `env`, for at most `timeout` seconds; with
+        `read_only`, the workspace may not be changed (only a sandbox can promise that)."""
         ...
 
 
 class LocalExecutor:
     """Runs commands as this user, on this machine, in the workspace."""
 
-    def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> Completed:
-        """Run `argv` with stdout and stderr together; a timeout kills its whole group."""
+    def run(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        timeout: float,
+        read_only: bool = False,
+    ) -> Completed:
+        """Run `argv` with stdout and stderr together; a timeout kills its whole group. It
+        cannot keep the workspace read-only: what needs that (the shell) never runs here."""
         started = time.monotonic()
         try:
             process = subprocess.Popen(

@@ -49,12 +49,15 @@ MEANING = {
 
 ANY_NAME = "*"  # an approval for every name of its effect ("[a]ll commands")
 NEVER_BLANKET = ("shell",)  # names an approval for any name never covers
+READ_ONLY_IN_PLAN = ("shell",)  # commands plan mode runs, with the workspace read-only
 
 
 def decide(mode: str, effect: str, name: str = "", approved: Collection[str] = ()) -> Verdict:
     """allow, ask or deny for a call of `effect` (named `name`, for a command) in `mode`; what
     would be asked is allowed when the person approved it for good, or for this run or chat."""
     verdict = TABLE[mode][effect]
+    if mode == "plan" and effect == "command" and name in READ_ONLY_IN_PLAN:
+        return "allow"  # it runs with the workspace read-only: a way to look, not to change
     if verdict == "ask" and is_approved(effect, name, approved):
         return "allow"
     return verdict
@@ -87,8 +90,3 @@ def next_mode(mode: str) -> str:
     if mode not in CYCLE:
         return CYCLE[0]
     return CYCLE[(CYCLE.index(mode) + 1) % len(CYCLE)]
-
-
-def denied_effects(mode: str) -> set[str]:
-    """The effects `mode` refuses whatever was approved (their tools are not offered)."""
-    return {effect for effect, verdict in TABLE[mode].items() if verdict == "deny"}

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from hephaistus.runtime.journal import Journal
-from hephaistus.runtime.permissions import denied_effects
+from hephaistus.runtime.permissions import decide
 from hephaistus.runtime.policy import Decision, Policy
 from hephaistus.seams import EventSink, NullSink
 from hephaistus.textfile import encodable
@@ -65,9 +65,10 @@ class Runtime:
         if tool is None:
             known = ", ".join(self.registry.names)
             result = ToolResult(False, f"unknown tool '{name}' (the tools are: {known})")
-        elif self.policy.verdict(tool.effect) == "deny":  # whatever was approved
+        elif self.policy.verdict(tool.effect, tool.name) == "deny":  # whatever was approved
             result = ToolResult(False, self._denial(tool), decision="deny")
         else:
+            self.context.read_only = self.policy.mode == "plan"  # plan mode's shell only looks
             prepared = tool(args, self.context)
             result = self._decide(tool, prepared) if isinstance(prepared, Proposal) else prepared
         limit = self.context.observation_limit if limit is None else limit
@@ -146,8 +147,7 @@ class Runtime:
 
 def denied_tools(registry: Registry, mode: str) -> list[str]:
     """The tools of `registry` that `mode` refuses whatever is approved."""
-    effects = denied_effects(mode)
-    return [tool.name for tool in registry if tool.effect in effects]
+    return [tool.name for tool in registry if decide(mode, tool.effect, tool.name) == "deny"]
 
 
 def describe(request: Request) -> str:

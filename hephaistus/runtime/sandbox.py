@@ -14,7 +14,7 @@ import hashlib
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hephaistus.config_sections import SandboxConfig
@@ -59,13 +59,22 @@ class Sandbox:
     bwrap: str = "bwrap"
     local: LocalExecutor = field(default_factory=LocalExecutor)
 
-    def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> Completed:
+    def run(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        timeout: float,
+        read_only: bool = False,
+    ) -> Completed:
         """Run `argv` inside the sandbox, as the local executor runs it outside: no standard
         input, a group of its own that a timeout or Ctrl-C kills whole."""
         self.cache.mkdir(parents=True, exist_ok=True)
         (self.cache / EMPTY_FILE).write_bytes(b"")  # what hidden files show: always empty
         inside = {**env, **{name: str(self.cache / sub) for name, sub in CACHE_VARIABLES.items()}}
-        return self.local.run(self.command(argv, cwd), cwd=cwd, env=inside, timeout=timeout)
+        box = replace(self, read_only=True) if read_only else self
+        return self.local.run(box.command(argv, cwd), cwd=cwd, env=inside, timeout=timeout)
 
     def command(self, argv: list[str], cwd: Path) -> list[str]:
         """The bwrap command line that runs `argv` in `cwd`, inside."""
@@ -208,7 +217,19 @@ class Contained:
         """Whether a command runs in a sandbox, or unsandboxed as the person chose."""
         return not self.settings.enabled or unavailable(self.settings.bwrap) is None
 
-    def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> Completed:
+    def sandboxed(self) -> bool:
+        """Whether commands run in a sandbox here (the shell runs nowhere else)."""
+        return self.why_not() is None
+
+    def run(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        timeout: float,
+        read_only: bool = False,
+    ) -> Completed:
         """Run `argv` in the sandbox, or where there is none (asked about first, by the
         policy) as this user."""
         if self.why_not() is not None:
@@ -222,4 +243,4 @@ class Contained:
                 network=self.settings.network,
                 bwrap=shutil.which(self.settings.bwrap) or self.settings.bwrap,
             )
-        return self._sandbox.run(argv, cwd=cwd, env=env, timeout=timeout)
+        return self._sandbox.run(argv, cwd=cwd, env=env, timeout=timeout, read_only=read_only)

@@ -233,9 +233,9 @@ class Registry:
 
 def default_registry() -> Registry:
     """All of heph's tools: files, edits, git and project commands."""
-    from hephaistus.tools import edits, files, git, run_command
+    from hephaistus.tools import edits, files, git, run_command, shell
 
-    families = (*files.TOOLS, *edits.TOOLS, *git.TOOLS, *run_command.TOOLS)
+    families = (*files.TOOLS, *edits.TOOLS, *git.TOOLS, *run_command.TOOLS, *shell.TOOLS)
     return Registry(Tool.from_function(fn, effect=effect) for fn, effect in families)
 
 

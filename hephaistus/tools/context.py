@@ -35,4 +35,5 @@ class ToolContext:
     journal: Journal = field(default_factory=Journal)
     # Pictures of the workspace around each command, so what it changes can be undone.
     snapshots: Snapshots | None = None
+    read_only: bool = False  # the workspace, for what commands run (plan mode's shell)
     sessions: tuple[str, ...] = ()

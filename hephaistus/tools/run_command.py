@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Iterable
 
 from hephaistus.redact import CREDENTIAL_TEXT, SECRET_NAME, scrub
+from hephaistus.runtime.executor import Completed
 from hephaistus.tools.context import ToolContext
 from hephaistus.values import CommandRequest, CommandRun, Proposal, ToolResult, clip
 from hephaistus.workspace import PathError
@@ -119,12 +120,9 @@ def run_command(ctx: ToolContext, name: str, args: str | None = None) -> ToolRes
             timeout=ctx.command_timeout,
         )
         shown = " ".join(shlex.quote(a) for a in [*shlex.split(command), *extra])
-        status = "timed out" if ran.exit_code is None else f"exit code {ran.exit_code}"
-        header = f"$ {shown}\n{status} after {ran.seconds:.1f} s\n"
-        body = clip(ran.output, max(1000, ctx.observation_limit - len(header) - 100), keep="tail")
         summary = summarize(ran.exit_code, ran.output)
         return ToolResult(
-            ran.exit_code == 0, scrub(header + body), command=CommandRun(name, summary)
+            ran.exit_code == 0, observed(ctx, shown, ran), command=CommandRun(name, summary)
         )
 
     return Proposal(
@@ -200,6 +198,15 @@ def child_environment(pass_env: Iterable[str] = ()) -> dict[str, str]:
             and not CREDENTIAL_TEXT.search(value)
         )
     }
+
+
+def observed(ctx: ToolContext, shown: str, ran: Completed) -> str:
+    """What the model sees of a command: the line, how it ended and how long it took, and the
+    end of its output (where failures are summed up), credentials scrubbed."""
+    status = "timed out" if ran.exit_code is None else f"exit code {ran.exit_code}"
+    header = f"$ {shown}\n{status} after {ran.seconds:.1f} s\n"
+    body = clip(ran.output, max(1000, ctx.observation_limit - len(header) - 100), keep="tail")
+    return scrub(header + body)
 
 
 def summarize(exit_code: int | None, output: str) -> str:

@@ -71,6 +71,12 @@ class TerminalAsker:
 
     def _command(self, request: CommandRequest) -> Answer:
         origin = f" ({visible(request.source)})" if request.source else ""
+        if request.name == "shell":  # each line is asked about; [a] trusts the shell for the chat
+            question = (
+                f"Run in the sandbox: {visible(request.command_line)}? "
+                "[y]es / [n]o / [a]ll shell commands: "
+            )
+            return self._choose(question, {"y": "yes", "a": "session"})
         question = (
             f"Run `{visible(request.name)}`{origin}: {visible(request.command_line)}? "
             "[y]es / [n]o / [a]ll commands: "

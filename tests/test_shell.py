@@ -1,0 +1,85 @@
+"""The shell tool: one command line in the sandbox, asked about, undone, read-only in plan mode,
+and not there at all without a sandbox."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from test_sandbox import user_config
+
+from hephaistus.runtime.policy import Policy
+from hephaistus.runtime.sandbox import unavailable
+from hephaistus.testing import act, final
+from hephaistus.values import CommandRequest, Proposal
+
+needs_sandbox = pytest.mark.skipif(
+    unavailable() is not None, reason=f"no sandbox here: {unavailable()}"
+)
+
+
+@needs_sandbox
+def test_what_the_shell_deletes_and_makes_is_undone(heph, chat_server, workspace):
+    (workspace / "a.py").write_text("A = 1\n")
+    chat_server.reply(act("shell", command="rm a.py; echo x > b.py; echo done"))
+    chat_server.reply(final("cleaned up"))
+    result = heph("--yes", "--json", "clean up")
+    assert result.code == 0, result.stderr
+    said = chat_server.requests[1]["messages"][-1]["content"]
+    assert "$ rm a.py; echo x > b.py; echo done\nexit code 0 after" in said and "done" in said
+    assert sorted(result.json["changed_files"]) == ["a.py", "b.py"]
+    assert not (workspace / "a.py").exists() and (workspace / "b.py").exists()
+    assert heph("undo").code == 0
+    assert (workspace / "a.py").read_text() == "A = 1\n" and not (workspace / "b.py").exists()
+
+
+@needs_sandbox
+def test_in_plan_mode_the_shell_looks_and_changes_nothing(heph, chat_server, workspace):
+    (workspace / "a.py").write_text("A = 1\n")
+    chat_server.reply(act("shell", command="cat a.py && echo B = 2 > b.py"))
+    chat_server.reply(final("1. Add b.py."))
+    result = heph("--mode", "plan", "plan it")
+    assert result.code == 0, result.stderr
+    assert "- shell(command" in chat_server.requests[0]["messages"][0]["content"]
+    said = chat_server.requests[1]["messages"][-1]["content"]
+    assert "A = 1" in said and "Read-only file system" in said
+    assert not (workspace / "b.py").exists()
+
+
+@needs_sandbox
+def test_a_shell_command_stops_at_its_timeout(heph, chat_server):
+    chat_server.reply(act("shell", command="sleep 30", timeout=1))
+    chat_server.reply(final("it hung"))
+    started = time.monotonic()
+    assert heph("--yes", "wait").code == 0
+    assert time.monotonic() - started < 15
+    assert "timed out after" in chat_server.requests[1]["messages"][-1]["content"]
+
+
+def test_without_a_sandbox_there_is_no_shell(heph, chat_server, workspace, home):
+    user_config(home, '[sandbox]\nbwrap = "/nonexistent/bwrap"\n')
+    chat_server.reply(act("shell", command="touch made"))
+    chat_server.reply(final("could not"))
+    assert heph("--yes", "make it").code == 0
+    assert "- shell(" not in chat_server.requests[0]["messages"][0]["content"]
+    assert "no sandbox here" in chat_server.requests[1]["messages"][-1]["content"]
+    assert not (workspace / "made").exists()
+
+
+def test_each_shell_line_is_asked_about_and_all_holds_for_the_shell_only():
+    answers = iter(["yes", "session"])
+    asked: list[str] = []
+
+    def asker(proposal):
+        asked.append(proposal.request.command_line)
+        return next(answers)
+
+    def line(text: str, name: str = "shell") -> Proposal:
+        return Proposal("command", CommandRequest(name, text), lambda: None, "", name=name)
+
+    policy = Policy("edits", asker=asker)
+    assert policy.decide(line("ls")) == "allow"
+    assert policy.decide(line("ls -l")) == "allow"  # "yes" was for one line: asked again
+    assert policy.decide(line("pwd")) == "allow"  # "[a]ll shell commands" was said
+    assert asked == ["ls", "ls -l"]
+    assert policy.verdict("command", "test") == "ask"  # a project command is asked still
