@@ -202,3 +202,17 @@ def test_the_executor_knows_why_commands_run_unsandboxed(tmp_path):
     assert not missing.contained() and "not installed" in (missing.why_not() or "")
     off = Contained(tmp_path, SandboxConfig(enabled=False))
     assert off.contained() and "turned off" in (off.why_not() or "")
+
+
+@needs_sandbox
+def test_a_toolchain_under_tmp_is_there_inside_and_read_only(box, tmp_path):
+    tools = tmp_path / "tools" / "bin"
+    tools.mkdir(parents=True)
+    (tools / "hello").write_text("#!/bin/sh\necho hello from the toolchain\n")
+    (tools / "hello").chmod(0o755)
+    env = {"PATH": f"{tools}:{os.environ['PATH']}", "HOME": os.environ["HOME"]}
+    done = box.run(
+        ["/bin/sh", "-c", f"hello; touch {tools}/x"], cwd=box.workspace, env=env, timeout=20
+    )
+    assert "hello from the toolchain" in done.output and "Read-only file system" in done.output
+    assert not (tools / "x").exists()

@@ -74,10 +74,12 @@ class Sandbox:
         (self.cache / EMPTY_FILE).write_bytes(b"")  # what hidden files show: always empty
         inside = {**env, **{name: str(self.cache / sub) for name, sub in CACHE_VARIABLES.items()}}
         box = replace(self, read_only=True) if read_only else self
-        return self.local.run(box.command(argv, cwd), cwd=cwd, env=inside, timeout=timeout)
+        line = box.command(argv, cwd, inside)
+        return self.local.run(line, cwd=cwd, env=inside, timeout=timeout)
 
-    def command(self, argv: list[str], cwd: Path) -> list[str]:
-        """The bwrap command line that runs `argv` in `cwd`, inside."""
+    def command(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> list[str]:
+        """The bwrap command line that runs `argv` in `cwd`, inside (with `env`, whose PATH
+        and VIRTUAL_ENV say where the toolchain is)."""
         root = str(self.workspace)
         line = isolated(self.bwrap, self.network)
         runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
@@ -89,6 +91,8 @@ class Sandbox:
             if (self.workspace / own).is_dir():
                 line += ["--ro-bind", f"{root}/{own}", f"{root}/{own}"]
         line += ["--bind", str(self.cache), str(self.cache)]
+        for toolchain in toolchains_in_tmp(argv, env or {}, self.workspace):
+            line += ["--ro-bind", str(toolchain), str(toolchain)]
         for path in self.hidden:
             line += _hide(path, self.cache / EMPTY_FILE)
         return [*line, "--chdir", str(cwd), "--", *argv]
@@ -102,6 +106,27 @@ def isolated(bwrap: str, network: bool) -> list[str]:
     line += ["--share-net"] if network else []
     line += ["--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     return [*line, "--tmpfs", "/tmp", "--tmpfs", "/run"]
+
+
+def toolchains_in_tmp(argv: list[str], env: dict[str, str], workspace: Path) -> list[Path]:
+    """The folders under /tmp a command's program comes from (its own path, a PATH entry, a
+    virtual environment): the sandbox's /tmp is its own, so these are shown in it, read-only.
+    A virtual environment is shown whole (its `bin` alone would not run)."""
+    named = [argv[0]] if argv and "/" in argv[0] else []
+    named += [entry for entry in env.get("PATH", "").split(os.pathsep) if entry]
+    named += [env["VIRTUAL_ENV"]] if env.get("VIRTUAL_ENV") else []
+    found: list[Path] = []
+    for name in named:
+        path = Path(name)
+        if not path.is_absolute() or path.parts[:2] != ("/", "tmp") or not path.exists():
+            continue
+        folder = path if path.is_dir() else path.parent
+        if folder.name == "bin" and (folder.parent / "pyvenv.cfg").exists():
+            folder = folder.parent
+        inside = folder == workspace or workspace in folder.parents
+        if not inside and folder not in found and folder != Path("/tmp"):
+            found.append(folder)
+    return found
 
 
 def _hide(path: Path, empty: Path) -> list[str]:
