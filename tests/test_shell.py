@@ -83,3 +83,20 @@ def test_each_shell_line_is_asked_about_and_all_holds_for_the_shell_only():
     assert policy.decide(line("pwd")) == "allow"  # "[a]ll shell commands" was said
     assert asked == ["ls", "ls -l"]
     assert policy.verdict("command", "test") == "ask"  # a project command is asked still
+
+
+def test_a_flood_of_output_is_read_in_bounded_memory_keeping_its_end(tmp_path):
+    import tracemalloc
+
+    from hephaistus.runtime.executor import KEPT_OUTPUT, LocalExecutor
+
+    flood = "head -c 30000000 /dev/zero | tr '\\000' a; echo THE-END"
+    tracemalloc.start()
+    done = LocalExecutor().run(
+        ["sh", "-c", flood], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, timeout=60
+    )
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert done.exit_code == 0 and done.output.endswith("aTHE-END\n")
+    assert done.output.startswith("[... ") and "bytes of output cut from the start" in done.output
+    assert len(done.output) < KEPT_OUTPUT + 100 and peak < 8 * KEPT_OUTPUT

@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 KILL_GRACE = 2.0
 
@@ -71,21 +72,61 @@ class LocalExecutor:
             )
         except OSError as error:
             return Completed(127, f"cannot start {argv[0]}: {error.strerror or error}", 0.0)
+        tail = _Tail(process.stdout)
         try:
-            output, _ = process.communicate(timeout=timeout)
-            code: int | None = process.returncode
+            code: int | None = process.wait(timeout=timeout)
+            tail.finish(KILL_GRACE)
         except subprocess.TimeoutExpired:
             _kill_group(process)
-            try:
-                output, _ = process.communicate(timeout=KILL_GRACE)
-            except subprocess.TimeoutExpired:  # something escaped the group and holds the pipe
-                output = b""
+            tail.finish(KILL_GRACE)  # something may have escaped the group and hold the pipe
             code = None
-            output += f"\n[stopped after {timeout:g} s: the command timed out]".encode()
+            tail.add(f"\n[stopped after {timeout:g} s: the command timed out]".encode())
         except BaseException:
             _kill_group(process)
             raise
-        return Completed(code, output.decode("utf-8", "replace"), time.monotonic() - started)
+        return Completed(code, tail.text(), time.monotonic() - started)
+
+
+KEPT_OUTPUT = 1 << 20  # bytes of a command's output kept (its end): a flood costs no memory
+
+
+class _Tail:
+    """Reads a process's output as it comes, in a thread, keeping only its last KEPT_OUTPUT
+    bytes and counting the rest."""
+
+    def __init__(self, stream: IO[bytes] | None) -> None:
+        self.kept = bytearray()
+        self.seen = 0
+        self.lock = threading.Lock()
+        self.reader = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self.reader.start()
+
+    def _read(self, stream: IO[bytes] | None) -> None:
+        if stream is None:
+            return
+        with stream:
+            while chunk := stream.read1(1 << 16):  # type: ignore[attr-defined]
+                self.add(chunk)
+
+    def add(self, chunk: bytes) -> None:
+        """Take more output, dropping what is older than the last KEPT_OUTPUT bytes."""
+        with self.lock:
+            self.seen += len(chunk)
+            self.kept += chunk
+            if len(self.kept) > 2 * KEPT_OUTPUT:
+                del self.kept[: len(self.kept) - KEPT_OUTPUT]
+
+    def finish(self, wait: float) -> None:
+        """Wait up to `wait` seconds for the output to end."""
+        self.reader.join(wait)
+
+    def text(self) -> str:
+        """The output kept, saying how much came before it."""
+        with self.lock:
+            kept = bytes(self.kept[-KEPT_OUTPUT:])
+            cut = self.seen - len(kept)
+        head = f"[... {cut} bytes of output cut from the start]\n" if cut > 0 else ""
+        return head + kept.decode("utf-8", "replace")
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
