@@ -31,12 +31,17 @@ def box(tmp_path, monkeypatch):
     (home / ".ssh").mkdir()
     (home / ".ssh" / "id_ed25519").write_text(SECRET)
     (home / ".netrc").write_text(SECRET)
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".config" / "git" / "credentials").write_text(SECRET)
     monkeypatch.setenv("HOME", str(home))
     root = tmp_path / "ws"
     for folder in (".git", ".heph", "config"):
         (root / folder).mkdir(parents=True)
     (root / ".env").write_text(f"KEY={SECRET}\n")
     (root / "config" / "prod.pem").write_text(SECRET)
+    deep = root / "a" / "b" / "c" / "d" / "e"
+    deep.mkdir(parents=True)
+    (deep / ".env").write_text(SECRET)
     (root / "app.py").write_text("x = 1\n")
     hidden = hidden_paths(root, secret_files(root))
     return Sandbox(root, tmp_path / "cache", hidden=hidden)
@@ -54,7 +59,7 @@ def sh(box: Sandbox, line: str, timeout: float = 20):
 
 
 def test_the_workspaces_secret_files_are_found_ignored_or_not(box):
-    assert sorted(secret_files(box.workspace)) == [".env", "config/prod.pem"]
+    assert sorted(secret_files(box.workspace)) == [".env", "a/b/c/d/e/.env", "config/prod.pem"]
 
 
 @needs_sandbox
@@ -77,7 +82,8 @@ def test_the_workspace_is_writable_and_nothing_else_is(box, tmp_path):
 def test_credential_stores_and_secret_files_look_empty(box):
     done = sh(
         box,
-        "cat ~/.aws/credentials ~/.ssh/id_ed25519 ~/.netrc .env config/prod.pem 2>&1; "
+        "cat ~/.aws/credentials ~/.ssh/id_ed25519 ~/.netrc ~/.config/git/credentials .env "
+        "config/prod.pem a/b/c/d/e/.env 2>&1; "
         "ls -A ~/.aws ~/.ssh; wc -c < .env",
     )
     assert SECRET not in done.output

@@ -83,3 +83,20 @@ def test_two_snapshots_name_what_changed_between_them(tmp_path):
         "edit.txt": ((b"old\n", 0o644), (b"new\n", 0o644)),
         "made.txt": (None, (b"made\n", 0o644)),
     }
+
+
+def test_a_binary_file_a_command_deletes_is_named_not_diffed_and_comes_back(tmp_path):
+    from hephaistus.checkpoints import Checkpoints, CheckpointStore
+    from hephaistus.snapshots import command_effects
+
+    (tmp_path / ".heph").mkdir()
+    blob = bytes(range(256)) * 4000  # 1 MB of every byte
+    (tmp_path / "data.bin").write_bytes(blob)
+    snapshots = Snapshots(tmp_path, tmp_path / ".heph")
+    checkpoints = Checkpoints(tmp_path, tmp_path / ".heph", "s1")
+    before = snapshots.take()
+    (tmp_path / "data.bin").unlink()
+    (made,) = command_effects(snapshots, before, checkpoints)
+    assert made.diff == f"Binary or large file data.bin deleted ({len(blob)} -> 0 bytes)\n"
+    CheckpointStore(tmp_path, tmp_path / ".heph").undo("s1")
+    assert (tmp_path / "data.bin").read_bytes() == blob

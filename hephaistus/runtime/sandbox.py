@@ -34,6 +34,18 @@ CREDENTIAL_STORES = (
     ".git-credentials",
     ".config/gh",
     ".azure",
+    ".config/git/credentials",
+    ".config/hub",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".terraform.d/credentials.tfrc.json",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
 )
 # Tools' caches point into the sandbox's own cache folder (the rest of home is read-only).
 CACHE_VARIABLES = {
@@ -190,7 +202,7 @@ def _probe(bwrap: str) -> str | None:
 
 
 SKIPPED_FOLDERS = {".git", ".heph", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
-SECRET_WALK_DEPTH = 4
+SECRET_WALK_DEPTH = 8
 SECRET_WALK_ENTRIES = 20_000
 
 
