@@ -103,9 +103,9 @@ def test_dead_endpoint_exit_1_names_the_url(heph):
     assert "Traceback" not in result.stderr
 
 
-def test_no_terminal_without_yes_refuses_writes_exit_3(heph_process, chat_server, workspace):
+def test_no_terminal_without_yes_refuses_writes_exit_3(heph, chat_server, workspace):
     chat_server.reply(act("write_file", path="new.py", content="x = 1\n"))
-    result = heph_process("write new.py")
+    result = heph("write new.py")  # standard input is no terminal, as in a pipeline
     assert result.code == 3
     assert "--yes" in result.stderr and "--dry-run" in result.stderr
     assert not (workspace / "new.py").exists()

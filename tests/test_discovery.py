@@ -98,7 +98,8 @@ def test_models_from_an_address_that_is_not_the_api(heph):
             pass
 
     site = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    threading.Thread(target=site.serve_forever, daemon=True).start()
+    # Polling for shutdown() every 10 ms, not every half second (the default).
+    threading.Thread(target=site.serve_forever, args=(0.01,), daemon=True).start()
     try:
         url = f"http://127.0.0.1:{site.server_address[1]}/v1"
         result = heph("models", env={"OPENAI_BASE_URL": url})

@@ -661,8 +661,17 @@ def undocumented_files(workspace, count):
 @pytest.mark.parametrize("jobs", [1, 3])
 def test_fix_asks_about_several_files_at_once(heph, chat_server, workspace, jobs):
     names = undocumented_files(workspace, 6)
-    chat_server.responder = write_docstrings
-    chat_server.latency = 0.3
+
+    def when_all_are_asked(body):
+        """The reply, once `jobs` requests are in flight (or 10 s went by), and not at once:
+        a request more than `jobs` would be in flight by then too."""
+        deadline = time.monotonic() + 10
+        while chat_server.in_flight < jobs and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(0.1)
+        return write_docstrings(body)
+
+    chat_server.responder = when_all_are_asked
     result = heph("docs", "--fix", "--jobs", str(jobs))
     assert result.code == 1, result.stderr
     assert chat_server.most_in_flight == jobs
@@ -732,7 +741,7 @@ def test_max_files_and_a_dry_run_diff(heph, chat_server, workspace):
     assert [(workspace / n).read_text() for n in names[1:]] == [before[n] for n in names[1:]]
 
 
-def test_ctrl_c_stops_the_fix_keeping_what_was_written(chat_server, home, workspace):
+def test_ctrl_c_stops_the_fix_keeping_what_was_written(heph, chat_server, home, workspace):
     names = undocumented_files(workspace, 2)
     chat_server.reply(write_docstrings_for("f0"))
     chat_server.fault("timeout", delay=30)
@@ -758,14 +767,8 @@ def test_ctrl_c_stops_the_fix_keeping_what_was_written(chat_server, home, worksp
     assert (workspace / names[1]).read_text() == '"""M."""\n\n\ndef f1(x):\n    return x\n'
     session = sorted((workspace / ".heph" / "sessions").glob("*.jsonl"))[-1].read_text()
     assert '"outcome": "interrupted"' in session
-    undo = subprocess.run(
-        [*heph_command(), "undo"],
-        cwd=workspace,
-        env=environment(home, chat_server.url),
-        capture_output=True,
-        text=True,
-    )
-    assert undo.returncode == 0, undo.stderr
+    undo = heph("undo")
+    assert undo.code == 0, undo.stderr
     assert (workspace / names[0]).read_text() == '"""M."""\n\n\ndef f0(x):\n    return x\n'
 
 

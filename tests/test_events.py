@@ -3,6 +3,7 @@
 import json
 import select
 import subprocess
+import threading
 
 from conftest import environment
 from hephaistus.testing import act, final, heph_command
@@ -47,8 +48,14 @@ def test_a_refused_write_and_a_notice_are_events(heph, chat_server, workspace):
 
 def test_events_arrive_while_the_run_goes_on(chat_server, home, workspace):
     (workspace / "a.py").write_text("x = 1\n")
-    chat_server.latency = 1.0
-    chat_server.reply(act("read_file", path="a.py")).reply(final("read it"))
+    chat_server.reply(act("read_file", path="a.py"))
+    answer = threading.Event()
+
+    def second_reply(body):  # the model thinks until the test has seen the events so far
+        answer.wait(20)
+        return final("read it")
+
+    chat_server.responder = second_reply
     process = subprocess.Popen(
         [*heph_command(), "--output", "jsonl", "read a.py"],
         cwd=workspace,
@@ -58,9 +65,12 @@ def test_events_arrive_while_the_run_goes_on(chat_server, home, workspace):
         text=True,
     )
     seen = []
-    while not any(e.get("kind") == "TOOL" for e in seen):
-        assert select.select([process.stdout], [], [], 20)[0], "no event came"
-        seen.append(json.loads(process.stdout.readline()))
-    assert process.poll() is None  # the run is still waiting for its second reply
+    try:
+        while not any(e.get("kind") == "TOOL" for e in seen):
+            assert select.select([process.stdout], [], [], 20)[0], "no event came"
+            seen.append(json.loads(process.stdout.readline()))
+        assert process.poll() is None  # the run is still waiting for its second reply
+    finally:
+        answer.set()
     out, _ = process.communicate(timeout=20)
     assert events(out)[-1]["type"] == "end" and process.returncode == 0

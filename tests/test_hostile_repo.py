@@ -42,11 +42,9 @@ def clone(tmp_path: Path, files: dict[str, str], name: str = "project") -> Path:
         (upstream / rel).write_text(text)
     git(upstream, "add", "-f", ".")
     git(upstream, "commit", "-qm", "the project")
-    git(tmp_path, "clone", "-q", str(upstream), name)
-    cloned = tmp_path / name
-    git(cloned, "config", "user.email", "person@example.invalid")
-    git(cloned, "config", "user.name", "Person")
-    return cloned
+    person = ("-c", "user.email=person@example.invalid", "-c", "user.name=Person")
+    git(tmp_path, "clone", "-q", *person, str(upstream), name)  # -c: into the clone's config
+    return tmp_path / name
 
 
 def keys_seen(server: ChatServer) -> list[str]:
@@ -650,8 +648,8 @@ def unpacked(tmp_path: Path, files: dict[str, str]) -> Path:
         (root / rel).write_text(text)
     git(root, "add", ".")
     git(root, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "base")
-    git(root, "config", "user.email", "person@example.invalid")
-    git(root, "config", "user.name", "Person")
+    with (root / ".git" / "config").open("a") as config:  # as `git config user.…` writes it
+        config.write("[user]\n\temail = person@example.invalid\n\tname = Person\n")
     return root
 
 
@@ -1230,24 +1228,16 @@ def test_another_projects_state_linked_in_is_not_this_ones(heph, chat_server, ho
     "where", [".heph/state.json", ".heph/cache/repomap.json", ".git/info/exclude"]
 )
 def test_a_named_pipe_planted_where_heph_reads_its_own_files_never_hangs(
-    heph, chat_server, home, tmp_path, where
+    heph_forked, chat_server, home, tmp_path, where
 ):
     root = unpacked(tmp_path, {"app.py": "x = 1\n"})
     (root / where).parent.mkdir(parents=True, exist_ok=True)
     (root / where).unlink(missing_ok=True)
     os.mkfifo(root / where)
     chat_server.reply(final("hi"))
-    done = subprocess.run(
-        [*heph_command(), "hello"],
-        cwd=root,
-        env={
-            **os.environ,
-            **{k: v for k, v in person(home, chat_server).items() if v},
-            "OPENAI_BASE_URL": "",
-        },
-        capture_output=True,
-        text=True,
-        timeout=60,
+    # In a process of its own, killed (and the test failed) if it hangs on the pipe.
+    done = heph_forked(
+        "hello", cwd=root, env={**person(home, chat_server), "OPENAI_BASE_URL": ""}, timeout=60
     )
     assert "Traceback" not in done.stderr
 

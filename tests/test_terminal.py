@@ -4,6 +4,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import threading
 import time
 
 import pytest
@@ -41,7 +42,7 @@ class Terminal:
             screen = self.screen()
             if text in screen:
                 return screen
-            time.sleep(0.1)
+            time.sleep(0.05)  # each look is a tmux process: often enough, not too often
         raise AssertionError(f"{text!r} never appeared; the screen shows:\n{self.screen()}")
 
     def close(self) -> None:
@@ -122,17 +123,29 @@ def test_plain_output_in_a_terminal_when_asked(chat_server, workspace, home, set
 def test_after_ctrl_c_no_spinner_runs_on_and_a_pasted_message_stays_whole(workspace, home):
     from hephaistus.testing import ChatServer
 
+    cancelled = threading.Event()
+    asked = []
+
+    def slow_then_at_once(body):  # the first request is still thinking when Ctrl-C comes
+        asked.append(body)
+        if len(asked) == 1:
+            cancelled.wait(20)
+        return final("ANSWER-OK")
+
     with ChatServer() as server:
-        server.latency = 1.5
-        server.responder = lambda body: final("ANSWER-OK")
+        server.responder = slow_then_at_once
         command = chat_line(home, server.url)
         terminal = Terminal(command, workspace)
         try:
             terminal.wait_for("heph [ask]>")
             terminal.type("a slow task")
             terminal.wait_for("thinking")
+            deadline = time.monotonic() + 15
+            while not asked and time.monotonic() < deadline:  # the request is out, unanswered
+                time.sleep(0.02)
             terminal.tmux(["send-keys", "-t", "t", "C-c"])
             terminal.wait_for("cancelled; the session was saved")
+            cancelled.set()
             time.sleep(0.5)  # a spinner left running would redraw by now
             assert "thinking" not in terminal.screen().split("cancelled")[-1]
             terminal.tmux(["send-keys", "-t", "t", "-l", "first line of the paste"])
@@ -141,7 +154,11 @@ def test_after_ctrl_c_no_spinner_runs_on_and_a_pasted_message_stays_whole(worksp
             screen = terminal.wait_for("ANSWER-OK")
             assert "first line of the paste" in screen and "second line of the paste" in screen
         finally:
+            cancelled.set()
             terminal.close()
+        assert len(asked) == 2  # the cancelled request, then the paste as one message
+        pasted = asked[1]["messages"][-1]["content"]
+        assert "first line of the paste\nsecond line of the paste" in pasted
 
 
 def test_shift_tab_switches_the_mode_and_plan_mode_writes_nothing_until_go(

@@ -25,6 +25,7 @@ max_model_len).
 from __future__ import annotations
 
 import json
+import selectors
 import socket
 import struct
 import threading
@@ -121,16 +122,26 @@ class ChatServer:
     def start(self, port: int = 0) -> ChatServer:
         """Serve on 127.0.0.1 (`port` 0: any free one) from a daemon thread."""
         handler = type("Handler", (_Handler,), {"chat": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True).start()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)  # daemon threads
+        self._wake, self._waker = socket.socketpair()
+        self._serving = threading.Thread(target=self._serve, args=(self._httpd,), daemon=True)
+        self._serving.start()
         return self
 
+    def _serve(self, httpd: ThreadingHTTPServer) -> None:
+        """Take connections until stop() writes to the wake socket (no poll timing out)."""
+        with self._wake, self._waker, selectors.DefaultSelector() as selector:
+            selector.register(httpd, selectors.EVENT_READ)
+            selector.register(self._wake, selectors.EVENT_READ)
+            while not any(key.fileobj is self._wake for key, _ in selector.select()):
+                httpd.handle_request()  # a connection is waiting: taken at once
+        httpd.server_close()
+
     def stop(self) -> None:
-        """Stop serving and close the socket; a server never started is left alone."""
-        if self._httpd:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+        """Stop serving and close the socket, at once; a server not serving is left alone."""
+        if self._httpd and self._serving.is_alive():
+            self._waker.send(b"stop")  # serve_forever() would see its stop when its poll ends
+            self._serving.join()
 
     @property
     def url(self) -> str:
