@@ -100,8 +100,8 @@ class Runtime:
         """Do what was allowed. A command runs between two snapshots of the workspace: the
         files it created, changed or deleted become its effects (shown, journaled, undone)."""
         snapshots = self.context.snapshots
-        if proposal.effect != "command" or snapshots is None:
-            return proposal.carry_out()
+        if proposal.effect != "command" or snapshots is None or self.context.read_only:
+            return proposal.carry_out()  # a read-only command (plan mode's shell) changes nothing
         from hephaistus.snapshots import command_effects
 
         before = snapshots.take()
