@@ -120,9 +120,10 @@ class Checkpoints:
         self._entries: dict[str, Entry] = {}
 
     # -- recording (called before every write, under the file's lock) -----------------------
-    def record(self, rel: str, data: bytes) -> None:
-        """Note that `rel` is about to hold `data`: its state before the session's first
-        write is kept, and the state heph leaves it in is this one."""
+    def record(self, rel: str, data: bytes | None, mode: int | None = None) -> None:
+        """Note that `rel` is about to hold `data` (None: to be deleted), with `mode` (default:
+        the file's own, or a new file's): its state before the session's first write is kept,
+        and the state heph leaves it in is this one."""
         path = self.root / rel
         found = (
             self._store(read_real(path), stat.S_IMODE(path.stat().st_mode))
@@ -132,8 +133,10 @@ class Checkpoints:
         entry = self._entries.get(rel)
         if entry is None:
             entry = self._entries[rel] = Entry(rel, found, found)
-        mode = found.mode if found.exists and found.mode is not None else new_file_mode()
-        entry.previous, entry.after = entry.after, self._store(data, mode)
+        if mode is None:
+            mode = found.mode if found.exists and found.mode is not None else new_file_mode()
+        entry.previous = entry.after
+        entry.after = FileState(False) if data is None else self._store(data, mode)
         entry.steps.append(Step(found, entry.after))
         self._save()
 

@@ -101,7 +101,7 @@ def command_effects(
 ) -> tuple[FileChange, ...]:
     """What the command run since the snapshot `before` did to the workspace's files: each
     change checkpointed (so undo takes it back) and as a FileChange with its diff."""
-    from hephaistus.tools.writing import unified_diff
+    from hephaistus.tools.writing import bytes_diff
 
     after = snapshots.take() if before else None
     if before is None or after is None or after == before:
@@ -110,27 +110,9 @@ def command_effects(
     for change in snapshots.changes(before, after):
         if checkpoints is not None:
             checkpoints.record_change(change.path, change.before, change.after)
-        old, new = (side[0] if side else b"" for side in (change.before, change.after))
-        if _shown_as_text(old) and _shown_as_text(new):
-            diff = unified_diff(
-                change.path, old.decode(), new.decode(), created=change.before is None
-            )
-        else:  # a binary or huge file: named, never poured into the session and the screen
-            what = "deleted" if change.after is None else "written"
-            diff = f"Binary or large file {change.path} {what} ({len(old)} -> {len(new)} bytes)\n"
-        made.append(FileChange(change.path, diff, change.before is None))
+        old, new = (side[0] if side else None for side in (change.before, change.after))
+        diff = bytes_diff(change.path, old, new)
+        made.append(
+            FileChange(change.path, diff, change.before is None, deleted=change.after is None)
+        )
     return tuple(made)
-
-
-DIFFED_BYTES = 1 << 20  # larger files are named, not diffed
-
-
-def _shown_as_text(data: bytes) -> bool:
-    """Whether a side of a change is text small enough to show as a diff."""
-    if len(data) > DIFFED_BYTES or b"\0" in data:
-        return False
-    try:
-        data.decode()
-    except UnicodeDecodeError:
-        return False
-    return True

@@ -48,6 +48,14 @@ class AgentState:
             self.recently_created_files = _front(self.recently_created_files, path)
         self._touch(path)
 
+    def file_deleted(self, path: str) -> None:
+        """A tool deleted `path` (or moved it away): it is no file to work on any more."""
+        if self.last_modified_file == path:
+            self.last_modified_file = None
+        self.recently_created_files = [p for p in self.recently_created_files if p != path]
+        self.active_files = [p for p in self.active_files if p != path]
+        self.open_problems = [p for p in self.open_problems if not p.startswith(f"{path}: ")]
+
     def problem(self, path: str, what: str) -> None:
         """A failure the model should not forget (a failed edit); cleared when the file is
         written successfully."""

@@ -2,17 +2,27 @@
 `heph docs --fix` alike): under the file's lock the file is read again, and written only if it
 still holds what the change was made from; the new content is checkpointed first (undo can
 always bring back what was there), then written atomically, keeping the file's encoding and
-line endings.
+line endings. A delete and a move are the same transaction: a move writes the new path and
+deletes the old one, both checkpointed before either happens.
 """
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 from hephaistus.checkpoints import Checkpoints
 from hephaistus.locks import file_lock
-from hephaistus.textfile import NEW_FILE, TextFile, atomic_write, read_text
+from hephaistus.textfile import (
+    NEW_FILE,
+    TextFile,
+    atomic_write,
+    read_real,
+    read_text,
+    unlink_real,
+)
 from hephaistus.workspace import Workspace
 
 
@@ -54,3 +64,40 @@ def _current(real: Path, rel: str) -> TextFile | None:
         return read_text(real, rel)
     except FileNotFoundError:
         return None
+
+
+class InTheWay(Exception):
+    """A move's destination exists already."""
+
+
+def move_checkpointed(
+    workspace: Workspace,
+    checkpoints: Checkpoints | None,
+    source: tuple[str, Path],
+    expected: bytes,
+    to: tuple[str, Path] | None = None,
+    content: bytes | None = None,
+) -> None:
+    """Delete the file `source` (workspace-relative name, checked real path) if it still holds
+    `expected`, else ChangedOnDisk; with `to`, move it there first (InTheWay when something is
+    there already), holding `content` when given (a patch that changes and moves a file)."""
+    if not workspace.heph_dir.is_dir():
+        workspace.ensure_heph_dir()
+    with ExitStack() as locks:  # both files' locks, in one order, so no two runs deadlock
+        for rel in sorted({source[0], *([to[0]] if to else [])}):
+            locks.enter_context(file_lock(workspace.heph_dir, rel))
+        rel, real = source
+        if not real.is_file() or read_real(real) != expected:
+            raise ChangedOnDisk(rel)
+        mode = stat.S_IMODE(real.stat().st_mode)
+        if to is not None:
+            if to[1].exists() or to[1].is_symlink():
+                raise InTheWay(to[0])
+            data = expected if content is None else content
+            if checkpoints:
+                checkpoints.record(to[0], data, mode)
+                checkpoints.record(rel, None)
+            atomic_write(to[1], data, temp_dir=workspace.temp_dir, real=True, mode=mode)
+        elif checkpoints:
+            checkpoints.record(rel, None)
+        unlink_real(real)

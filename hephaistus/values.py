@@ -111,11 +111,21 @@ class Outcome:
 
 @dataclass(frozen=True)
 class FileChange:
-    """A write, as shown for approval and as made: the file, its unified diff, whether new."""
+    """A write, as shown for approval and as made: the file, its unified diff, whether new,
+    deleted, or moved here from another path."""
 
     path: str
     diff: str
     created: bool
+    deleted: bool = False
+    moved_from: str | None = None  # a move: the file's old path (deleted in the same call)
+
+    def describe(self) -> str:
+        """What the write does, in words: "create a.py", "move a.py to b.py"."""
+        if self.moved_from:
+            return f"move {self.moved_from} to {self.path}"
+        verb = "delete" if self.deleted else "create" if self.created else "change"
+        return f"{verb} {self.path}"
 
 
 @dataclass(frozen=True)

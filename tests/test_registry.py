@@ -77,6 +77,8 @@ def test_system_prompt_lists_every_registered_tool_with_its_arguments(tmp_path):
         "append_file",
         "edit_file",
         "patch_file",
+        "delete_file",
+        "move_file",
         "git_status",
         "git_diff",
         "git_log",

@@ -274,7 +274,10 @@ class ReactEngine:
         for path in result.read:
             run.state.file_read(path)
         for change in result.changed:
-            run.state.file_written(change.path, created=change.created)
+            if change.deleted:
+                run.state.file_deleted(change.path)
+            else:
+                run.state.file_written(change.path, created=change.created)
         if result.command:
             run.state.command_ran(result.command.name, result.command.summary)
         tried = result.decision in (None, "allow")  # a failed write, not the person's "no"

@@ -113,7 +113,9 @@ class Runtime:
         made = command_effects(snapshots, before, self.context.checkpoints)
         if not made:
             return result
-        named = ", ".join(f"{c.path}{' (new)' if c.created else ''}" for c in made)
+        named = ", ".join(
+            f"{c.path}{' (new)' if c.created else ' (deleted)' if c.deleted else ''}" for c in made
+        )
         told = f"{result.output}\nThe command changed these files: {named}"
         diff = "".join(c.diff for c in made)
         return replace(result, output=told, diff=diff, changed=result.changed + made)
@@ -153,7 +155,7 @@ def denied_tools(registry: Registry, mode: str) -> list[str]:
 def describe(request: Request) -> str:
     """What a prepared effect does, as a verb phrase: "change app.py", "run `test` (pytest)"."""
     if isinstance(request, FileChange):
-        return f"{'create' if request.created else 'change'} {request.path}"
+        return request.describe()
     if isinstance(request, CommandRequest):
         return f"run `{request.name}` ({request.command_line})"
     if isinstance(request, CommitRequest):

@@ -232,10 +232,17 @@ class Registry:
 
 
 def default_registry() -> Registry:
-    """All of heph's tools: files, edits, git and project commands."""
-    from hephaistus.tools import edits, files, git, run_command, shell
+    """All of heph's tools: files, edits, deletes and moves, git, project commands, the shell."""
+    from hephaistus.tools import edits, files, git, moving, run_command, shell
 
-    families = (*files.TOOLS, *edits.TOOLS, *git.TOOLS, *run_command.TOOLS, *shell.TOOLS)
+    families = (
+        *files.TOOLS,
+        *edits.TOOLS,
+        *moving.TOOLS,
+        *git.TOOLS,
+        *run_command.TOOLS,
+        *shell.TOOLS,
+    )
     return Registry(Tool.from_function(fn, effect=effect) for fn, effect in families)
 
 

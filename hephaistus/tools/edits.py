@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from hephaistus.textfile import TextFile, numbered, split_lines
+from hephaistus.textfile import TextFile, numbered, read_real, split_lines
 from hephaistus.tools.context import ToolContext
 from hephaistus.tools.editing import matching
-from hephaistus.tools.editing.patching import PatchError, apply_hunks, parse_patch
+from hephaistus.tools.editing.patching import FilePatch, PatchError, apply_hunks, parse_patch
 from hephaistus.tools.editing.replacing import Unsafe
 from hephaistus.tools.editing.replacing import replace as replace_lines
+from hephaistus.tools.moving import delete_proposal, move_proposal
 from hephaistus.tools.writing import open_for_write, write_change
 from hephaistus.values import Proposal, ToolResult
 
@@ -210,22 +211,61 @@ def _patch(
 ) -> ToolResult | Proposal:
     try:
         patches = parse_patch(diff)
+        moves = {fp.moved_to for fp in patches if fp.moved_to}
         others = sorted(
-            {p for fp in patches for p in (fp.source, fp.target) if p and not _same_path(p, rel)}
+            {
+                p
+                for fp in patches
+                for p in (fp.source, fp.target)
+                if p and not _same_path(p, rel) and p not in moves
+            }
         )
         if others:
             raise PatchError(
                 f"the diff is for {', '.join(others)}, not {rel}; send one "
                 "patch_file call per file, with that file's path"
             )
+        if len(patches) > 1 and (moves or any(fp.deletes for fp in patches)):
+            raise PatchError(
+                f"the diff deletes or moves {rel} and also has other parts; send one "
+                "patch_file call per file"
+            )
         if current is None and not all(fp.creates or fp.source is None for fp in patches):
             raise PatchError(f"{rel} does not exist; use write_file to create it")
         lines, final_newline = _split(current.text if current else "")
         for file_patch in patches:
             lines = apply_hunks(lines, file_patch.hunks)
+        if current is not None and (patches[0].deletes or patches[0].moved_to):
+            return _delete_or_move(ctx, rel, real, current, patches[0], lines, final_newline)
     except PatchError as error:
         return ToolResult(False, f"patch_file: {error}")
     return write_change(ctx, rel, real, current, _join(lines, final_newline or current is None))
+
+
+def _delete_or_move(
+    ctx: ToolContext,
+    rel: str,
+    real: Path,
+    current: TextFile,
+    file_patch: FilePatch,
+    lines: list[str],
+    final_newline: bool,
+) -> ToolResult | Proposal:
+    """A diff that deletes the file (`+++ /dev/null`: never emptying it) or moves it, as
+    delete_file and move_file would; its hunks applied first."""
+    data = read_real(real)  # what the file must still hold when the change is made
+    if file_patch.deletes:
+        left = [line for line in lines if line.strip()]
+        if left and file_patch.hunks:  # `*** Delete File:` alone names the file, no lines
+            raise PatchError(
+                f"the diff deletes {rel} (+++ /dev/null), but its hunks leave "
+                f"{len(left)} of its lines; nothing changed. Remove every line, or use "
+                "delete_file"
+            )
+        return delete_proposal(ctx, rel, real, data)
+    # A rename alone keeps the bytes as they are, whatever their line endings.
+    content = current.encode(_join(lines, final_newline)) if file_patch.hunks else None
+    return move_proposal(ctx, rel, real, data, str(file_patch.moved_to), content)
 
 
 TOOLS = ((edit_file, "write"), (patch_file, "write"))

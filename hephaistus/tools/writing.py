@@ -46,18 +46,47 @@ def open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | N
         return ToolResult(False, f"cannot read {rel}: {exc.strerror or exc}")
 
 
-def unified_diff(rel: str, before: str, after: str, *, created: bool, context: int = 3) -> str:
+def unified_diff(
+    rel: str, before: str, after: str, *, created: bool, deleted: bool = False, context: int = 3
+) -> str:
     """The change from `before` to `after` as a unified diff of `rel` with `context` lines around
-    each change; `created` diffs against /dev/null, as git shows a new file."""
+    each change; `created` (`deleted`) diffs from (to) /dev/null, as git shows a new (deleted)
+    file."""
     lines = difflib.unified_diff(
         _with_ends(before),
         _with_ends(after),
         fromfile="/dev/null" if created else f"a/{rel}",
-        tofile=f"b/{rel}",
+        tofile="/dev/null" if deleted else f"b/{rel}",
         n=context,
     )
     no_newline = "\n\\ No newline at end of file\n"
     return "".join(ln if ln.endswith("\n") else ln + no_newline for ln in lines)
+
+
+DIFFED_BYTES = 1 << 20  # larger files are named, not diffed
+
+
+def bytes_diff(rel: str, before: bytes | None, after: bytes | None) -> str:
+    """The change of `rel` from `before` to `after` (None: no file) as a unified diff; a binary
+    or huge file is named, never poured into the session and the screen."""
+    old, new = before or b"", after or b""
+    if _shown_as_text(old) and _shown_as_text(new):
+        return unified_diff(
+            rel, old.decode(), new.decode(), created=before is None, deleted=after is None
+        )
+    what = "deleted" if after is None else "written"
+    return f"Binary or large file {rel} {what} ({len(old)} -> {len(new)} bytes)\n"
+
+
+def _shown_as_text(data: bytes) -> bool:
+    """Whether a side of a change is text small enough to show as a diff."""
+    if len(data) > DIFFED_BYTES or b"\0" in data:
+        return False
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _with_ends(text: str) -> list[str]:

@@ -90,8 +90,8 @@ class TerminalAsker:
         if len(lines) > PREVIEW_LINES:
             preview += f"\n… {len(lines) - PREVIEW_LINES} more lines ([d] shows all)"
         self.sink.show_diff(preview + "\n")
-        verb = "Create" if change.created else "Change"
-        question = f"{verb} {visible(change.path)}? [y]es / [n]o / [a]ll / [d]iff: "
+        what = visible(change.describe())
+        question = f"{what[:1].upper()}{what[1:]}? [y]es / [n]o / [a]ll / [d]iff: "
         while True:
             choice = self.ask(question).strip().lower()[:1]
             if choice == "y":

@@ -44,12 +44,18 @@ class FilePatch:
     """The hunks of a patch for one file, with the paths its headers name."""
 
     source: str | None  # path from the `---` header; None for /dev/null or no header
-    target: str | None
+    target: str | None  # path from the `+++` header; None for /dev/null or no header
     hunks: list[Hunk]
+    moved_to: str | None = None  # `*** Move to:` or git's `rename to`: the file moves there
 
     @property
     def creates(self) -> bool:
         return self.source is None and self.target is not None
+
+    @property
+    def deletes(self) -> bool:
+        """`+++ /dev/null` (or `*** Delete File:`): the file goes, once its lines are taken."""
+        return self.source is not None and self.target is None and self.moved_to is None
 
 
 def parse_patch(text: str) -> list[FilePatch]:
@@ -62,19 +68,21 @@ def parse_patch(text: str) -> list[FilePatch]:
             "the diff has no hunks: each change needs a line starting with @@ "
             "followed by ' ' (context), '-' (removed) and '+' (added) lines"
         )
-    normalised = "".join(_render(source, target, hunks) for source, target, hunks in sections)
+    with_hunks = [section for section in sections if section.hunks]
+    normalised = "".join(_render(s.source, s.target, s.hunks) for s in with_hunks)
     try:
-        parsed = unidiff.PatchSet(normalised)
+        parsed = iter(unidiff.PatchSet(normalised)) if with_hunks else iter(())
     except unidiff.UnidiffParseError as exc:
         raise PatchError(f"the diff could not be parsed: {exc}") from None
     patches = []
-    for (source, target, bodies), patched in zip(sections, parsed, strict=True):
-        headers = [body[0].strip() for body in bodies]
+    for section in sections:
+        patched = next(parsed) if section.hunks else []
+        headers = [body[0].strip() for body in section.hunks]
         hunks = [
             _hunk(n, header, h)
             for n, (header, h) in enumerate(zip(headers, patched, strict=True), 1)
         ]
-        patches.append(FilePatch(source, target, hunks))
+        patches.append(FilePatch(section.source, section.target, hunks, section.moved_to))
     return patches
 
 
@@ -196,53 +204,83 @@ def _unwrap(text: str) -> list[str]:
             if added:
                 kept.append("@@ -0,0 +1 @@")
             continue
-        if line.startswith(("*** Delete File: ", "*** Move to: ")):
-            raise PatchError(
-                f"'{line.strip()}' is not supported; patch_file only changes or creates one file"
-            )
+        if line.startswith("*** Delete File: "):
+            kept += [f"--- a/{line.split(': ', 1)[1].strip()}", "+++ /dev/null"]
+            continue
+        if line.startswith("*** Move to: "):
+            kept.append(f"rename to {line.split(': ', 1)[1].strip()}")  # as git says it
+            continue
         kept.append(line)
     return kept
 
 
-Section = tuple[str | None, str | None, list[list[str]]]
+@dataclass
+class _Section:
+    """The part of a diff about one file, as read: its headers' paths, where it moves, and its
+    hunks (each its @@ line and body lines)."""
+
+    source: str | None
+    target: str | None
+    hunks: list[list[str]] = field(default_factory=list)
+    moved_to: str | None = None
+
+    @property
+    def kept(self) -> bool:
+        """Whether it does something: hunks, a delete, or a move."""
+        return bool(self.hunks or self.moved_to or (self.source and not self.target))
 
 
-def _sections(lines: list[str]) -> list[Section]:
-    """Split into (source, target, hunks) per file; a hunk is its header line and body lines."""
-    sections: list[Section] = []
-    current: Section | None = None
+def _sections(lines: list[str]) -> list[_Section]:
+    """Split into one section per file."""
+    sections: list[_Section] = []
+    current: _Section | None = None
     hunk: list[str] | None = None
+    moving_from: str | None = None  # git's `rename from`, before its `rename to`
     index = 0
     while index < len(lines):
         line = lines[index]
         nxt = lines[index + 1] if index + 1 < len(lines) else ""
         if line.startswith("--- ") and nxt.startswith("+++ "):
-            current = (_header_path(line), _header_path(nxt), [])
-            sections.append(current)
+            source, target = _header_path(line), _header_path(nxt)
+            if current and current.moved_to and not current.hunks and source == current.source:
+                current.target = target  # the headers after git's rename lines
+            else:
+                current = _Section(source, target)
+                sections.append(current)
             hunk = None
             index += 2
             continue
-        if line.startswith("@@"):
+        if line.startswith("rename from "):
+            moving_from, hunk = line[len("rename from ") :].strip(), None
+        elif line.startswith("rename to "):
+            moved_to = line[len("rename to ") :].strip()
+            if current is None or current.hunks or (moving_from and current.source != moving_from):
+                current = _Section(moving_from, moving_from)
+                sections.append(current)
+            current.moved_to, moving_from, hunk = moved_to, None, None
+        elif line.startswith("@@"):
             if current is None:
-                current = (None, None, [])
+                current = _Section(None, None)
                 sections.append(current)
             hunk = [line]
-            current[2].append(hunk)
+            current.hunks.append(hunk)
         elif hunk is not None and (line[:1] in (" ", "-", "+", "\\") or line == ""):
             hunk.append(line)
         elif hunk is None and current is None and line[:1] in ("-", "+") and line[1:2] != line[:1]:
-            current = (None, None, [])  # a hunk body with no @@ line at all
+            current = _Section(None, None)  # a hunk body with no @@ line at all
             sections.append(current)
             hunk = ["@@ ... @@", line]
-            current[2].append(hunk)
+            current.hunks.append(hunk)
         else:
             hunk = None  # prose after a hunk ends it
         index += 1
     for section in sections:
-        for body in section[2]:
+        for body in section.hunks:
             while len(body) > 1 and body[-1] == "":
                 body.pop()  # blank lines after a hunk are separators, not context
-    return [s for s in sections if any(len(body) > 1 for body in s[2])]
+        if not any(len(body) > 1 for body in section.hunks):
+            section.hunks = []  # only a delete or a move, if anything
+    return [s for s in sections if s.kept]
 
 
 def _header_path(line: str) -> str | None:
