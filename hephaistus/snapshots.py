@@ -11,6 +11,7 @@ Outside git this works the same: git is only heph's tool here.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,6 +78,38 @@ class Snapshots:
             )
         return found
 
+    def watch_ignored(self) -> Watch | None:
+        """What git ignores now (a `.venv`, build output: never snapshotted), and a mark on
+        the file system's own clock, so `ignored_changes` can say what a command did there."""
+        try:
+            listed = self._ignored()
+            mark = self.git_dir / "started"
+            mark.write_bytes(b"")
+            return Watch(listed, mark.stat().st_mtime_ns)
+        except (GitError, OSError):
+            return None
+
+    def ignored_changes(self, watch: Watch | None) -> list[str]:
+        """The ignored files and folders (as git names them: a folder for all it holds) that
+        appeared, went or hold something changed since `watch`."""
+        if watch is None:
+            return []
+        try:
+            now = self._ignored()
+        except GitError:
+            return []
+        budget = [WATCHED_ENTRIES]
+        kept = sorted(watch.listed & now)
+        touched = [name for name in kept if _touched(self.root / name, watch.mark, budget)]
+        return sorted((watch.listed ^ now) | set(touched))
+
+    def _ignored(self) -> frozenset[str]:
+        raw = self._git(
+            "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"
+        )
+        names = (os.fsdecode(name) for name in raw.split(b"\0") if name)
+        return frozenset(name for name in names if name.split("/")[0] != ".heph")
+
     def _side(self, mode: str, sha: str) -> tuple[bytes, int] | None:
         if mode == "000000":
             return None
@@ -94,6 +127,46 @@ class Snapshots:
 
     def _git(self, *args: str) -> bytes:
         return run_private(self.git_dir, self.root, *args)
+
+
+@dataclass(frozen=True)
+class Watch:
+    """The ignored entries before a command, and when it started (on the file system's clock)."""
+
+    listed: frozenset[str]
+    mark: int  # st_mtime_ns of a file written just before the command
+
+
+WATCHED_ENTRIES = 20_000  # files and folders looked at for changes, at most, per command
+
+
+def _touched(path: Path, mark: int, budget: list[int]) -> bool:
+    """Whether `path`, or anything in it (links not followed), was changed at or after `mark`;
+    a removed entry shows in its folder's time. Gives up (False) past the budget."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return True  # gone meanwhile
+    if info.st_mtime_ns >= mark:
+        return True
+    if not stat.S_ISDIR(info.st_mode):
+        return False
+    stack = [path]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    budget[0] -= 1
+                    if budget[0] < 0:
+                        return False
+                    found = entry.stat(follow_symlinks=False)
+                    if found.st_mtime_ns >= mark:
+                        return True
+                    if stat.S_ISDIR(found.st_mode):
+                        stack.append(Path(entry.path))
+        except OSError:
+            continue
+    return False
 
 
 def command_effects(

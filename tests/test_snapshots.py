@@ -100,3 +100,29 @@ def test_a_binary_file_a_command_deletes_is_named_not_diffed_and_comes_back(tmp_
     assert made.diff == f"Binary or large file data.bin deleted ({len(blob)} -> 0 bytes)\n"
     CheckpointStore(tmp_path, tmp_path / ".heph").undo("s1")
     assert (tmp_path / "data.bin").read_bytes() == blob
+
+
+def test_heph_says_when_a_command_changed_ignored_files(heph, chat_server, workspace, home):
+    a_repository(workspace)
+    (workspace / ".venv" / "lib").mkdir(parents=True)
+    (workspace / ".venv" / "lib" / "old.py").write_text("old\n")
+    (workspace / ".gitignore").write_text(".venv/\nbuild/\n*.log\n")
+    user_commands(
+        home,
+        install="sh -c 'echo new > .venv/lib/old.py'",
+        build="sh -c 'mkdir build; echo o > build/out.o; echo l > run.log'",
+        clean="sh -c 'rm -r build run.log'",
+        quiet="sh -c 'echo A = 2 > a.py'",
+    )
+    for name in ("install", "build", "clean", "quiet"):
+        chat_server.reply(act("run_command", name=name))
+    chat_server.reply(final("done"))
+    result = heph("--yes", "clean up")
+    assert result.code == 0, result.stderr
+    seen = [chat_server.requests[n]["messages"][-1]["content"] for n in range(1, 5)]
+    said = "It also changed what git ignores, which undo does not take back: "
+    assert f"{said}.venv/\n" in seen[0] + "\n"  # deep inside an ignored folder
+    assert f"{said}build/, run.log" in seen[1]
+    assert f"{said}build/, run.log" in seen[2]  # deleted
+    assert "ignores" not in seen[3] and "The command changed these files: a.py" in seen[3]
+    assert "the command changed ignored files (not undoable): .venv/" in result.stderr

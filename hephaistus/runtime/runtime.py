@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from hephaistus import wording
 from hephaistus.runtime.journal import Journal
 from hephaistus.runtime.permissions import decide
 from hephaistus.runtime.policy import Decision, Policy
@@ -105,18 +106,21 @@ class Runtime:
         from hephaistus.snapshots import command_effects
 
         before = snapshots.take()
+        watch = snapshots.watch_ignored()
         try:
             result = proposal.carry_out()
         except BaseException:  # Ctrl-C mid-command: what it changed so far is undoable
             command_effects(snapshots, before, self.context.checkpoints)
             raise
         made = command_effects(snapshots, before, self.context.checkpoints)
+        ignored = snapshots.ignored_changes(watch)
+        told = result.output + _command_changes(made)
+        if ignored:
+            named = wording.listed(ignored, IGNORED_NAMED)
+            told += f"\nIt also changed what git ignores, which undo does not take back: {named}"
+            self.sink.notice(f"the command changed ignored files (not undoable): {named}")
         if not made:
-            return result
-        named = ", ".join(
-            f"{c.path}{' (new)' if c.created else ' (deleted)' if c.deleted else ''}" for c in made
-        )
-        told = f"{result.output}\nThe command changed these files: {named}"
+            return replace(result, output=told)
         diff = "".join(c.diff for c in made)
         return replace(result, output=told, diff=diff, changed=result.changed + made)
 
@@ -145,6 +149,19 @@ class Runtime:
                 "your final answer (the user carries it out with /go)."
             )
         return said
+
+
+IGNORED_NAMED = 5  # ignored paths a command changed, named in its observation
+
+
+def _command_changes(made: tuple[FileChange, ...]) -> str:
+    """The files a command created, changed or deleted, as its observation ends."""
+    if not made:
+        return ""
+    named = ", ".join(
+        f"{c.path}{' (new)' if c.created else ' (deleted)' if c.deleted else ''}" for c in made
+    )
+    return f"\nThe command changed these files: {named}"
 
 
 def denied_tools(registry: Registry, mode: str) -> list[str]:
