@@ -222,3 +222,28 @@ def test_a_toolchain_under_tmp_is_there_inside_and_read_only(box, tmp_path):
     )
     assert "hello from the toolchain" in done.output and "Read-only file system" in done.output
     assert not (tools / "x").exists()
+
+
+@needs_sandbox
+def test_nested_repositories_git_folders_are_read_only_inside(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = tmp_path / "ws"
+    hooks = root / "vendor" / "lib" / ".git" / "hooks"
+    hooks.mkdir(parents=True)
+    (root / "vendor" / "lib" / "lib.py").write_text("x = 1\n")
+    (root / "sub" / ".heph").mkdir(parents=True)
+    (root / "worktree").mkdir()
+    (root / "worktree" / ".git").write_text("gitdir: /elsewhere\n")
+    box = Contained(root, SandboxConfig())
+    env = {"PATH": os.environ["PATH"]}
+    for line in (
+        "echo evil > vendor/lib/.git/hooks/pre-commit",
+        "echo x > sub/.heph/state.json",
+        "echo 'gitdir: /tmp/x' > worktree/.git",
+    ):
+        done = box.run(["/bin/sh", "-c", line], cwd=root, env=env, timeout=20)
+        assert done.exit_code != 0 and "Read-only file system" in done.output, line
+    assert not (hooks / "pre-commit").exists()
+    assert (root / "worktree" / ".git").read_text() == "gitdir: /elsewhere\n"
+    done = box.run(["/bin/sh", "-c", "echo 2 > vendor/lib/lib.py"], cwd=root, env=env, timeout=20)
+    assert done.exit_code == 0 and (root / "vendor" / "lib" / "lib.py").read_text() == "2\n"

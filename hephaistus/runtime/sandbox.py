@@ -66,6 +66,7 @@ class Sandbox:
     workspace: Path
     cache: Path  # the sandbox's cache folder for this workspace (pip, uv, npm, go)
     hidden: tuple[Path, ...] = ()  # files and folders that look empty inside
+    kept: tuple[Path, ...] = ()  # read-only inside: nested repositories' .git, nested .heph
     network: bool = False
     read_only: bool = False  # the workspace too (plan mode's shell)
     bwrap: str = "bwrap"
@@ -99,9 +100,10 @@ class Sandbox:
             line += ["--tmpfs", runtime_dir]
         # Binds come after the tmpfs mounts: a workspace under /tmp stays reachable.
         line += ["--ro-bind" if self.read_only else "--bind", root, root]
-        for own in (".git", ".heph"):
-            if (self.workspace / own).is_dir():
-                line += ["--ro-bind", f"{root}/{own}", f"{root}/{own}"]
+        own = [self.workspace / name for name in (".git", ".heph")]
+        for path in [*own, *self.kept]:
+            if path.exists() and not path.is_symlink():
+                line += ["--ro-bind", str(path), str(path)]
         line += ["--bind", str(self.cache), str(self.cache)]
         for toolchain in toolchains_in_tmp(argv, env or {}, self.workspace):
             line += ["--ro-bind", str(toolchain), str(toolchain)]
@@ -206,12 +208,22 @@ SECRET_WALK_DEPTH = 8
 SECRET_WALK_ENTRIES = 20_000
 
 
-def secret_files(root: Path) -> list[str]:
+@dataclass(frozen=True)
+class Walked:
+    """What a walk of the workspace found for the sandbox (workspace-relative names)."""
+
+    secrets: list[str]  # secret files and folders: hidden inside
+    internals: list[str]  # nested repositories' `.git` and heph's `.heph`: read-only inside
+
+
+def walk(root: Path) -> Walked:
     """The workspace's secret files (`.env`, keys: workspace.is_secret_name), ignored ones
-    included, to hide inside. A bounded walk: secrets sit near the top of a project."""
+    included, and the `.git` and `.heph` of repositories and workspaces nested in it (a
+    vendored repository: a hook written there would run at the person's next commit in it).
+    A bounded walk: these sit near the top of a project."""
     from hephaistus.workspace import is_secret_name
 
-    found: list[str] = []
+    found = Walked([], [])
     pending = [(root, 0)]
     seen = 0
     while pending and seen < SECRET_WALK_ENTRIES:
@@ -223,14 +235,22 @@ def secret_files(root: Path) -> list[str]:
         for entry in entries:
             seen += 1
             rel = os.path.relpath(entry.path, root)
-            if entry.is_dir(follow_symlinks=False):
+            if entry.name in (".git", ".heph") and not entry.is_symlink():
+                if folder != root:  # the workspace's own are bound read-only anyway
+                    found.internals.append(rel)
+            elif entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIPPED_FOLDERS and depth < SECRET_WALK_DEPTH:
                     pending.append((Path(entry.path), depth + 1))
                 if is_secret_name(rel + "/x"):  # a folder of secrets (.ssh inside)
-                    found.append(rel)
+                    found.secrets.append(rel)
             elif is_secret_name(rel):
-                found.append(rel)
+                found.secrets.append(rel)
     return found
+
+
+def secret_files(root: Path) -> list[str]:
+    """The workspace's secret files, to hide inside (see walk)."""
+    return walk(root).secrets
 
 
 class Contained:
@@ -273,10 +293,12 @@ class Contained:
             return LocalExecutor().run(argv, cwd=cwd, env=env, timeout=timeout)
         if self._sandbox is None:
             root = self.workspace
+            walked = walk(root)
             self._sandbox = Sandbox(
                 root,
                 cache_folder(root),
-                hidden=hidden_paths(root, secret_files(root)),
+                hidden=hidden_paths(root, walked.secrets),
+                kept=tuple(root / rel for rel in walked.internals),
                 network=self.settings.network,
                 bwrap=shutil.which(self.settings.bwrap) or self.settings.bwrap,
             )
