@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import stat
 from dataclasses import asdict, dataclass, field
 from itertools import pairwise
@@ -33,8 +34,13 @@ class FileState:
     name of the blob that holds it)."""
 
     exists: bool
-    mode: int | None = None
+    mode: int | None = None  # permission bits; with S_IFLNK, a link (its blob: the target)
     sha: str | None = None
+
+    @property
+    def link(self) -> bool:
+        """Whether it is a symbolic link (a command made or removed one)."""
+        return self.mode is not None and stat.S_ISLNK(self.mode)
 
 
 @dataclass
@@ -307,7 +313,11 @@ class CheckpointStore:
         """Whether the file `rel` is in `state` now."""
         path = self.root / rel
         if not state.exists:
-            return not path.exists()
-        if not path.is_file():
+            return not os.path.lexists(path)
+        if state.link:
+            if not path.is_symlink():
+                return False
+            return hashlib.sha256(os.fsencode(os.readlink(path))).hexdigest() == state.sha
+        if path.is_symlink() or not path.is_file():
             return False
         return hashlib.sha256(read_real(path)).hexdigest() == state.sha

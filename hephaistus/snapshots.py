@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from hephaistus.checkpoints import Checkpoints
 
 FOLDER = "snapshots"
-REGULAR = ("100644", "100755")  # what is restored: files (a link or submodule is left alone)
+REGULAR = ("100644", "100755")  # what is restored: files and links (a submodule is left alone)
+LINK = "120000"
+LINK_MODE = stat.S_IFLNK | 0o777  # a side of a change that is a symbolic link
 
 
 @dataclass(frozen=True)
@@ -42,10 +44,13 @@ class Snapshots:
     def __init__(self, root: Path, heph_dir: Path) -> None:
         self.root = root
         self.git_dir = heph_dir / FOLDER
+        self._modes: dict[str, dict[str, int]] = {}  # tree -> its files' unusual modes
 
-    def take(self) -> str | None:
+    def take(self, *, modes: bool = True) -> str | None:
         """The workspace as a tree id now; None when no snapshot can be taken (no git, a
-        workspace git cannot read): then a command's changes are not heph's to undo."""
+        workspace git cannot read): then a command's changes are not heph's to undo. With
+        `modes`, the files' exact permission bits are kept with it (for a picture taken
+        before a command: what undo restores)."""
         try:
             self._ready()
         except (GitError, OSError):
@@ -55,9 +60,30 @@ class Snapshots:
         except GitError:
             pass  # an unreadable file: what could be read is in the picture all the same
         try:
-            return self._git("write-tree").decode().strip() or None
+            tree = self._git("write-tree").decode().strip() or None
         except GitError:
             return None
+        if tree is not None and modes:  # kept for the next picture's changes, no longer
+            self._modes = {**dict(list(self._modes.items())[-1:]), tree: self._unusual_modes()}
+        return tree
+
+    def _unusual_modes(self) -> dict[str, int]:
+        """The permission bits of each file git would not restore as they are (git keeps
+        only whether a file is executable: 644 or 755), so undo can (a private 600 file)."""
+        try:
+            listed = self._git("ls-files", "-z")
+        except GitError:
+            return {}
+        unusual = {}
+        base = os.fsencode(self.root) + b"/"  # bytes, no Path: thousands of files a command
+        for raw in filter(None, listed.split(b"\0")):
+            try:
+                mode = os.lstat(base + raw).st_mode
+            except OSError:
+                continue
+            if stat.S_ISREG(mode) and stat.S_IMODE(mode) not in (0o644, 0o755):
+                unusual[os.fsdecode(raw)] = stat.S_IMODE(mode)
+        return unusual
 
     def changes(self, before: str, after: str) -> list[Changed]:
         """The files that differ between two snapshots, with both sides' content."""
@@ -71,12 +97,31 @@ class Snapshots:
             path = os.fsdecode(name)
             if (old_mode, new_mode) == ("000000", "000000"):
                 continue
-            if old_mode not in ("000000", *REGULAR) or new_mode not in ("000000", *REGULAR):
-                continue  # a link or a submodule: not heph's to write back
-            found.append(
-                Changed(path, self._side(old_mode, old_sha), self._side(new_mode, new_sha))
-            )
+            kinds = ("000000", LINK, *REGULAR)
+            if old_mode not in kinds or new_mode not in kinds:
+                continue  # a submodule: not heph's to write back
+            before_side = self._side(old_mode, old_sha, self._modes.get(before, {}).get(path))
+            after_side = self._side(new_mode, new_sha, self._mode_now(path))
+            found.append(Changed(path, before_side, after_side))
         return found
+
+    def _mode_now(self, rel: str) -> int | None:
+        try:
+            info = os.lstat(self.root / rel)
+        except OSError:
+            return None
+        return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
+
+    def _side(self, mode: str, sha: str, bits: int | None) -> tuple[bytes, int] | None:
+        """Content and mode of one side of a change: a link's target with LINK_MODE, a
+        file's content with its permission bits (git's 644 or 755 unless `bits` knows
+        better)."""
+        if mode == "000000":
+            return None
+        data = self._git("cat-file", "blob", sha)
+        if mode == LINK:
+            return data, LINK_MODE
+        return data, bits if bits is not None else 0o755 if mode == "100755" else 0o644
 
     def watch_ignored(self) -> Watch | None:
         """What git ignores now (a `.venv`, build output: never snapshotted), and a mark on
@@ -109,12 +154,6 @@ class Snapshots:
         )
         names = (os.fsdecode(name) for name in raw.split(b"\0") if name)
         return frozenset(name for name in names if name.split("/")[0] != ".heph")
-
-    def _side(self, mode: str, sha: str) -> tuple[bytes, int] | None:
-        if mode == "000000":
-            return None
-        data = self._git("cat-file", "blob", sha)
-        return data, 0o755 if mode == "100755" else 0o644
 
     def _ready(self) -> None:
         """heph's own repository, made once, blind to `.heph/`."""
@@ -176,7 +215,7 @@ def command_effects(
     change checkpointed (so undo takes it back) and as a FileChange with its diff."""
     from hephaistus.tools.writing import bytes_diff
 
-    after = snapshots.take() if before else None
+    after = snapshots.take(modes=False) if before else None
     if before is None or after is None or after == before:
         return ()
     made = []

@@ -158,6 +158,28 @@ def unlink_real(path: Path) -> None:
         os.close(folder)
 
 
+def link_real(path: Path, target: str) -> None:
+    """Make `path`, a real path, the symbolic link to `target` (replacing what is there) in
+    one rename, in its folder as opened by `open_real`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = f".{os.getpid()}-{os.urandom(4).hex()}{TEMP_SUFFIX}"
+    folder = _pinned_folder(path)
+    try:
+        if folder is None:
+            os.symlink(target, path.parent / temporary)
+            os.replace(path.parent / temporary, path)
+            return
+        os.symlink(target, temporary, dir_fd=folder)
+        try:
+            os.replace(temporary, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+        except OSError:
+            os.unlink(temporary, dir_fd=folder)
+            raise
+    finally:
+        if folder is not None:
+            os.close(folder)
+
+
 def _pinned_folder(path: Path) -> int | None:
     """The folder of `path`, a real path, as `open_real` opens it; None where renames and
     deletes take no folder descriptor (Windows)."""

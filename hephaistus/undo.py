@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, replace
@@ -28,7 +29,7 @@ from hephaistus.checkpoints import (
 )
 from hephaistus.locks import file_lock, workspace_lock
 from hephaistus.reversal import merge, taken_away
-from hephaistus.textfile import atomic_write, new_file_mode, read_real, unlink_real
+from hephaistus.textfile import atomic_write, link_real, new_file_mode, read_real, unlink_real
 from hephaistus.workspace import PathError, Workspace
 
 Pick = Callable[[Entry], FileState]
@@ -103,6 +104,8 @@ def _undo_plan(
     )
     if not entry.interleaved() or now == entry.before:
         return entry, (now, entry.before), False, 0
+    if any(step.before.link or step.after.link for step in entry.steps):
+        return entry, (now, entry.before), None, 1  # a link's target has no lines to merge
 
     def content(state: FileState) -> bytes:
         return store.blob(session_id, state)
@@ -143,7 +146,7 @@ def _check(store: CheckpointStore, entries: list[Entry], force: bool) -> None:
     """Every file must still be where heph wrote it, and in a state heph knows: as heph
     left it, as its previous write left it (the last write was cut short before its
     rename), or as it was before."""
-    moved = [e.path for e in entries if not _where_written(store, e.path)]
+    moved = [e.path for e in entries if not _where_written(store, e)]
     if moved:
         raise NotInside(moved)
     changed = [
@@ -188,9 +191,17 @@ def _check_blobs(
             )
 
 
-def _where_written(store: CheckpointStore, rel: str) -> bool:
-    """Whether `rel` still names a place inside the workspace with no link on the way, as
-    every path heph writes does (the tools write a link's target)."""
+def _where_written(store: CheckpointStore, entry: Entry) -> bool:
+    """Whether the entry's path still names a place inside the workspace with no link on
+    the way, as every path heph writes does (the tools write a link's target; a link a
+    command made or removed is itself the place, in a folder with no link on the way)."""
+    rel = entry.path
+    if any(state.link for state in (entry.before, entry.after)):
+        folder = os.path.dirname(rel)
+        try:
+            return not folder or Workspace(store.root).resolve(folder) == store.root / folder
+        except PathError:
+            return False
     try:
         rel_now, real = Workspace(store.root).check(rel, allow_secrets=True, for_write=True)
     except PathError:
@@ -206,11 +217,14 @@ def _restore(
         state = target(entry)
         path = store.root / entry.path
         if not state.exists:
-            if path.exists():
+            if os.path.lexists(path):
                 unlink_real(path)
                 deleted.append(entry.path)
             continue
         data = store.blob(session_id, state)
-        atomic_write(path, data, temp_dir=store.temp_dir, real=True, mode=state.mode)
+        if state.link:
+            link_real(path, os.fsdecode(data))
+        else:
+            atomic_write(path, data, temp_dir=store.temp_dir, real=True, mode=state.mode)
         restored.append(entry.path)
     return UndoResult(session_id, restored, deleted)

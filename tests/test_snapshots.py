@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 from conftest import git
 from hephaistus.snapshots import Snapshots
@@ -126,3 +129,56 @@ def test_heph_says_when_a_command_changed_ignored_files(heph, chat_server, works
     assert f"{said}build/, run.log" in seen[2]  # deleted
     assert "ignores" not in seen[3] and "The command changed these files: a.py" in seen[3]
     assert "the command changed ignored files (not undoable): .venv/" in result.stderr
+
+
+def test_links_and_private_modes_a_command_changed_come_back_as_they_were(tmp_path):
+    from hephaistus.checkpoints import Checkpoints, CheckpointStore
+    from hephaistus.snapshots import command_effects
+
+    (tmp_path / ".heph").mkdir()
+    (tmp_path / "key.txt").write_text("private\n")
+    (tmp_path / "key.txt").chmod(0o600)
+    (tmp_path / "group.txt").write_text("shared\n")
+    (tmp_path / "group.txt").chmod(0o640)
+    (tmp_path / "docs").mkdir()
+    os.symlink("../key.txt", tmp_path / "docs" / "current")
+    os.symlink("nowhere", tmp_path / "dangling")
+    snapshots = Snapshots(tmp_path, tmp_path / ".heph")
+    checkpoints = Checkpoints(tmp_path, tmp_path / ".heph", "s1")
+    before = snapshots.take()
+    # What a command might do: delete a private file, rewrite another, repoint and remove
+    # links, and make a link of its own.
+    (tmp_path / "key.txt").unlink()
+    (tmp_path / "group.txt").write_text("changed\n")
+    (tmp_path / "docs" / "current").unlink()
+    os.symlink("../group.txt", tmp_path / "docs" / "current")
+    (tmp_path / "dangling").unlink()
+    os.symlink("/etc/passwd", tmp_path / "made")
+    made = {c.path for c in command_effects(snapshots, before, checkpoints)}
+    assert made == {"key.txt", "group.txt", "docs/current", "dangling", "made"}
+    result = CheckpointStore(tmp_path, tmp_path / ".heph").undo("s1")
+    assert sorted(result.restored) == ["dangling", "docs/current", "group.txt", "key.txt"]
+    assert result.deleted == ["made"] and not os.path.lexists(tmp_path / "made")
+    assert (tmp_path / "key.txt").read_text() == "private\n"
+    assert (tmp_path / "key.txt").stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "group.txt").read_text() == "shared\n"
+    assert (tmp_path / "group.txt").stat().st_mode & 0o777 == 0o640
+    assert os.readlink(tmp_path / "docs" / "current") == "../key.txt"
+    assert os.readlink(tmp_path / "dangling") == "nowhere"
+
+
+def test_undo_leaves_a_link_someone_changed_since(tmp_path):
+    from hephaistus.checkpoints import Checkpoints, CheckpointStore, UndoConflict
+    from hephaistus.snapshots import command_effects
+
+    (tmp_path / ".heph").mkdir()
+    snapshots = Snapshots(tmp_path, tmp_path / ".heph")
+    checkpoints = Checkpoints(tmp_path, tmp_path / ".heph", "s1")
+    before = snapshots.take()
+    os.symlink("a", tmp_path / "link")
+    command_effects(snapshots, before, checkpoints)
+    (tmp_path / "link").unlink()
+    os.symlink("b", tmp_path / "link")  # the person's since
+    with pytest.raises(UndoConflict):
+        CheckpointStore(tmp_path, tmp_path / ".heph").undo("s1")
+    assert os.readlink(tmp_path / "link") == "b"
