@@ -100,3 +100,50 @@ def test_a_flood_of_output_is_read_in_bounded_memory_keeping_its_end(tmp_path):
     assert done.exit_code == 0 and done.output.endswith("aTHE-END\n")
     assert done.output.startswith("[... ") and "bytes of output cut from the start" in done.output
     assert len(done.output) < KEPT_OUTPUT + 100 and peak < 8 * KEPT_OUTPUT
+
+
+@needs_sandbox
+def test_rm_rf_of_the_whole_workspace_is_undone_file_by_file(heph, chat_server, workspace):
+    import os
+
+    for number in range(30):
+        path = workspace / f"pkg{number % 3}" / "deep" / f"m{number}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"N = {number}\n")
+    (workspace / "run.sh").write_text("#!/bin/sh\n")
+    (workspace / "run.sh").chmod(0o755)
+    os.symlink("run.sh", workspace / "start")
+    before = {
+        str(p.relative_to(workspace)): (p.is_symlink(), os.readlink(p) if p.is_symlink() else "")
+        for p in workspace.rglob("*")
+    }
+    chat_server.reply(act("shell", command="rm -rf ./* && ls -A"))
+    chat_server.reply(final("emptied"))
+    assert heph("--yes", "empty it").code == 0
+    assert [p.name for p in workspace.iterdir()] == [".heph"]
+    undone = heph("undo")
+    assert undone.code == 0, undone.stderr
+    after = {
+        str(p.relative_to(workspace)): (p.is_symlink(), os.readlink(p) if p.is_symlink() else "")
+        for p in workspace.rglob("*")
+        if ".heph" not in p.parts
+    }
+    assert after == before
+    assert (workspace / "pkg1" / "deep" / "m4.py").read_text() == "N = 4\n"
+    assert (workspace / "run.sh").stat().st_mode & 0o111
+
+
+@needs_sandbox
+def test_a_link_out_of_the_workspace_leads_a_write_nowhere(heph, chat_server, workspace, home):
+    import os
+
+    beside = home / "notes.txt"
+    beside.write_text("mine\n")
+    os.symlink(beside, workspace / "notes")
+    chat_server.reply(act("shell", command="echo theirs > notes; cat notes"))
+    chat_server.reply(final("tried"))
+    assert heph("--yes", "write through the link").code == 0
+    # Outside the workspace is read-only, and /tmp (where this test's home is) a private
+    # one that goes with the command: what it wrote through the link is nowhere now.
+    assert beside.read_text() == "mine\n"
+    assert os.readlink(workspace / "notes") == str(beside)
