@@ -24,6 +24,7 @@ from hephaistus.seams import Engine, EventSink, Model, NullSink
 from hephaistus.session import TASK_SESSION, Session, SessionStore
 from hephaistus.snapshots import Snapshots
 from hephaistus.state import AgentState
+from hephaistus.steps import StepSchema
 from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import Registry, ToolContext, default_registry
 from hephaistus.tools import git as git_tools
@@ -78,7 +79,9 @@ class Agent:
         self.messages: list[Message] = []
         window, source = context_window(model.name, config.context_window)
         self.compactor = Compactor(window, source, config.max_reply_tokens)
-        self.window_asked = bool(config.context_window)  # the server is asked once
+        # The server is asked once: the window it runs (unless set) and what it is (for the
+        # step's schema).
+        self.window_asked = bool(config.context_window) and config.structured in ("json", "off")
         self.announced = False  # -v has said what the run works with
         self.announced_folder = False  # said once that the workspace is no project folder
         self.session: Session | None = None
@@ -181,6 +184,9 @@ class Agent:
             summary,
             verify=[n for n in self.config.verify_after_edits if n in self.commands],
             verify_retries=self.config.verify_retries,
+            schema=StepSchema(
+                [t for t in self.registry if t.name not in self.left_out], self.workspace.files
+            ),
         )
         outcome = Outcome("failed", "the run did not finish")
         try:
@@ -259,7 +265,7 @@ class Agent:
         self.window_asked = True
         ask = getattr(self.model, "served_window", None)
         served = ask(self.workspace.heph_dir / "cache" / "windows.json") if ask else None
-        if served:
+        if served and not self.config.context_window:
             window, source = context_window(self.model.name, None, served)
             self.compactor.window, self.compactor.source = window, source
 
@@ -298,6 +304,7 @@ class Agent:
             leave_out.add("shell")  # there is no shell without a sandbox
         if self._no_git():
             leave_out |= git_tools.NAMES
+        self.left_out = leave_out  # the step schema offers the same tools
         commands = "" if "run_command" in leave_out else project_commands.describe(self.commands)
         if commands and self.commands and self.executor.why_not() is None:
             reach = "the network is reachable" if self.config.sandbox.network else "no network"

@@ -80,6 +80,14 @@ class Config:
         default=True,
         metadata=documented("ask the endpoint for JSON mode (response_format)", harmless=True),
     )
+    structured: str = field(
+        default="auto",
+        metadata=documented(
+            "send the step's JSON schema for the server to enforce: auto (to servers known to "
+            "enforce it), schema, json (JSON mode only) or off",
+            harmless=True,
+        ),
+    )
     observation_limit: int = field(
         default=16_000,
         metadata=documented("bytes of a tool's output the model sees", harmless=True),
@@ -175,6 +183,7 @@ class Config:
 
 
 OPENAI_URL = "https://api.openai.com/v1"
+STRUCTURED = ("auto", "schema", "json", "off")
 NOT_IN_FILES = {"api_key", "sources", "workspace_trusted", "ignored"}
 FILE_KEYS = {f.name for f in fields(Config)} - NOT_IN_FILES
 HARMLESS_KEYS = {f.name for f in fields(Config) if f.metadata.get("harmless")}
@@ -371,6 +380,9 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
         elif key in LIST_KEYS:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{where}: '{key}' must be a list of strings")
+        elif key == "structured":
+            if value not in STRUCTURED:
+                raise ConfigError(f"{where}: 'structured' must be one of {', '.join(STRUCTURED)}")
         elif key == "mode":
             if value not in MODES:
                 raise ConfigError(

@@ -36,6 +36,7 @@ class ModelInfo:
 
     id: str
     window: int | None = None  # context tokens, when the listing says (vLLM, LM Studio)
+    schema: str = "unknown"  # whether the server enforced the step's schema for it (steps)
 
 
 @dataclass(frozen=True)

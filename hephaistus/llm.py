@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hephaistus import tokens
 from hephaistus.config import OPENAI_URL, Config, is_loopback_url
@@ -36,6 +36,12 @@ from hephaistus.llm_faults import retry_after as retry_after  # imported from he
 from hephaistus.textfile import encodable
 from hephaistus.values import Message, ModelReply, Usage
 
+if TYPE_CHECKING:
+    from hephaistus.serverinfo import SchemaRecord
+    from hephaistus.steps import StepSchema
+
+ENFORCED, NOT_ENFORCED = "enforced", "not enforced"
+
 PROGRESS_INTERVAL = 0.1  # seconds between updates of a streaming reply shown so far
 
 
@@ -48,6 +54,11 @@ class ChatModel:
         self.name = config.model
         self.url = config.endpoint_url
         self.json_mode = config.json_mode
+        self.structured = config.structured  # auto | schema | json | off (see steps)
+        self.server_kind = "openai" if self.url == OPENAI_URL else ""  # learned by served_window
+        self.refused_shapes: set[str] = set()  # schema shapes the server answered 400 to
+        self.schema_record: SchemaRecord | None = None  # whether it enforced the schema
+        self.sent_shape: str | None = None  # the schema's shape in the request being made
         self.stream_usage = True  # ask a stream for its token counts, until a server refuses
         self.retry_timeouts = True  # `heph docs` gives up at once: a commit is waiting
         self.timeout_setting = "`timeout` in .heph.toml or HEPH_TIMEOUT"
@@ -62,28 +73,64 @@ class ChatModel:
         max_tokens: int | None = None,
         on_retry: Callable[[str, float], None] | None = None,
         on_text: Callable[[str], None] | None = None,
+        schema: StepSchema | None = None,
     ) -> ModelReply:
         """The model's reply to `messages`. Transient failures (429, 5xx, resets, a timeout once)
         are retried with backoff within a time budget; ModelError when they persist or the
-        request cannot succeed. Usage is estimated when the server sends none."""
+        request cannot succeed. Usage is estimated when the server sends none. The step's
+        `schema` goes with it where the server is known to enforce it (see schema_shape)."""
         # `pause` is looked up at each call, so that a test can replace `llm.pause`.
         (text, usage, finish), attempt = retrying(
-            lambda: self._request(messages, max_tokens, on_text),
+            lambda: self._request(messages, max_tokens, on_text, schema),
             self,
             self.pause or pause,
             on_retry,
         )
+        if schema is not None and self.sent_shape and finish != "length":
+            self._learn_enforcement(schema.kept_to(text, self.sent_shape))
         if not usage.total:  # the server said nothing: our estimate, marked as such
             usage = Usage(estimated_tokens(messages), tokens.estimate(text), True)
-        return ModelReply(text, usage, attempt, cut_off=finish == "length")
+        constrained = schema is not None and self.sent_shape is not None
+        return ModelReply(text, usage, attempt, cut_off=finish == "length", constrained=constrained)
 
     def served_window(self, cache: Path) -> tuple[int, str] | None:
-        """The context window the server says it runs the model with (not asked of OpenAI)."""
+        """The context window the server says it runs the model with (not asked of OpenAI);
+        what kind of server it is, and whether it kept to a step's schema before, are learned
+        on the way (cached beside)."""
+        from hephaistus.serverinfo import SchemaRecord, cached_facts
+
+        self.schema_record = SchemaRecord(cache.parent / "schema.json", self.url, self.name)
         if self.url == OPENAI_URL:
             return None
-        from hephaistus.serverinfo import cached_window
+        facts = cached_facts(cache, self.url, self.name, self.config.resolved_api_key())
+        self.server_kind = facts.kind
+        return (facts.window, facts.source) if facts.window else None
 
-        return cached_window(cache, self.url, self.name, self.config.resolved_api_key())
+    def schema_shape(self) -> str | None:
+        """The shape the step's schema is sent in next, or None (JSON mode, or nothing):
+        `auto` sends it only to the kinds of server known to enforce it, and no more once
+        one broke it; `schema` to any; a shape the server refused is not sent again."""
+        from hephaistus.steps import SHAPES, UNKNOWN_KIND_SHAPES
+
+        if self.structured == "auto":
+            broken = self.schema_record is not None and self.schema_record.verdict() == NOT_ENFORCED
+            shapes = () if broken else SHAPES.get(self.server_kind, ())
+        elif self.structured == "schema":
+            shapes = SHAPES.get(self.server_kind, UNKNOWN_KIND_SHAPES)
+        else:
+            shapes = ()
+        return next((shape for shape in shapes if shape not in self.refused_shapes), None)
+
+    def refuse_shape(self) -> None:
+        """The server answered 400 to the schema's shape: the next request tries the next."""
+        if self.sent_shape:
+            self.refused_shapes.add(self.sent_shape)
+
+    def _learn_enforcement(self, kept: bool) -> None:
+        """A reply that broke the schema it was sent shows the server does not enforce it:
+        remembered, and JSON mode from then on (`auto`)."""
+        if self.schema_record is not None:
+            self.schema_record.note(ENFORCED if kept else NOT_ENFORCED)
 
     def remember_window(self, cache: Path, window: int, source: str) -> None:
         """Keep `window` (learned from `source`, say the server's overflow error) for later runs
@@ -97,6 +144,7 @@ class ChatModel:
         messages: list[Message],
         max_tokens: int | None = None,
         on_text: Callable[[str], None] | None = None,
+        schema: StepSchema | None = None,
     ) -> tuple[str, Usage, str | None]:
         import openai
 
@@ -104,7 +152,10 @@ class ChatModel:
         params: dict[str, Any] = {"model": self.name, "messages": messages}
         if max_tokens:
             params["max_tokens"] = max_tokens
-        if self.json_mode:
+        self.sent_shape = self.schema_shape() if schema is not None else None
+        if schema is not None and self.sent_shape:
+            params["response_format"] = schema.request_format(self.sent_shape)
+        elif self.json_mode and self.structured != "off":
             params["response_format"] = {"type": "json_object"}
         if self.config.stream and self.stream_usage:
             params["stream_options"] = {"include_usage": True}
@@ -117,7 +168,7 @@ class ChatModel:
         except (openai.APIError, ValueError) as exc:  # ValueError: a 200 that is not JSON
             fault = fault_of(exc, self, params)
             if fault is None:  # an option the server refused is off now: ask without it
-                return self._request(messages, max_tokens, on_text)
+                return self._request(messages, max_tokens, on_text, schema)
             raise fault from None
 
     def _stream(

@@ -159,7 +159,11 @@ def _status_fault(exc: Any, model: ChatModel, params: dict[str, Any]) -> Excepti
 
 
 def _dropped_refused_option(exc: Any, model: ChatModel, params: dict[str, Any]) -> bool:
-    """Turn off the option a 400 refused, for the rest of the session; whether there was one."""
+    """Turn off the option a 400 refused, for the rest of the session; whether there was one.
+    A 400 to a step's schema moves on to the next shape (then JSON mode)."""
+    if model.sent_shape and "response_format" in params:
+        model.refuse_shape()
+        return True
     if model.json_mode and _mentions(exc, "response_format", "json_object"):
         model.json_mode = False
         return True

@@ -17,6 +17,7 @@ from hephaistus.values import Action, Message, ModelReply, Outcome, ToolResult, 
 if TYPE_CHECKING:
     from hephaistus.engine.base import Run
     from hephaistus.session import Span
+    from hephaistus.steps import StepSchema
 
 
 class Model(Protocol):
@@ -31,9 +32,11 @@ class Model(Protocol):
         max_tokens: int | None = None,
         on_retry: Callable[[str, float], None] | None = None,
         on_text: Callable[[str], None] | None = None,
+        schema: StepSchema | None = None,
     ) -> ModelReply:
         """The model's reply to `messages`, at most `max_tokens` long when given; `on_retry`
-        hears why a request is retried and how long until the next try."""
+        hears why a request is retried and how long until the next try; `schema`, the step's
+        schema, for a server that can enforce it."""
         ...
 
 

@@ -1,4 +1,5 @@
-"""What an OpenAI-compatible server can tell about the model it serves: its context window.
+"""What an OpenAI-compatible server can tell about the model it serves: its context window, and
+what kind of server it is (which decides how it takes a step's schema: see steps).
 
 Each kind of server says it its own way: vLLM in `/v1/models` (max_model_len), llama.cpp's server
 in `/props` (n_ctx), Ollama in `/api/show` (num_ctx, the size it truncates prompts to), LM Studio
@@ -13,6 +14,7 @@ import json
 import re
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,84 +25,165 @@ OLLAMA_DEFAULT_NUM_CTX = 4096  # what Ollama runs a model with when num_ctx is n
 CACHE_DAYS = 7
 
 
+@dataclass(frozen=True)
+class ServerFacts:
+    """What a server's own endpoints told: the window it runs the model with (0: it did not
+    say), which server said it, and the server's kind (llama.cpp, vllm, ...; "" unknown)."""
+
+    window: int
+    source: str
+    kind: str
+
+
+# What `owned_by` says in /v1/models, for servers that say who they are there.
+OWNERS = {"me": "llama-cpp-python", "llamacpp": "llama.cpp", "vllm": "vllm"}
+
+
 def served_window(base_url: str, model: str, api_key: str | None) -> tuple[int, str] | None:
     """(window in tokens, which server said it), or None when the server does not say."""
+    facts = probe(base_url, model, api_key)
+    return (facts.window, facts.source) if facts.window else None
+
+
+def probe(base_url: str, model: str, api_key: str | None) -> ServerFacts:
+    """Ask the server's own endpoints (not the chat) what it is and what window it runs."""
     root = re.sub(r"/v1/?$", "", base_url.rstrip("/"))
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     models = _get(f"{base_url.rstrip('/')}/models", headers)
     entries = [e for e in (models or {}).get("data") or [] if isinstance(e, dict)]
+    owners = {e.get("owned_by") for e in entries}
+    kind = next((OWNERS[o] for o in owners if isinstance(o, str) and o in OWNERS), "")
     for entry in entries:
         size = entry.get("max_model_len")
         if isinstance(size, int) and (entry.get("id") == model or len(entries) == 1):
-            return size, "the server (vLLM max_model_len)"
+            return ServerFacts(size, "the server (vLLM max_model_len)", "vllm")
+    if kind == "llama-cpp-python":
+        return ServerFacts(0, "", kind)  # it has no endpoint that tells its window
     props = _get(f"{root}/props", headers)
     settings = (props or {}).get("default_generation_settings") or props or {}
     if isinstance(settings.get("n_ctx"), int):
-        return settings["n_ctx"], "the server (llama.cpp n_ctx)"
+        return ServerFacts(settings["n_ctx"], "the server (llama.cpp n_ctx)", "llama.cpp")
     show = _post(f"{root}/api/show", {"model": model}, headers)
     if show and ("model_info" in show or "parameters" in show):
         num_ctx = re.search(r"^num_ctx\s+(\d+)", str(show.get("parameters") or ""), re.M)
         if num_ctx:
-            return int(num_ctx.group(1)), "the server (Ollama num_ctx)"
-        return OLLAMA_DEFAULT_NUM_CTX, "Ollama's default num_ctx (set num_ctx to use more)"
+            return ServerFacts(int(num_ctx.group(1)), "the server (Ollama num_ctx)", "ollama")
+        return ServerFacts(
+            OLLAMA_DEFAULT_NUM_CTX, "Ollama's default num_ctx (set num_ctx to use more)", "ollama"
+        )
     studio = _get(f"{root}/api/v0/models", headers)
     loaded = [e for e in (studio or {}).get("data") or [] if isinstance(e, dict)]
     for entry in loaded:
         size = entry.get("loaded_context_length") or entry.get("max_context_length")
         if isinstance(size, int) and (entry.get("id") == model or len(loaded) == 1):
-            return size, "the server (LM Studio)"
-    return None
+            return ServerFacts(size, "the server (LM Studio)", "lmstudio")
+    return ServerFacts(0, "", kind or ("lmstudio" if loaded else ""))
+
+
+def cached_facts(cache: Path, base_url: str, model: str, api_key: str | None) -> ServerFacts:
+    """probe, remembered in `cache` (a JSON file) per endpoint and model."""
+    key = f"{base_url.rstrip('/')} {model}"
+    known = _read(cache)
+    entry = known.get(key) if isinstance(known, dict) else None
+    if isinstance(entry, list) and len(entry) >= 3 and time.time() - entry[2] < CACHE_DAYS * 86400:
+        kind = entry[3] if len(entry) > 3 and isinstance(entry[3], str) else ""
+        return ServerFacts(entry[0] or 0, entry[1] or "", kind)
+    found = probe(base_url, model, api_key)
+    known[key] = [found.window, found.source, time.time(), found.kind]
+    _write(cache, known)  # asking again next time only costs a moment, if it cannot be
+    return found
 
 
 def cached_window(
     cache: Path, base_url: str, model: str, api_key: str | None
 ) -> tuple[int, str] | None:
-    """served_window, remembered in `cache` (a JSON file) per endpoint and model."""
-    key = f"{base_url.rstrip('/')} {model}"
-    known = _read(cache)
-    entry = known.get(key) if isinstance(known, dict) else None
-    if isinstance(entry, list) and len(entry) == 3 and time.time() - entry[2] < CACHE_DAYS * 86400:
-        return (entry[0], entry[1]) if entry[0] else None
-    found = served_window(base_url, model, api_key)
-    known[key] = [found[0], found[1], time.time()] if found else [0, "", time.time()]
-    _write(cache, known)  # asking again next time only costs a moment, if it cannot be
-    return found
+    """served_window, remembered in `cache` per endpoint and model."""
+    facts = cached_facts(cache, base_url, model, api_key)
+    return (facts.window, facts.source) if facts.window else None
 
 
 def remember_window(cache: Path, base_url: str, model: str, window: int, source: str) -> None:
     """Keep a window learned another way (a server's overflow error) for the next runs."""
     known = _read(cache)
-    known[f"{base_url.rstrip('/')} {model}"] = [window, source, time.time()]
+    key = f"{base_url.rstrip('/')} {model}"
+    entry = known.get(key)
+    kind = entry[3] if isinstance(entry, list) and len(entry) > 3 else ""
+    known[key] = [window, source, time.time(), kind]
     _write(cache, known)
 
 
-def _read(cache: Path) -> dict[str, Any]:
-    """The windows remembered, if heph itself sealed the file here (see provenance)."""
+class SchemaRecord:
+    """Whether a server enforced the step's schema for a model (`.heph/cache/schema.json`):
+    "enforced" once a reply kept to it, "not enforced" once one broke it (for CACHE_DAYS:
+    the server may be updated), "unknown" before either."""
+
+    def __init__(self, cache: Path, base_url: str, model: str) -> None:
+        self.cache = cache
+        self.key = f"{base_url.rstrip('/')} {model}"
+        self._verdict: str | None = None
+
+    def verdict(self) -> str:
+        """enforced, not enforced or unknown (read from the cache once)."""
+        if self._verdict is None:
+            entry = _read(self.cache, "schema").get(self.key)
+            self._verdict = "unknown"
+            if (
+                isinstance(entry, list)
+                and len(entry) == 2
+                and isinstance(entry[1], float)
+                and time.time() - entry[1] < CACHE_DAYS * 86400
+            ):
+                self._verdict = str(entry[0])
+        return self._verdict
+
+    def note(self, verdict: str) -> None:
+        """What the last reply showed; "not enforced" is not undone by a reply that kept to
+        the schema by chance."""
+        if self.verdict() in (verdict, "not enforced"):
+            return
+        self._verdict = verdict
+        known = _read(self.cache, "schema")
+        known[self.key] = [verdict, time.time()]
+        _write(self.cache, known, "schema")
+
+
+def schema_verdicts(cache: Path, base_url: str) -> dict[str, str]:
+    """Each model's verdict for the server at `base_url` (see SchemaRecord)."""
+    prefix = f"{base_url.rstrip('/')} "
+    return {
+        key[len(prefix) :]: SchemaRecord(cache, base_url, key[len(prefix) :]).verdict()
+        for key in _read(cache, "schema")
+        if key.startswith(prefix)
+    }
+
+
+def _read(cache: Path, what: str = "windows") -> dict[str, Any]:
+    """What is remembered, if heph itself sealed the file here (see provenance)."""
     from hephaistus.provenance import unseal
     from hephaistus.textfile import read_real
 
     try:
-        data = unseal(_kind(cache), read_real(cache))
+        data = unseal(_kind(cache, what), read_real(cache))
         known = json.loads(data) if data is not None else {}
     except (OSError, ValueError):
         return {}
     return known if isinstance(known, dict) else {}
 
 
-def _write(cache: Path, known: dict[str, Any]) -> None:
+def _write(cache: Path, known: dict[str, Any], what: str = "windows") -> None:
     from hephaistus.provenance import seal
     from hephaistus.textfile import atomic_write
 
-    data = seal(_kind(cache), json.dumps(known, indent=1).encode())
+    data = seal(_kind(cache, what), json.dumps(known, indent=1).encode())
     try:  # a rename over the file: a link planted in its place is replaced, never followed
         atomic_write(cache, data, temp_dir=cache.parent.parent / "tmp")
     except OSError:
         pass
 
 
-def _kind(cache: Path) -> str:
-    """The seal's kind: the windows cache of this workspace (`.heph/cache/windows.json`)."""
-    return f"windows {cache.parent.parent.parent}"
+def _kind(cache: Path, what: str) -> str:
+    """The seal's kind: that cache of this workspace (`.heph/cache/windows.json`, ...)."""
+    return f"{what} {cache.parent.parent.parent}"
 
 
 def _get(url: str, headers: dict[str, str]) -> Any:

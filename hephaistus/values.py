@@ -57,6 +57,7 @@ class ModelReply:
     usage: Usage
     attempts: int = 1  # how many HTTP requests the reply took (retries included)
     cut_off: bool = False  # the reply stopped at the reply limit (finish_reason "length")
+    constrained: bool = False  # the request carried the step's schema (see steps)
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ def test_a_proxy_in_the_environment_does_not_hide_a_local_server(heph, ollama):
     env = {"OPENAI_BASE_URL": None, "HEPH_DISCOVER": ollama.url, **proxy}
     listed = heph("models", env=env)  # discovery, the listing and the window: all direct
     assert listed.code == 0, listed.stderr
-    assert listed.stdout.splitlines()[1].split() == ["*", "qwen2.5-coder:7b", "8,192"]
+    assert listed.stdout.splitlines()[1].split() == ["*", "qwen2.5-coder:7b", "8,192", "unknown"]
     ollama.reply(final("direct"))
     assert heph("say hello", env=env).stdout.strip() == "direct"
 
@@ -73,16 +73,18 @@ def test_models_lists_the_endpoint_models_marking_the_configured_one(heph):
         result = heph("models", env={"OPENAI_BASE_URL": vllm.url, "HEPH_MODEL": "b-model"})
         assert result.code == 0, result.stderr
         lines = [line.split() for line in result.stdout.splitlines()]
-        assert lines[0] == ["MODEL", "CONTEXT"]
-        assert ["a-model", "32,768"] in lines and ["*", "b-model", "32,768"] in lines
+        assert lines[0] == ["MODEL", "CONTEXT", "SCHEMA"]
+        assert ["a-model", "32,768", "unknown"] in lines
+        assert ["*", "b-model", "32,768", "unknown"] in lines
         data = heph("models", "--json", env={"OPENAI_BASE_URL": vllm.url}).json
-        assert data["models"][0] == {"id": "a-model", "window": 32768, "configured": False}
+        first = {"id": "a-model", "window": 32768, "schema": "unknown", "configured": False}
+        assert data["models"][0] == first
 
 
 def test_models_asks_a_local_server_for_the_window_it_runs(heph, ollama):
     result = heph("models", env={"OPENAI_BASE_URL": None, "HEPH_DISCOVER": ollama.url})
     assert result.code == 0, result.stderr
-    assert result.stdout.splitlines()[1].split() == ["*", "qwen2.5-coder:7b", "8,192"]
+    assert result.stdout.splitlines()[1].split() == ["*", "qwen2.5-coder:7b", "8,192", "unknown"]
     assert f"a local server at {ollama.url} (found on this machine)" in result.stderr
 
 

@@ -18,12 +18,13 @@ from hephaistus.errors import ConfigError, HephError
 
 def models(args: argparse.Namespace) -> int:
     """The endpoint's models (a local server found when none is set), the configured one
-    marked, with the context window where the server tells it."""
+    marked, with the context window where the server tells it, and whether it enforced the
+    step's schema for each (enforced, not enforced, or unknown until a task tried)."""
     from dataclasses import replace
 
     from hephaistus.discovery import ListingError, list_models
 
-    _, config = workspace_and_config(args)
+    workspace, config = workspace_and_config(args)
     if not config.resolved_api_key():
         from hephaistus.endpoint import local_server
 
@@ -43,6 +44,10 @@ def models(args: argparse.Namespace) -> int:
         models = [
             m if m.window else replace(m, window=served_window(url, m.id, config)) for m in models
         ]
+    from hephaistus.serverinfo import schema_verdicts
+
+    verdicts = schema_verdicts(workspace.heph_dir / "cache" / "schema.json", url)
+    models = [replace(m, schema=verdicts.get(m.id, "unknown")) for m in models]
     configured = model_used(config, [m.id for m in models])
     if args.json:
         from hephaistus.ui.render import print_json

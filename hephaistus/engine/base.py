@@ -10,6 +10,7 @@ from hephaistus.compaction import Compactor
 from hephaistus.runtime.runtime import Runtime
 from hephaistus.seams import EventSink, Model, SessionRecorder
 from hephaistus.state import AgentState
+from hephaistus.steps import StepSchema
 from hephaistus.tools import Registry
 from hephaistus.values import Message
 
@@ -32,6 +33,7 @@ class Run:
     verify_retries: int = 2
     # The state as last sent to the model (AgentState.rows()), so only changes are sent again.
     sent_state: list[tuple[str, str]] | None = None
+    schema: StepSchema | None = None  # the step's schema, for a server that enforces it
 
     @property
     def registry(self) -> Registry:

@@ -14,6 +14,7 @@ from hephaistus.engine.base import Run
 from hephaistus.errors import ContextOverflow
 from hephaistus.protocol import FormatError, parse_reply
 from hephaistus.session import Memo
+from hephaistus.steps import TEXT_CHARS, cut_by_the_bound
 from hephaistus.values import Action, Final, Message, ModelReply, Outcome, ToolResult, clip
 
 MALFORMED_LIMIT = 3
@@ -103,6 +104,14 @@ class ReactEngine:
                     "file, write_file a first part and append_file the rest."
                 )
             reply = parse_reply(text, run.registry, run.runtime.denied())
+            cut = cut_by_the_bound(reply.args) if isinstance(reply, Action) else None
+            if answer.constrained and cut:
+                raise FormatError(
+                    f"'{cut}' reached the {TEXT_CHARS}-character bound the step's schema sets, "
+                    "so it was most likely cut short; nothing was done. Send long text in "
+                    "parts: write_file a first part and append_file the rest, or edit less "
+                    "at a time."
+                )
         except FormatError as error:
             progress.malformed += 1
             # The person sees what the model said, not only what was wrong with it.
@@ -238,6 +247,7 @@ class ReactEngine:
                 max_tokens=run.compactor.reply_tokens,
                 on_retry=lambda why, delay: run.sink.notice(f"{why}; retrying in {delay:.1f} s"),
                 on_text=run.sink.reply_progress,
+                schema=run.schema,
             )
             span.output = reply.text
             span.usage = reply.usage.to_dict()

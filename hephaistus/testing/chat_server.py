@@ -19,7 +19,9 @@ unless the request sends `max_tokens` (then it is cut there, finish_reason "leng
 carries usage only when `stream_options.include_usage` asks for it; with a `context_window`, a
 request that does not fit gets the flavour's overflow answer (a 400 with its wording, or a 200
 with an empty stream); and the flavour's own endpoints tell the window (/props, /api/show,
-max_model_len).
+max_model_len, and who owns the models). A `response_format` with a JSON schema is taken in the
+shapes the flavour takes (others are ignored, or refused as the real server refuses them), and
+then every reply keeps to the schema: a scripted reply that does not becomes one that does.
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ class ChatServer:
         self.context_window = context_window
         self.flavour = flavours.get(flavour)
         self.models = models  # what GET /v1/models lists
+        self.enforced = 0  # replies made to keep to a schema the request carried
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
 
@@ -209,30 +212,18 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.chat.requests.append(body)
         self.chat.headers.append({k.lower(): v for k, v in self.headers.items()})
-        if self.chat.reject_response_format and "response_format" in body:
-            self._json(
-                400,
-                {
-                    "error": {
-                        "message": "response_format is not supported",
-                        "type": "invalid_request_error",
-                        "param": "response_format",
-                    }
-                },
-            )
-            return
-        if self.chat.reject_stream_options and "stream_options" in body:
-            self._json(
-                400,
-                {
-                    "error": {
-                        "message": "Unrecognized request argument supplied: stream_options",
-                        "param": "stream_options",
-                    }
-                },
-            )
-            return
         if self._overflows(body):
+            return
+        try:  # a refused option or schema shape uses up no scripted reply
+            if self.chat.reject_response_format and "response_format" in body:
+                raise flavours.Refused(400, "response_format is not supported", "response_format")
+            if self.chat.reject_stream_options and "stream_options" in body:
+                raise flavours.Refused(
+                    400, "Unrecognized request argument supplied: stream_options", "stream_options"
+                )
+            self.chat.flavour.enforced_schema(body.get("response_format"))
+        except flavours.Refused as refused:
+            self._json(refused.status, refused.body)
             return
         step = self.chat._next()
         if step is None and self.chat.responder is not None:
@@ -246,7 +237,12 @@ class _Handler(BaseHTTPRequestHandler):
     # -- replies and faults ----------------------------------------------------------------
     def _reply(self, step: Step, body: dict[str, Any]) -> None:
         time.sleep(self.chat.latency)
-        content, finish = flavours.capped(step.content, step.run_on, body.get("max_tokens"))
+        content = step.content
+        schema = self.chat.flavour.enforced_schema(body.get("response_format"))
+        if schema is not None:  # a grammar lets no other reply out
+            content = flavours.constrained(content, schema)
+            self.chat.enforced += 1
+        content, finish = flavours.capped(content, step.run_on, body.get("max_tokens"))
         usage = step.usage or _estimate_usage(body, content)
         if body.get("stream"):
             asked = (body.get("stream_options") or {}).get("include_usage")

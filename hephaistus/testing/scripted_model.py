@@ -6,9 +6,12 @@ import copy
 import json
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hephaistus.values import Message, ModelReply, Usage
+
+if TYPE_CHECKING:
+    from hephaistus.steps import StepSchema
 
 
 class ScriptedModel:
@@ -33,6 +36,7 @@ class ScriptedModel:
         max_tokens: int | None = None,
         on_retry: Callable[[str, float], None] | None = None,
         on_text: Callable[[str], None] | None = None,
+        schema: StepSchema | None = None,
     ) -> ModelReply:
         """The next queued reply (an exception is raised instead), with usage estimated from the
         text; AssertionError when none is left."""

@@ -13,6 +13,25 @@ from typing import Any
 
 RUN_ON_TOKENS = 6000  # how long a reply runs without max_tokens (a server's own limit)
 CHARS_PER_TOKEN = 4
+# What each server says in /v1/models `owned_by` (heph tells llama-cpp-python's by it).
+OWNERS = {
+    "openai": "system",
+    "llama-cpp-python": "me",
+    "llama.cpp": "llamacpp",
+    "vllm": "vllm",
+    "ollama": "library",
+    "lmstudio": "organization_owner",
+}
+
+
+class Refused(Exception):
+    """A request shape the server answers with an error: (status, body)."""
+
+    def __init__(self, status: int, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        error = {"message": message, "type": "invalid_request_error"}
+        self.body = {"error": {**error, **({"param": param} if param else {})}}
 
 
 @dataclass(frozen=True)
@@ -33,7 +52,9 @@ class Flavour:
             loaded = {"max_context_length": window * 4, "loaded_context_length": window}
             return {"data": [{"id": name, **loaded} for name in models]}
         if path.endswith("/models"):
-            listed: list[dict[str, Any]] = [{"id": name, "object": "model"} for name in models]
+            listed: list[dict[str, Any]] = [
+                {"id": name, "object": "model", "owned_by": OWNERS[self.name]} for name in models
+            ]
             if self.name == "vllm" and window:
                 for model in listed:
                     model["max_model_len"] = window
@@ -41,6 +62,31 @@ class Flavour:
         if path.endswith("/props") and self.name == "llama.cpp" and window:
             return {"default_generation_settings": {"n_ctx": window}, "total_slots": 1}
         return None
+
+    def enforced_schema(self, response_format: Any) -> dict[str, Any] | None:
+        """The JSON schema this server would enforce for `response_format`, None when it
+        enforces none (it ignores the shape, or there is no schema); Refused when it answers
+        the shape with an error, as the real one does."""
+        if not isinstance(response_format, dict):
+            return None
+        kind = response_format.get("type")
+        nested = response_format.get("json_schema")
+        nested = nested.get("schema") if isinstance(nested, dict) else None
+        flat = response_format.get("schema")
+        if self.name == "openai":
+            strict = (response_format.get("json_schema") or {}).get("strict") is True
+            return nested if kind == "json_schema" and strict else None
+        if self.name == "llama-cpp-python":
+            if kind == "json_schema":  # 0.3.36 fails on it with a 500
+                raise Refused(500, "Internal Server Error")
+            return flat if kind == "json_object" else None
+        if self.name == "llama.cpp":
+            if kind == "json_object":
+                return flat
+            return nested if kind == "json_schema" else None  # a flat json_schema is ignored
+        if self.name == "lmstudio" and kind == "json_object":
+            raise Refused(400, "'response_format.type' must be 'json_schema' or 'text'")
+        return nested if kind == "json_schema" else None  # vllm, ollama, lmstudio
 
     def overflow_error(self, window: int, wanted: int) -> dict[str, Any]:
         """The error body this server sends when a prompt of `wanted` tokens does not fit
@@ -108,3 +154,22 @@ def capped(content: str, run_on: bool, max_tokens: Any) -> tuple[str, str]:
     if len(content) > limit * CHARS_PER_TOKEN:
         return content[: limit * CHARS_PER_TOKEN], "length"
     return content, "stop"
+
+
+def constrained(content: str, schema: dict[str, Any]) -> str:
+    """What a server that enforces `schema` sends when the scripted reply is `content`: the
+    reply itself when it keeps to the schema (checked by the jsonschema library, not heph),
+    else a step that does, as a grammar forces one: the text as the final answer's message."""
+    import jsonschema
+
+    try:
+        jsonschema.validate(json.loads(content), schema)
+        return content
+    except (ValueError, jsonschema.ValidationError):
+        pass
+    message = content[:200] or "done"
+    forced: dict[str, Any] = {"thought": "forced by the schema", "final": {"message": message}}
+    if "anyOf" not in schema:  # OpenAI's strict form: one object, every key there
+        forced["action"] = None
+    jsonschema.validate(forced, schema)  # a schema that cannot take even this is heph's fault
+    return json.dumps(forced)

@@ -30,10 +30,11 @@ def models_table(models: list[ModelInfo], configured: str | None) -> Table:
             "*" if model.id == configured else "",
             visible(model.id),
             f"{model.window:,}" if model.window else "-",
+            model.schema,
         ]
         for model in models
     ]
-    return _table(("", "MODEL", "CONTEXT"), cells, cut=1)
+    return _table(("", "MODEL", "CONTEXT", "SCHEMA"), cells, cut=1)
 
 
 def stats_table(rows: list[ModelStats]) -> Table:
