@@ -36,6 +36,7 @@ CREDENTIAL_TEXT = re.compile(
             r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",  # JWTs
             r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
             r"(?<=\b[Bb]earer )[A-Za-z0-9._~+/=-]{12,}",  # an Authorization header's token
+            r"(?<=\b[Bb]asic )[A-Za-z0-9+/]{12,}={0,2}",  # and its user:password (extraheader)
         )
     )
 )
@@ -44,7 +45,7 @@ CREDENTIAL_TEXT = re.compile(
 # is hidden, the name kept. Short values, numbers and booleans are settings about secrets
 # (`token_count = 5`), not secrets; `==` and `::` are code and test ids.
 SECRET_SETTING = re.compile(
-    r"""(?P<key>(?:^|(?<=[\s{,;(]))(?:export\s+)?["']?[\w.-]*"""
+    r"""(?P<key>(?:^|(?<=[\s{,;(=]))(?:export\s+)?["']?[\w.-]*"""
     r"(?:secret|token|passw(?:or)?d|api[_-]?key|private[_-]?key|access[_-]?key|credential)"
     r"""[\w.-]*["']?\s*(?<![:=])[:=](?![:=])\s*)"""
     r"""(?P<value>"[^"\n]{6,}"|'[^'\n]{6,}'|(?!(?:\d+|true|false|none|null)\b)[^\s"',;}]{6,})""",

@@ -21,6 +21,7 @@ from hephaistus.values import FileChange
 
 if TYPE_CHECKING:
     from hephaistus.checkpoints import Checkpoints
+    from hephaistus.repository import Repository
 
 FOLDER = "snapshots"
 REGULAR = ("100644", "100755")  # what is restored: files and links (a submodule is left alone)
@@ -45,6 +46,8 @@ class Snapshots:
         self.root = root
         self.git_dir = heph_dir / FOLDER
         self._modes: dict[str, dict[str, int]] = {}  # tree -> its files' unusual modes
+        self._repository: Repository | None = None  # the person's, once looked for
+        self._looked = False
 
     def take(self, *, modes: bool = True) -> str | None:
         """The workspace as a tree id now; None when no snapshot can be taken (no git, a
@@ -59,6 +62,12 @@ class Snapshots:
             self._git("add", "--all", "--ignore-errors", "--", ".")
         except GitError:
             pass  # an unreadable file: what could be read is in the picture all the same
+        kept = self._tracked_though_ignored()
+        if kept:
+            try:
+                self._git("add", "--force", "--ignore-errors", "--", *kept)
+            except GitError:
+                pass
         try:
             tree = self._git("write-tree").decode().strip() or None
         except GitError:
@@ -66,6 +75,23 @@ class Snapshots:
         if tree is not None and modes:  # kept for the next picture's changes, no longer
             self._modes = {**dict(list(self._modes.items())[-1:]), tree: self._unusual_modes()}
         return tree
+
+    def _tracked_though_ignored(self) -> list[str]:
+        """The files the person's repository tracks although a .gitignore names them (a
+        `build/keep.txt` added with -f): theirs to keep, so in the picture too. Asked of their
+        repository only where heph runs git there (see trust)."""
+        from hephaistus.repository import Repository, is_disabled
+
+        if not self._looked:
+            self._looked = True
+            self._repository = None if is_disabled(self.root) else Repository.find(self.root)
+        if self._repository is None:
+            return []
+        try:
+            listed = self._repository.git("ls-files", "-z", "--cached", "-i", "--exclude-standard")
+        except GitError:
+            return []
+        return [name for name in listed.split("\0") if name and not name.startswith(".heph/")]
 
     def _unusual_modes(self) -> dict[str, int]:
         """The permission bits of each file git would not restore as they are (git keeps
@@ -124,10 +150,11 @@ class Snapshots:
         return data, bits if bits is not None else 0o755 if mode == "100755" else 0o644
 
     def watch_ignored(self) -> Watch | None:
-        """What git ignores now (a `.venv`, build output: never snapshotted), and a mark on
-        the file system's own clock, so `ignored_changes` can say what a command did there."""
+        """What snapshots leave out (what git ignores: a `.venv`, build output; and nested
+        repositories, which git keeps as a commit id), and a mark on the file system's own
+        clock, so `ignored_changes` can say what a command did there."""
         try:
-            listed = self._ignored()
+            listed = self._ignored() | self._nested_repositories()
             mark = self.git_dir / "started"
             mark.write_bytes(b"")
             return Watch(listed, mark.stat().st_mtime_ns)
@@ -135,18 +162,36 @@ class Snapshots:
             return None
 
     def ignored_changes(self, watch: Watch | None) -> list[str]:
-        """The ignored files and folders (as git names them: a folder for all it holds) that
-        appeared, went or hold something changed since `watch`."""
+        """The ignored files and folders (as git names them: a folder for all it holds) and
+        the nested repositories that appeared, went or hold something changed since `watch`."""
         if watch is None:
             return []
         try:
-            now = self._ignored()
+            now = self._ignored() | self._nested_repositories()
         except GitError:
             return []
         budget = [WATCHED_ENTRIES]
         kept = sorted(watch.listed & now)
         touched = [name for name in kept if _touched(self.root / name, watch.mark, budget)]
-        return sorted((watch.listed ^ now) | set(touched))
+        changed = (watch.listed ^ now) | set(touched)
+        # A folder stands for what it holds (git lists a folder with a .gitignore of its own
+        # beside what is in it).
+        return sorted(
+            name
+            for name in changed
+            if not any(
+                other != name and name.startswith(f"{other.rstrip('/')}/") for other in changed
+            )
+        )
+
+    def _nested_repositories(self) -> frozenset[str]:
+        """The repositories inside the workspace, as the snapshot holds them (a commit id)."""
+        raw = self._git("ls-files", "--stage", "-z")
+        return frozenset(
+            os.fsdecode(entry.split(b"\t", 1)[1]) + "/"
+            for entry in raw.split(b"\0")
+            if entry.startswith(b"160000 ")
+        )
 
     def _ignored(self) -> frozenset[str]:
         raw = self._git(
@@ -198,6 +243,8 @@ def _touched(path: Path, mark: int, budget: list[int]) -> bool:
                     budget[0] -= 1
                     if budget[0] < 0:
                         return False
+                    if entry.name == ".git":
+                        continue  # a nested repository's own records: git's, not a change
                     found = entry.stat(follow_symlinks=False)
                     if found.st_mtime_ns >= mark:
                         return True

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, replace
 
@@ -47,7 +47,7 @@ def undo(store: CheckpointStore, session_id: str, *, force: bool = False) -> Und
         if not entries:
             raise LookupError(_nothing_to_undo(store, session_id))
         with _files_locked(store, entries):
-            _check(store, entries, force)
+            _check(store, entries, force, _links_taken_back(entries))
             _check_blobs(store, session_id, entries, lambda e: e.before)
             plans = [_undo_plan(store, session_id, e, force) for e in entries]
             tangled = {e.path: n for e, _, own, n in plans if own is None and n}
@@ -142,11 +142,21 @@ def _files_locked(store: CheckpointStore, entries: list[Entry]) -> Iterator[None
         yield
 
 
-def _check(store: CheckpointStore, entries: list[Entry], force: bool) -> None:
+def _links_taken_back(entries: list[Entry]) -> set[str]:
+    """The links the session made (a command that swapped a folder for one): undo removes
+    them first, so the files it puts back under their names go into real folders again."""
+    return {e.path for e in entries if e.after.link and not e.before.exists}
+
+
+def _check(
+    store: CheckpointStore, entries: list[Entry], force: bool, cleared: Collection[str] = ()
+) -> None:
     """Every file must still be where heph wrote it, and in a state heph knows: as heph
     left it, as its previous write left it (the last write was cut short before its
-    rename), or as it was before."""
-    moved = [e.path for e in entries if not _where_written(store, e)]
+    rename), or as it was before. Under a link in `cleared` (removed first) anything goes."""
+    moved = [
+        e.path for e in entries if not _where_written(store, e) and not _under(e.path, cleared)
+    ]
     if moved:
         raise NotInside(moved)
     changed = [
@@ -209,11 +219,16 @@ def _where_written(store: CheckpointStore, entry: Entry) -> bool:
     return rel_now == rel and real == store.root / rel
 
 
+def _under(rel: str, folders: Collection[str]) -> bool:
+    return any(rel.startswith(f"{folder}/") for folder in folders)
+
+
 def _restore(
     store: CheckpointStore, session_id: str, entries: list[Entry], target: Pick
 ) -> UndoResult:
     restored, deleted = [], []
-    for entry in entries:
+    # What goes away goes first: a link in a folder's place, before the folder's files.
+    for entry in sorted(entries, key=lambda e: target(e).exists):
         state = target(entry)
         path = store.root / entry.path
         if not state.exists:

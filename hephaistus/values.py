@@ -202,14 +202,17 @@ class ToolResult:
         return self.decision == "refuse"
 
 
-def clip(text: str, limit: int, *, keep: Literal["head", "tail"] = "head") -> str:
-    """`text` cut to about `limit` bytes of UTF-8, saying how much was cut."""
+def clip(text: str, limit: int, *, keep: Literal["head", "tail"] = "head", total: int = 0) -> str:
+    """`text` cut to about `limit` bytes of UTF-8, saying how much was cut; `total`: the
+    size of the whole it is the end of, when more came before it (a command's output)."""
     data = text.encode("utf-8")
-    if len(data) <= limit:
+    whole = max(total, len(data))
+    if whole <= limit:
         return text
-    cut = len(data) - limit
     if keep == "head":
         kept = data[:limit].decode("utf-8", "ignore")
-        return f"{kept}\n[... {cut} more bytes cut; the output was {len(data)} bytes]"
-    kept = data[-limit:].decode("utf-8", "ignore")
-    return f"[... {cut} bytes cut from the start; the output was {len(data)} bytes]\n{kept}"
+        return f"{kept}\n[... {whole - limit} more bytes cut; the output was {whole} bytes]"
+    end = data[-limit:]
+    cut = whole - len(end)
+    kept = end.decode("utf-8", "ignore")
+    return f"[... {cut} bytes cut from the start; the output was {whole} bytes]\n{kept}"

@@ -116,6 +116,11 @@ def test_a_nested_git_folder_is_out_of_reach_too(tmp_path):
         ("export GITHUB_TOKEN=abcdef0123456789", "GITHUB_TOKEN"),
         ("DB_PASSWD = 's3cr3t-value'", "DB_PASSWD"),
         ("api_key: abcd1234efgh5678", "api_key"),
+        ("heph.test=token=supersecretvalue123", "heph.test=token"),  # git config --list
+        (
+            "http.https://github.com/.extraheader=AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hz",
+            "extraheader",
+        ),
     ],
 )
 def test_secret_looking_settings_in_command_output_are_scrubbed(line, kept):

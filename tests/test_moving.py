@@ -220,3 +220,13 @@ def test_end_to_end_a_scripted_model_deletes_and_moves_and_undo_restores(
     assert (workspace / "old.py").read_text() == "OLD = 1\n"
     assert (workspace / "keep.py").read_text() == "KEEP = 1\n"
     assert not (workspace / "pkg" / "new.py").exists()
+
+
+def test_a_patch_through_a_link_may_name_the_link_in_its_headers(ctx, workspace):
+    (workspace / "src").mkdir()
+    (workspace / "src" / "calc.py").write_text("X = 1\n")
+    os.symlink("src/calc.py", workspace / "link.py")
+    diff = "--- a/link.py\n+++ b/link.py\n@@\n-X = 1\n+X = 2\n"
+    result = run_tool(ctx, "patch_file", {"path": "link.py", "diff": diff})
+    assert result.ok, result.output
+    assert (workspace / "src" / "calc.py").read_text() == "X = 2\n"

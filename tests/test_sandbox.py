@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import time
 from pathlib import Path
 
@@ -247,3 +248,24 @@ def test_nested_repositories_git_folders_are_read_only_inside(tmp_path, monkeypa
     assert (root / "worktree" / ".git").read_text() == "gitdir: /elsewhere\n"
     done = box.run(["/bin/sh", "-c", "echo 2 > vendor/lib/lib.py"], cwd=root, env=env, timeout=20)
     assert done.exit_code == 0 and (root / "vendor" / "lib" / "lib.py").read_text() == "2\n"
+
+
+@needs_sandbox
+def test_git_works_inside_when_the_workspace_is_a_folder_of_a_repository(tmp_path, monkeypatch):
+    import shutil
+    import tempfile
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    # Not under /tmp, which is the sandbox's own: the repository's top must be seen inside.
+    top = Path(tempfile.mkdtemp(dir="/var/tmp")) / "repo"
+    request_cleanup = shutil.rmtree
+    (top / "sub").mkdir(parents=True)
+    (top / "sub" / "a.py").write_text("A = 1\n")
+    subprocess.run(["git", "init", "-q", str(top)], check=True)
+    box = Contained(top / "sub", SandboxConfig())
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")}
+    try:
+        done = box.run(["git", "status", "--short", "."], cwd=top / "sub", env=env, timeout=20)
+    finally:
+        request_cleanup(top.parent)
+    assert done.exit_code == 0 and "?? ./" in done.output, done.output  # it found the repository

@@ -11,7 +11,10 @@ from test_sandbox import user_config
 from hephaistus.runtime.policy import Policy
 from hephaistus.runtime.sandbox import unavailable
 from hephaistus.testing import act, final
+from hephaistus.tools import ToolContext
+from hephaistus.tools.run_command import observed
 from hephaistus.values import CommandRequest, Proposal
+from hephaistus.workspace import Workspace
 
 needs_sandbox = pytest.mark.skipif(
     unavailable() is not None, reason=f"no sandbox here: {unavailable()}"
@@ -98,8 +101,12 @@ def test_a_flood_of_output_is_read_in_bounded_memory_keeping_its_end(tmp_path):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert done.exit_code == 0 and done.output.endswith("aTHE-END\n")
-    assert done.output.startswith("[... ") and "bytes of output cut from the start" in done.output
-    assert len(done.output) < KEPT_OUTPUT + 100 and peak < 8 * KEPT_OUTPUT
+    assert done.size == 30_000_000 + len("THE-END\n")
+    assert len(done.output) == KEPT_OUTPUT and peak < 8 * KEPT_OUTPUT
+    # The model is told how much there was, not how much was kept.
+    ctx = ToolContext(Workspace.at(tmp_path))
+    said = observed(ctx, flood, done)
+    assert f"the output was {done.size} bytes]" in said and said.endswith("aTHE-END\n")
 
 
 @needs_sandbox

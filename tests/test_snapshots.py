@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -123,12 +124,12 @@ def test_heph_says_when_a_command_changed_ignored_files(heph, chat_server, works
     result = heph("--yes", "clean up")
     assert result.code == 0, result.stderr
     seen = [chat_server.requests[n]["messages"][-1]["content"] for n in range(1, 5)]
-    said = "It also changed what git ignores, which undo does not take back: "
+    said = "It also changed what git ignores or nested repositories hold, which undo does not take back: "
     assert f"{said}.venv/\n" in seen[0] + "\n"  # deep inside an ignored folder
     assert f"{said}build/, run.log" in seen[1]
     assert f"{said}build/, run.log" in seen[2]  # deleted
     assert "ignores" not in seen[3] and "The command changed these files: a.py" in seen[3]
-    assert "the command changed ignored files (not undoable): .venv/" in result.stderr
+    assert "changed ignored files or nested repositories (not undoable): .venv/" in result.stderr
 
 
 def test_links_and_private_modes_a_command_changed_come_back_as_they_were(tmp_path):
@@ -182,3 +183,65 @@ def test_undo_leaves_a_link_someone_changed_since(tmp_path):
     with pytest.raises(UndoConflict):
         CheckpointStore(tmp_path, tmp_path / ".heph").undo("s1")
     assert os.readlink(tmp_path / "link") == "b"
+
+
+def test_a_folder_a_command_swapped_for_a_link_comes_back(tmp_path):
+    from hephaistus.checkpoints import Checkpoints, CheckpointStore
+    from hephaistus.snapshots import command_effects
+
+    root = tmp_path / "ws"
+    (root / ".heph").mkdir(parents=True)
+    (root / "src" / "calc").mkdir(parents=True)
+    (root / "src" / "calc" / "__init__.py").write_text("X = 1\n")
+    (tmp_path / "elsewhere").mkdir()
+    snapshots = Snapshots(root, root / ".heph")
+    checkpoints = Checkpoints(root, root / ".heph", "s1")
+    before = snapshots.take()
+    shutil.rmtree(root / "src")  # rm -rf src && ln -s ../elsewhere src
+    os.symlink("../elsewhere", root / "src")
+    command_effects(snapshots, before, checkpoints)
+    result = CheckpointStore(root, root / ".heph").undo("s1")
+    assert result.deleted == ["src"]
+    assert not (root / "src").is_symlink()
+    assert (root / "src" / "calc" / "__init__.py").read_text() == "X = 1\n"
+    assert list((tmp_path / "elsewhere").iterdir()) == []  # nothing went through the link
+
+
+def test_a_tracked_file_a_gitignore_names_is_snapshotted_and_undone(
+    heph, chat_server, workspace, home
+):
+    a_repository(workspace)
+    (workspace / ".gitignore").write_text(".venv/\nbuild/\n")
+    (workspace / "build").mkdir()
+    (workspace / "build" / "keep.txt").write_text("keep\n")
+    git(workspace, "add", "-f", ".gitignore", "build/keep.txt")
+    git(workspace, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "keep")
+    user_commands(home, clobber="sh -c 'echo changed > build/keep.txt; echo o > build/out.o'")
+    chat_server.reply(act("run_command", name="clobber"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "clobber").code == 0
+    said = chat_server.requests[1]["messages"][-1]["content"]
+    assert "The command changed these files: build/keep.txt" in said
+    assert heph("undo").code == 0
+    assert (workspace / "build" / "keep.txt").read_text() == "keep\n"
+    assert (workspace / "build" / "out.o").exists()  # untracked and ignored: not heph's
+
+
+def test_changes_inside_a_nested_repository_are_named_not_hidden(tmp_path):
+    (tmp_path / ".heph").mkdir()
+    nested = tmp_path / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    (nested / "v.txt").write_text("v\n")
+    git(nested, "init", "-q")
+    git(nested, "add", ".")
+    git(nested, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "v")
+    (tmp_path / ".pytest_cache").mkdir()
+    (tmp_path / ".pytest_cache" / ".gitignore").write_text("*\n")
+    (tmp_path / ".gitignore").write_text(".pytest_cache/\n")
+    snapshots = Snapshots(tmp_path, tmp_path / ".heph")
+    snapshots.take()
+    watch = snapshots.watch_ignored()
+    (nested / "v.txt").unlink()
+    git(nested, "status", "--short")  # git's own records in there change: no change of files
+    (tmp_path / ".pytest_cache" / "v").write_text("x")
+    assert snapshots.ignored_changes(watch) == [".pytest_cache/", "vendor/lib/"]

@@ -21,11 +21,13 @@ KILL_GRACE = 2.0
 
 @dataclass(frozen=True)
 class Completed:
-    """How a process ended: its exit code (None: it timed out), its output, how long it took."""
+    """How a process ended: its exit code (None: it timed out), its output (the end of it: at
+    most KEPT_OUTPUT bytes), how long it took, and how many bytes it printed in all."""
 
     exit_code: int | None
     output: str
     seconds: float
+    size: int = 0  # bytes of output in all (0: no more than `output`)
 
 
 class Executor(Protocol):
@@ -84,7 +86,7 @@ class LocalExecutor:
         except BaseException:
             _kill_group(process)
             raise
-        return Completed(code, tail.text(), time.monotonic() - started)
+        return Completed(code, tail.text(), time.monotonic() - started, tail.seen)
 
 
 KEPT_OUTPUT = 1 << 20  # bytes of a command's output kept (its end): a flood costs no memory
@@ -121,12 +123,9 @@ class _Tail:
         self.reader.join(wait)
 
     def text(self) -> str:
-        """The output kept, saying how much came before it."""
+        """The output kept (`seen` says how much there was)."""
         with self.lock:
-            kept = bytes(self.kept[-KEPT_OUTPUT:])
-            cut = self.seen - len(kept)
-        head = f"[... {cut} bytes of output cut from the start]\n" if cut > 0 else ""
-        return head + kept.decode("utf-8", "replace")
+            return bytes(self.kept[-KEPT_OUTPUT:]).decode("utf-8", "replace")
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

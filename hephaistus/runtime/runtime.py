@@ -117,8 +117,13 @@ class Runtime:
         told = result.output + _command_changes(made)
         if ignored:
             named = wording.listed(ignored, IGNORED_NAMED)
-            told += f"\nIt also changed what git ignores, which undo does not take back: {named}"
-            self.sink.notice(f"the command changed ignored files (not undoable): {named}")
+            told += (
+                "\nIt also changed what git ignores or nested repositories hold, which undo "
+                f"does not take back: {named}"
+            )
+            self.sink.notice(
+                f"the command changed ignored files or nested repositories (not undoable): {named}"
+            )
         if not made:
             return replace(result, output=told)
         diff = "".join(c.diff for c in made)

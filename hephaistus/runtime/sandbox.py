@@ -86,6 +86,9 @@ class Sandbox:
         self.cache.mkdir(parents=True, exist_ok=True)
         (self.cache / EMPTY_FILE).write_bytes(b"")  # what hidden files show: always empty
         inside = {**env, **{name: str(self.cache / sub) for name, sub in CACHE_VARIABLES.items()}}
+        # The workspace is a mount of its own inside: git in a workspace that is a folder of a
+        # repository would stop at it, not finding the repository.
+        inside["GIT_DISCOVERY_ACROSS_FILESYSTEM"] = "1"
         box = replace(self, read_only=True) if read_only else self
         line = box.command(argv, cwd, inside)
         return self.local.run(line, cwd=cwd, env=inside, timeout=timeout)

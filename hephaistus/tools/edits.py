@@ -203,21 +203,22 @@ def patch_file(ctx: ToolContext, path: str, diff: str) -> ToolResult | Proposal:
     if isinstance(found, ToolResult):
         return found
     rel, real, current = found
-    return replace(_patch(ctx, rel, real, current, diff), target=rel)
+    return replace(_patch(ctx, rel, real, current, diff, path), target=rel)
 
 
 def _patch(
-    ctx: ToolContext, rel: str, real: Path, current: TextFile | None, diff: str
+    ctx: ToolContext, rel: str, real: Path, current: TextFile | None, diff: str, named: str
 ) -> ToolResult | Proposal:
     try:
         patches = parse_patch(diff)
         moves = {fp.moved_to for fp in patches if fp.moved_to}
+        # The headers may name the file as the model did (a link's name) or as it really is.
         others = sorted(
             {
                 p
                 for fp in patches
                 for p in (fp.source, fp.target)
-                if p and not _same_path(p, rel) and p not in moves
+                if p and not _same_path(p, rel) and not _same_path(p, named) and p not in moves
             }
         )
         if others:

@@ -61,10 +61,14 @@ def delete_proposal(ctx: ToolContext, rel: str, real: Path, data: bytes) -> Prop
         failed = _carried_out(ctx, (rel, real), data)
         if failed:
             return failed
-        lines = counted(len(split_lines(data.decode(errors="replace"))), "line")
+        size = (
+            counted(len(split_lines(data.decode())), "line")
+            if _is_text(data)
+            else counted(len(data), "byte")
+        )
         return ToolResult(
             True,
-            f"deleted {rel} ({lines}; heph undo brings it back)",
+            f"deleted {rel} ({size}; heph undo brings it back)",
             diff,
             changed=(change,),
             target=rel,
@@ -103,6 +107,14 @@ def move_proposal(
 
     untouched = f"{rel} was not moved"
     return Proposal("write", change, carry_out, untouched, target=rel, diff=diff)
+
+
+def _is_text(data: bytes) -> bool:
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return b"\0" not in data
 
 
 def _existing(ctx: ToolContext, path: str, tool: str) -> tuple[str, Path, bytes] | ToolResult:

@@ -205,7 +205,8 @@ def observed(ctx: ToolContext, shown: str, ran: Completed) -> str:
     end of its output (where failures are summed up), credentials scrubbed."""
     status = "timed out" if ran.exit_code is None else f"exit code {ran.exit_code}"
     header = f"$ {shown}\n{status} after {ran.seconds:.1f} s\n"
-    body = clip(ran.output, max(1000, ctx.observation_limit - len(header) - 100), keep="tail")
+    limit = max(1000, ctx.observation_limit - len(header) - 100)
+    body = clip(ran.output, limit, keep="tail", total=ran.size)
     return scrub(header + body)
 
 
