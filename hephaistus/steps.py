@@ -114,9 +114,10 @@ def response_format(shape: str, schema: dict[str, Any]) -> dict[str, Any]:
 
 def conforms(text: str, schema: dict[str, Any]) -> bool:
     """Whether the reply `text` is exactly one JSON value that keeps to `schema` (what a server
-    that enforces the schema sends, whitespace aside)."""
+    that enforces the schema sends, whitespace aside). A raw line break inside a string is let
+    pass, as the protocol lets it: llama-cpp-python's grammar allows it."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, strict=False)
     except ValueError:
         return False
     return _fits(value, schema)

@@ -205,3 +205,38 @@ def test_the_real_server_is_found_without_setup_and_listed(server, heph_process,
     task = heph_process("--max-steps", "1", "say hello", env=env, timeout=900)
     assert task.code in (0, 1) and "Traceback" not in task.stderr, task.stderr
     assert f"heph: using a local server at {url}, model {listed[1]}" in task.stderr
+
+
+def test_with_the_steps_schema_a_small_model_sends_no_malformed_step(
+    server, heph_process, workspace
+):
+    """Ten short tasks: every request carries the step's schema in the shape llama-cpp-python
+    enforces, every reply is a valid step (none malformed, from the session files), and the
+    server is still up after building those grammars (every bound at most 1,000)."""
+    from hephaistus.protocol import parse_reply
+    from hephaistus.testing.small_tasks import SHORT_TASKS, small_project
+    from hephaistus.tools import default_registry
+
+    url, bodies = server
+    small_project(workspace)
+    first = len(bodies)
+    answered, replies = 0, []
+    for task in SHORT_TASKS:
+        result = run(heph_process, url, "--max-steps", "2", "-m", "smollm2", task)
+        assert result.code in (0, 1) and "Traceback" not in result.stderr, result.stderr
+        answered += result.code == 0
+        recorded = last_session(workspace)
+        memos = [s.name for s in recorded.spans if s.kind == "MEMO"]
+        assert "malformed_reply" not in memos, (task, recorded.spans)
+        replies += [s.output for s in recorded.spans if s.kind == "LLM" and s.ok]
+    chats = [b for b in bodies[first:] if "messages" in b]
+    assert len(chats) == len(replies) >= len(SHORT_TASKS)
+    for body in chats:
+        sent = body["response_format"]
+        assert sent["type"] == "json_object" and "anyOf" in sent["schema"]
+    registry = default_registry()
+    for text in replies:
+        parse_reply(text, registry)  # raises for a malformed step
+    print(f"{answered} of {len(SHORT_TASKS)} tasks answered, {len(replies)} steps")
+    alive = urllib.request.urlopen(url.removesuffix("/v1") + "/v1/models", timeout=10)
+    assert alive.status == 200

@@ -254,3 +254,8 @@ class IgnoringSchema:
 
     def __getattr__(self, name):
         return getattr(self._flavour, name)
+
+
+def test_a_raw_line_break_in_a_string_still_keeps_to_the_schema():
+    # llama-cpp-python's grammar lets one through, and the protocol reads it.
+    assert conforms('{"thought": "a\nb", "final": {"message": "m"}}', step_schema(TOOLS))
