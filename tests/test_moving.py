@@ -230,3 +230,16 @@ def test_a_patch_through_a_link_may_name_the_link_in_its_headers(ctx, workspace)
     result = run_tool(ctx, "patch_file", {"path": "link.py", "diff": diff})
     assert result.ok, result.output
     assert (workspace / "src" / "calc.py").read_text() == "X = 2\n"
+
+
+def test_heph_undo_names_the_task_of_the_run_it_took_back(heph, chat_server, workspace):
+    (workspace / "a.py").write_text("A = 1\n")
+    chat_server.reply(act("delete_file", path="a.py"))
+    chat_server.reply(final("deleted"))
+    assert heph("--yes", "delete a.py please").code == 0
+    chat_server.reply(final("nothing to do"))
+    assert heph("--yes", "just say hi").code == 0  # changes nothing: not the one undone
+    undone = heph("undo")
+    assert undone.code == 0, undone.stderr
+    assert '("delete a.py please")' in undone.stdout
+    assert (workspace / "a.py").read_text() == "A = 1\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from hephaistus.cli.common import print_table, say, say_foreign_sessions, workspace_of
 from hephaistus.errors import ConfigError, HephError
@@ -55,6 +56,19 @@ def replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _task_of(workspace: Any, session_id: str) -> str:
+    """`: "the task"` of a session, as undo names the run it took back ("" when unknown)."""
+    from hephaistus.session import SessionStore, load_session
+    from hephaistus.ui.escape import visible
+
+    try:
+        recorded = load_session(SessionStore(workspace.heph_dir / "sessions").path_of(session_id))
+    except (LookupError, OSError, ValueError):
+        return ""
+    task = " ".join(str(recorded.header.get("task") or "").split())
+    return f' ("{visible(task[:70])}{"…" if len(task) > 70 else ""}")' if task else ""
+
+
 def undo(args: argparse.Namespace) -> int:
     """Take back the file changes of a session (`last`: the newest not undone yet); refused,
     saying why, when the files changed since, unless --force."""
@@ -102,7 +116,7 @@ def undo(args: argparse.Namespace) -> int:
         raise HephError(refusal(refused, "pass --force")) from None
     from hephaistus.ui.undo import undo_report
 
-    say(f"undid session {session_id}")
+    say(f"undid session {session_id}{_task_of(workspace, session_id)}")
     for line in undo_report(result):
         say(line)
     return 0
