@@ -47,7 +47,7 @@ def start_server(model: str, window: int) -> tuple[subprocess.Popen[bytes], str]
     raise SystemExit("the server did not start")
 
 
-def run_mode(url: str, structured: str, steps: int) -> None:
+def run_mode(url: str, structured: str, steps: int, verbose: bool) -> None:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         small_project(root)
@@ -63,7 +63,7 @@ def run_mode(url: str, structured: str, steps: int) -> None:
             argv = [*heph_command(), "--trust", "--max-steps", str(steps), "-m", "smollm2", task]
             done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True)
             answered += done.returncode == 0
-        malformed, seconds = 0, []
+        malformed, seconds, why = 0, [], []
         for path in (root / ".heph" / "sessions").glob("*.jsonl"):
             for line in path.read_text().splitlines():
                 record = json.loads(line)
@@ -71,6 +71,7 @@ def run_mode(url: str, structured: str, steps: int) -> None:
                     continue
                 if record["kind"] == "MEMO" and record["name"] == "malformed_reply":
                     malformed += 1
+                    why.append(str(record.get("output"))[:160])
                 if record["kind"] == "LLM":
                     seconds.append(record["end"] - record["start"])
         print(
@@ -78,6 +79,9 @@ def run_mode(url: str, structured: str, steps: int) -> None:
             f"{malformed:2} malformed of {len(seconds)} replies, "
             f"median {statistics.median(seconds):.1f} s a step"
         )
+        if verbose:
+            for line in why:
+                print(f"  malformed: {line}")
 
 
 def main() -> int:
@@ -85,11 +89,13 @@ def main() -> int:
     parser.add_argument("--model", required=True)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--window", type=int, default=2048)
+    parser.add_argument("--modes", default="json,auto", help="structured values, in order")
+    parser.add_argument("-v", action="store_true", help="say why each malformed reply was")
     options = parser.parse_args()
     process, url = start_server(options.model, options.window)
     try:
-        for structured in ("json", "auto"):
-            run_mode(url, structured, options.steps)
+        for structured in options.modes.split(","):
+            run_mode(url, structured, options.steps, options.v)
     finally:
         process.terminate()
         process.wait(timeout=30)
