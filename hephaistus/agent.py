@@ -7,6 +7,7 @@ the AgentState carry over to the next `execute`, as in a chat.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hephaistus import instructions, project_commands
 from hephaistus.checkpoints import Checkpoints
@@ -30,6 +31,9 @@ from hephaistus.tools import Registry, ToolContext, default_registry
 from hephaistus.tools import git as git_tools
 from hephaistus.values import Message, Outcome
 from hephaistus.workspace import Workspace
+
+if TYPE_CHECKING:
+    from hephaistus.mcp_tools import McpTools
 
 
 class Agent:
@@ -93,6 +97,17 @@ class Agent:
         self.executor = Contained(workspace.root, config.sandbox)
         self.policy.contained = self.executor.contained
         self.said_uncontained = False
+        self.mcp: McpTools | None = None  # the MCP servers' tools, offered at the first task
+        if config.mcp_servers:
+            from hephaistus.mcp_tools import McpTools
+
+            self.mcp = McpTools(
+                config.mcp_servers,
+                workspace.root,
+                workspace.heph_dir,
+                command_line=self.executor.command_line,
+            )
+        self.mcp_offered = False
 
     @property
     def _state_file(self) -> Path:
@@ -120,6 +135,8 @@ class Agent:
             ) from None
         if not self.window_asked:
             self._ask_server_for_the_window()
+        if self.mcp is not None and not self.mcp_offered:
+            self._offer_mcp_tools(self.mcp)
         if self.announce and not self.announced:
             self._announce()
         if not self.announced_folder and not self.workspace.is_project_folder():
@@ -259,6 +276,29 @@ class Agent:
             f"plan saved in {path.relative_to(self.workspace.root)}: /go in the chat, or "
             "heph -c --mode edits go, carries it out"
         )
+
+    def close(self) -> None:
+        """End what the run keeps going: the MCP servers it started."""
+        if self.mcp is not None:
+            self.mcp.close()
+
+    def _offer_mcp_tools(self, mcp: McpTools) -> None:
+        """The MCP servers' tools join the registry (listed from the cache, or by starting a
+        server once); what could not be listed, or changed since it was approved, is said in
+        one line each."""
+        self.mcp_offered = True
+        offer = mcp.offer()
+        for tool in offer.tools:
+            if self.registry.get(tool.name) is None:
+                self.registry.add(tool)
+        for failure in offer.failed:
+            self.sink.notice(failure)
+        if offer.withheld:
+            servers = sorted({line.split(":", 1)[0] for line in offer.withheld})
+            self.sink.notice(
+                f"MCP tools withheld until you approve them (heph mcp approve "
+                f"{' / '.join(servers)}): {', '.join(offer.withheld)}"
+            )
 
     def _ask_server_for_the_window(self) -> None:
         """A local server knows the window it runs the model with: ask it (once, cached)."""

@@ -18,19 +18,22 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from hephaistus.config_sections import (
-    USER_ONLY_SANDBOX_KEYS,
     DocsConfig,
     SandboxConfig,
     check_docs_table,
     check_sandbox_table,
+    sandbox_keys,
 )
 from hephaistus.config_values import check_known, check_type, coerce, documented
 from hephaistus.errors import ConfigError
 from hephaistus.runtime.permissions import MODES
+
+if TYPE_CHECKING:
+    from hephaistus.mcp_config import McpServerConfig
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -113,6 +116,9 @@ class Config:
     )
     docs: DocsConfig = field(
         default_factory=DocsConfig, metadata=documented("heph docs settings", harmless=True)
+    )
+    mcp_servers: tuple[McpServerConfig, ...] = field(
+        default=(), metadata=documented("MCP tool servers: [mcp_servers.NAME] tables")
     )
     sandbox: SandboxConfig = field(
         default_factory=SandboxConfig, metadata=documented("how commands are contained")
@@ -276,6 +282,7 @@ def load_config(
     values: dict[str, Any] = {}
     docs: dict[str, Any] = {}
     sandbox: dict[str, Any] = {}
+    servers: dict[str, McpServerConfig] = {}
     sources: dict[str, str] = {}
     ignored: list[str] = []
     user_path = user_config_path()
@@ -292,7 +299,13 @@ def load_config(
         if not whole:
             found = {key: value for key, value in found.items() if not needs_trust(key)}
         docs.update(found.pop("docs", {}))
-        sandbox.update(_sandbox_keys(found.pop("sandbox", {}), source, in_workspace, ignored))
+        if "mcp_servers" in found:  # a later file's entry of a name replaces the earlier's
+            from hephaistus.mcp_config import mcp_servers
+
+            servers.update(
+                mcp_servers(found.pop("mcp_servers"), source, in_workspace=source != layers[0][0])
+            )
+        sandbox.update(sandbox_keys(found.pop("sandbox", {}), source, in_workspace, ignored))
         if "commands" in found:
             merged = dict(values.get("commands", ()))
             merged.update(found["commands"])
@@ -319,6 +332,7 @@ def load_config(
         **values,
         docs=replace(DocsConfig(), **docs),
         sandbox=replace(SandboxConfig(), **sandbox),
+        mcp_servers=tuple(servers.values()),
         sources=tuple(sources.items()),
         workspace_trusted=trusted,
         ignored=tuple(ignored),
@@ -326,18 +340,6 @@ def load_config(
 
 
 FLAG_NAMES = {"verify_after_edits": "--check-after-edits"}
-
-
-def _sandbox_keys(
-    table: dict[str, Any], source: str, in_workspace: list[Any], ignored: list[str]
-) -> dict[str, Any]:
-    """A `[sandbox]` table's keys that `source` may set: a workspace's files (trusted) may
-    allow the network, never turn the sandbox off or choose the program that makes it."""
-    if source not in dict(in_workspace):
-        return table
-    for key in USER_ONLY_SANDBOX_KEYS & table.keys():
-        ignored.append(f"{source}: [sandbox] {key} is ignored: only your user config sets it")
-    return {key: value for key, value in table.items() if key not in USER_ONLY_SANDBOX_KEYS}
 
 
 def trust_requiring(table: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -372,6 +374,10 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
             check_docs_table(value, f"{where} [docs]")
         elif key == "sandbox":
             check_sandbox_table(value, f"{where} [sandbox]")
+        elif key == "mcp_servers":
+            from hephaistus.mcp_config import mcp_servers
+
+            mcp_servers(value, where, in_workspace=False)  # its own checks; load adds the rest
         elif key == "commands":
             if not isinstance(value, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in value.items()

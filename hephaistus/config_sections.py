@@ -80,3 +80,15 @@ def check_sandbox_table(table: Any, where: str) -> None:
     for key, value in table.items():
         check_known(key, SANDBOX_KEYS, where)
         check_type(key, value, where, SandboxConfig)
+
+
+def sandbox_keys(
+    table: dict[str, Any], source: str, in_workspace: list[Any], ignored: list[str]
+) -> dict[str, Any]:
+    """A `[sandbox]` table's keys that `source` may set: a workspace's files (trusted) may
+    allow the network, never turn the sandbox off or choose the program that makes it."""
+    if source not in dict(in_workspace):
+        return table
+    for key in USER_ONLY_SANDBOX_KEYS & table.keys():
+        ignored.append(f"{source}: [sandbox] {key} is ignored: only your user config sets it")
+    return {key: value for key, value in table.items() if key not in USER_ONLY_SANDBOX_KEYS}

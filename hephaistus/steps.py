@@ -136,6 +136,9 @@ def cut_by_the_bound(args: dict[str, Any]) -> str | None:
 
 
 def _tool_branch(tool: Tool, paths: list[str] | None, compact: bool) -> dict[str, Any]:
+    name = {"type": "string", "enum": [tool.name]}
+    if tool.input_schema is not None and not compact:  # an MCP tool's own schema, kept whole
+        return _object({"tool": name, "args": tool.input_schema}, ["tool", "args"])
     properties = {}
     for arg in tool.args:
         prop = _arg_schema(tool, arg, paths, compact)
@@ -144,7 +147,6 @@ def _tool_branch(tool: Tool, paths: list[str] | None, compact: bool) -> dict[str
         properties[arg.name] = prop
     required = [a.name for a in tool.args if a.required or compact]
     args = _object(properties, required)
-    name = {"type": "string", "enum": [tool.name]}
     return _object({"tool": name, "args": args}, ["tool", "args"])
 
 
@@ -158,6 +160,8 @@ def _arg_schema(tool: Tool, arg: ToolArg, paths: list[str] | None, compact: bool
         if not compact:
             items["maxItems"] = LIST_ITEMS
         return {"anyOf": [items, _string(NAME_CHARS, compact)]} if arg.or_string else items
+    if arg.kind is object:  # a richer argument of an MCP tool: strict schemas take no "any"
+        return {"type": ["string", "number", "boolean"]} if compact else {}
     kinds = {int: "integer", float: "number", bool: "boolean"}
     return {"type": kinds[arg.kind]}
 

@@ -162,7 +162,21 @@ class CommitRequest:
     message: str
 
 
-Request = FileChange | CommandRequest | CommitRequest  # what the person is asked about
+@dataclass(frozen=True)
+class ToolCallRequest:
+    """A call of a third-party (MCP) tool about to be made: the server, the tool, and the
+    arguments exactly as they will be sent (JSON)."""
+
+    server: str
+    tool: str
+    arguments: str
+
+    def describe(self) -> str:
+        """What the call does, in words."""
+        return f"call {self.tool} of the MCP server {self.server} with {self.arguments}"
+
+
+Request = FileChange | CommandRequest | CommitRequest | ToolCallRequest  # what is asked about
 
 
 @dataclass(frozen=True)

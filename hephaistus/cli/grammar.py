@@ -125,6 +125,11 @@ def _docs_words(args: argparse.Namespace, stray: list[str]) -> list[str]:
     return list(args.paths) if missing else []
 
 
+def _mcp_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=("list", "tools", "approve", "import"))
+    parser.add_argument("name", nargs="?", metavar="NAME|FILE")
+
+
 SUBCOMMANDS = (
     Subcommand(
         "sessions", "[--limit N]", "list recorded sessions", "records:sessions", _sessions_options
@@ -162,6 +167,14 @@ SUBCOMMANDS = (
         "",
         "draft an AGENTS.md for this workspace (shown as a diff to approve)",
         "setup:init",
+    ),
+    Subcommand(
+        "mcp",
+        "list | tools NAME | approve NAME | import FILE",
+        "MCP tool servers: their state and tools as the model sees them; approve a\n"
+        "server's changed tools; convert a Claude Code / Cursor .mcp.json",
+        "mcp:mcp",
+        _mcp_options,
     ),
     Subcommand(
         "trust",

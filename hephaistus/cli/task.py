@@ -54,7 +54,10 @@ def run_task(args: argparse.Namespace) -> int:
         agent.sessions.tee = sink.record
     if args.continue_:
         agent.continue_conversation(last_conversation(agent))
-    outcome = agent.execute(task)
+    try:
+        outcome = agent.execute(task)
+    finally:
+        agent.close()
     message = outcome.message
     if outcome.status == "refused":
         message += f". {unblocking(message)}"
@@ -104,7 +107,10 @@ def run_chat(args: argparse.Namespace) -> int:
     agent = Agent(workspace, config, sink=sink, policy=policy, announce=args.verbose)
     if args.continue_:
         agent.continue_conversation(last_conversation(agent))
-    return Repl(agent, sink, asker, history=history_path()).run()
+    try:
+        return Repl(agent, sink, asker, history=history_path()).run()
+    finally:
+        agent.close()
 
 
 def last_conversation(agent: Any) -> list[dict[str, str]]:

@@ -101,7 +101,9 @@ class Runtime:
         """Do what was allowed. A command runs between two snapshots of the workspace: the
         files it created, changed or deleted become its effects (shown, journaled, undone)."""
         snapshots = self.context.snapshots
-        if proposal.effect != "command" or snapshots is None or self.context.read_only:
+        # An MCP server may write the workspace too: its calls are snapshotted like commands.
+        contained = proposal.effect in ("command", "external")
+        if not contained or snapshots is None or self.context.read_only:
             return proposal.carry_out()  # a read-only command (plan mode's shell) changes nothing
         from hephaistus.snapshots import command_effects
 
@@ -182,4 +184,4 @@ def describe(request: Request) -> str:
         return f"run `{request.name}` ({request.command_line})"
     if isinstance(request, CommitRequest):
         return f"commit {', '.join(request.paths)} with message {request.message!r}"
-    return str(request)
+    return request.describe()

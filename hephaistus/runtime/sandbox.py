@@ -294,6 +294,21 @@ class Contained:
         policy) as this user."""
         if self.why_not() is not None:
             return LocalExecutor().run(argv, cwd=cwd, env=env, timeout=timeout)
+        return self._box().run(argv, cwd=cwd, env=env, timeout=timeout, read_only=read_only)
+
+    def command_line(self, argv: list[str]) -> list[str]:
+        """The line that runs `argv` in the sandbox, in the workspace root, for a process that
+        keeps running and is spoken to (a workspace's MCP server); OSError where there is no
+        sandbox: such a process never runs outside one."""
+        why = self.why_not() if self.settings.enabled else "the sandbox is turned off"
+        if why is not None:
+            raise OSError(f"a workspace's MCP server runs only in the sandbox, and {why}")
+        box = self._box()
+        box.cache.mkdir(parents=True, exist_ok=True)
+        (box.cache / EMPTY_FILE).write_bytes(b"")
+        return box.command(argv, self.workspace, {"PATH": os.environ.get("PATH", "")})
+
+    def _box(self) -> Sandbox:
         if self._sandbox is None:
             root = self.workspace
             walked = walk(root)
@@ -305,4 +320,4 @@ class Contained:
                 network=self.settings.network,
                 bwrap=shutil.which(self.settings.bwrap) or self.settings.bwrap,
             )
-        return self._sandbox.run(argv, cwd=cwd, env=env, timeout=timeout, read_only=read_only)
+        return self._sandbox

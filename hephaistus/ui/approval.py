@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hephaistus.ui.escape import visible
-from hephaistus.values import CommandRequest, CommitRequest, FileChange
+from hephaistus.values import CommandRequest, CommitRequest, FileChange, ToolCallRequest
 
 if TYPE_CHECKING:
     from hephaistus.approvals import SavedApprovals
@@ -53,6 +53,12 @@ class TerminalAsker:
             return self._commit(request)
         if isinstance(request, FileChange):
             return self._write(request)
+        if isinstance(request, ToolCallRequest):
+            question = (
+                f"Call {visible(request.tool)} of the MCP server {visible(request.server)} with "
+                f"{visible(request.arguments)}? [y]es / [n]o / [a]lways this tool in this chat: "
+            )
+            return self._choose(question, {"y": "yes", "a": "session"})
         return self._choose(f"Allow {visible(str(request))}? [y]es / [n]o: ", {"y": "yes"})
 
     def _choose(self, question: str, answers: dict[str, Answer]) -> Answer:

@@ -1,0 +1,97 @@
+"""`heph mcp`: the MCP tool servers of the workspace's config. `list` shows each one's state and
+how many tools it offers, `tools NAME` exactly what the model sees of them, `approve NAME` pins
+a server's changed or new definitions, `import FILE` prints a Claude Code / Cursor `.mcp.json`
+as `[mcp_servers]` tables to paste."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from hephaistus.cli.common import say, workspace_and_config
+from hephaistus.errors import ConfigError, HephError
+
+
+def mcp(args: argparse.Namespace) -> int:
+    """Run the `heph mcp` action asked for."""
+    if args.action == "import":
+        return _import(args.name)
+    workspace, config = workspace_and_config(args)
+    from hephaistus.mcp_tools import McpTools
+
+    tools = McpTools(config.mcp_servers, workspace.root, workspace.heph_dir)
+    try:
+        if args.action == "list":
+            return _list(tools)
+        if not args.name:
+            raise ConfigError(f"heph mcp {args.action} NAME: name one of the servers")
+        if args.name not in tools.servers:
+            known = ", ".join(tools.servers) or "none is configured"
+            raise ConfigError(f"no MCP server {args.name} (the servers: {known})")
+        if args.action == "approve":
+            changed = tools.approve(args.name)
+            say(f"approved {args.name}: {', '.join(changed) or 'nothing had changed'}")
+            return 0
+        return _tools(tools, args.name)
+    finally:
+        tools.close()
+
+
+def _list(tools: Any) -> int:
+    if not tools.servers:
+        say("no MCP server is configured ([mcp_servers.NAME] in your user config)")
+        return 0
+    offer = tools.offer()
+    for name, server in tools.servers.items():
+        offered = [t for t in offer.tools if t.name.startswith(f"mcp__{name}__")]
+        where = "workspace, sandboxed" if server.from_workspace else "user config"
+        failed = [line for line in offer.failed if f"server {name} " in line]
+        state = failed[0] if failed else f"{len(offered)} tools"
+        withheld = [w for w in offer.withheld if w.startswith(f"{name}:")]
+        extra = f"; {len(withheld)} withheld until approved" if withheld else ""
+        say(f"{name} ({where}): {state}{extra}")
+    return 0
+
+
+def _tools(tools: Any, name: str) -> int:
+    from hephaistus.tools import Registry
+
+    offer = tools.offer()
+    mine = Registry(t for t in offer.tools if t.name.startswith(f"mcp__{name}__"))
+    say(mine.describe())
+    for line in offer.withheld:
+        if line.startswith(f"{name}:"):
+            say(f"withheld until approved: {line}", sys.stderr)
+    return 0
+
+
+def _import(path: str | None) -> int:
+    """The servers of a `.mcp.json` (Claude Code, Cursor: `{"mcpServers": {NAME: {command,
+    args, env} | {url}}}`) as TOML tables."""
+    if not path:
+        raise ConfigError("heph mcp import FILE: name the .mcp.json to convert")
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise HephError(f"cannot read {path}: {error}") from None
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise HephError(f"{path} has no mcpServers table")
+    for name, entry in servers.items():
+        if not isinstance(entry, dict):
+            continue
+        say(f"[mcp_servers.{name}]")
+        for key in ("command", "url"):
+            if isinstance(entry.get(key), str):
+                say(f"{key} = {json.dumps(entry[key])}")
+        if isinstance(entry.get("args"), list):
+            say(f"args = {json.dumps([str(a) for a in entry['args']])}")
+        env = entry.get("env")
+        if isinstance(env, dict) and env:
+            pairs = ", ".join(f"{k} = {json.dumps(str(v))}" for k, v in env.items())
+            say(f"env = {{ {pairs} }}")
+        say("")
+    return 0

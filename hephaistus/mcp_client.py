@@ -1,0 +1,257 @@
+"""The MCP client: the servers of a run, each started on first use, spoken to through the official
+`mcp` package (the `hephaistus[mcp]` extra, imported only here, only when a server starts).
+
+The package is async; heph is not. One event loop runs in a thread of its own, and every call
+is handed to it and waited for with a timeout, so a server that hangs, dies or fails to start is
+an error the caller turns into one line, never a hang. Each server's connection is held open by
+one task on that loop (the package's contexts must be left by the task that entered them) until
+`close`, which ends every session and leaves no process behind. A server's stderr goes to its
+log under `.heph/logs/`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hephaistus.mcp_config import McpServerConfig
+
+CLOSE_SECONDS = 10.0
+# What a server gets of heph's environment besides its entry's `env` (never the API key).
+PASSED_ENV = ("PATH", "HOME", "LANG", "TERM", "USER", "SHELL")
+
+
+class McpError(Exception):
+    """A server that could not start, answer or finish a call; the message is one line."""
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """A tool as a server describes it."""
+
+    name: str
+    description: str
+    schema: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The definition as the cache keeps it, and as its pin's hash is taken."""
+        return {"name": self.name, "description": self.description, "schema": self.schema}
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """What a call gave back: its text (content joined), and whether the tool said it failed."""
+
+    text: str
+    is_error: bool
+
+
+class McpHub:
+    """The MCP servers of one run or chat."""
+
+    def __init__(self, log_dir: Path, command_line: Any = None) -> None:
+        self.log_dir = log_dir
+        # How a server's command line is made (a workspace's server runs in the sandbox).
+        self.command_line = command_line
+        self._connections: dict[str, _Connection] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+
+    def list_tools(self, server: McpServerConfig, env: dict[str, str]) -> list[ToolDefinition]:
+        """The server's tools, starting it if it is not running."""
+        connection = self._connection(server, env)
+        return self._wait(connection.list_tools(), server.startup_timeout_sec, server, "list")
+
+    def call(
+        self, server: McpServerConfig, env: dict[str, str], tool: str, args: dict[str, Any]
+    ) -> CallResult:
+        """Call `tool` of `server` with `args`; McpError when it cannot be done in time."""
+        connection = self._connection(server, env)
+        return self._wait(connection.call(tool, args), server.tool_timeout_sec, server, tool)
+
+    def running(self) -> list[str]:
+        """The servers started so far."""
+        return [name for name, c in self._connections.items() if c.session is not None]
+
+    def close(self) -> None:
+        """End every session and stop every server process."""
+        loop = self._loop
+        if loop is None:
+            return
+        for connection in list(self._connections.values()):
+            future = asyncio.run_coroutine_threadsafe(connection.close(), loop)
+            try:
+                future.result(CLOSE_SECONDS)
+            except Exception:  # a server that will not end is killed with the loop's thread
+                pass
+        self._connections.clear()
+        loop.call_soon_threadsafe(loop.stop)
+        self._loop = None
+
+    # -- the loop and the connections ------------------------------------------------------
+    def _connection(self, server: McpServerConfig, env: dict[str, str]) -> _Connection:
+        with self._lock:
+            if self._loop is None:
+                import atexit
+
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, daemon=True).start()
+                atexit.register(self.close)  # no server outlives heph, however it ends
+            connection = self._connections.get(server.name)
+            if server.url:
+                raise McpError(
+                    f"MCP server {server.name}: Streamable HTTP servers (url) are not built yet; "
+                    "only stdio servers (command) are"
+                )
+            if connection is None or connection.dead:
+                argv = [server.command, *server.args]
+                if server.from_workspace:  # a workspace's server: in the sandbox, or not at all
+                    if self.command_line is None:
+                        raise McpError(f"MCP server {server.name}: no sandbox to run it in")
+                    try:
+                        argv = self.command_line(argv)
+                    except OSError as error:
+                        raise McpError(
+                            f"MCP server {server.name} was not started: {error}"
+                        ) from None
+                log = self.log_dir / f"mcp-{server.name}.log"
+                connection = _Connection(server, argv, env, log)
+                self._connections[server.name] = connection
+            return connection
+
+    def _wait(self, work: Any, timeout: float, server: McpServerConfig, what: str) -> Any:
+        assert self._loop is not None
+        future = asyncio.run_coroutine_threadsafe(work, self._loop)
+        try:
+            return future.result(timeout)
+        except FutureTimeout:
+            future.cancel()
+            raise McpError(
+                f"MCP server {server.name} did not answer {what} within {timeout:g} s"
+            ) from None
+        except McpError:
+            raise
+        except Exception as error:  # the package's own errors, a broken pipe, a dead server
+            raise McpError(f"MCP server {server.name}: {_one_line(error)}") from None
+
+
+class _Connection:
+    """One server's session, held open by a task on the hub's loop."""
+
+    def __init__(self, server: McpServerConfig, argv: list[str], env: dict[str, str], log: Path):
+        self.server = server
+        self.argv = argv
+        self.env = env
+        self.log = log
+        self.session: Any = None
+        self.dead = False
+        self._ready: asyncio.Future[None] | None = None
+        self._closing: asyncio.Event | None = None
+        self._holder: asyncio.Task[None] | None = None
+
+    async def list_tools(self) -> list[ToolDefinition]:
+        session = await self._started()
+        found, cursor = [], None
+        while True:
+            from mcp import types
+
+            params: Any = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            listed = await session.list_tools(params=params)
+            found += [
+                ToolDefinition(t.name, t.description or "", dict(t.input_schema or {}))
+                for t in listed.tools
+            ]
+            cursor = getattr(listed, "next_cursor", None)
+            if not cursor:
+                return found
+
+    async def call(self, tool: str, args: dict[str, Any]) -> CallResult:
+        session = await self._started()
+        result = await session.call_tool(tool, args)
+        return CallResult(_text_of(result), bool(result.is_error))
+
+    async def close(self) -> None:
+        if self._closing is not None:
+            self._closing.set()
+        if self._holder is not None:
+            try:
+                await asyncio.wait_for(self._holder, CLOSE_SECONDS)
+            except (asyncio.TimeoutError, Exception):
+                pass
+
+    async def _started(self) -> Any:
+        if self._ready is None:
+            loop = asyncio.get_running_loop()
+            self._ready, self._closing = loop.create_future(), asyncio.Event()
+            self._holder = loop.create_task(self._hold())
+        await asyncio.shield(self._ready)
+        return self.session
+
+    async def _hold(self) -> None:
+        assert self._ready is not None and self._closing is not None
+        try:
+            from mcp import ClientSession
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            self.log.parent.mkdir(parents=True, exist_ok=True)
+            with self.log.open("a", encoding="utf-8") as errlog:
+                params = StdioServerParameters(
+                    command=self.argv[0],
+                    args=self.argv[1:],
+                    env=self.env,
+                    cwd=self.server.cwd or None,
+                )
+                async with stdio_client(params, errlog=errlog) as (read, write):
+                    async with ClientSession(read, write) as session:
+                        await session.initialize()
+                        self.session = session
+                        self._ready.set_result(None)
+                        await self._closing.wait()
+        except BaseException as error:  # noqa: BLE001 - a failed start is the caller's to say
+            if not self._ready.done():
+                self._ready.set_exception(McpError(_start_failure(self.server, error)))
+        finally:
+            self.dead = True
+            self.session = None
+
+
+def _text_of(result: Any) -> str:
+    """Text joined; structured content as compact JSON when there is no text; images and
+    audio named, never poured into the conversation."""
+    import json
+
+    parts = []
+    for item in result.content or ():
+        kind = getattr(item, "type", "")
+        if kind == "text":
+            parts.append(item.text)
+        elif kind in ("image", "audio"):
+            parts.append(f"[{kind} ({getattr(item, 'mime_type', '?')}) left out]")
+        elif kind == "resource":
+            parts.append(f"[a resource: {getattr(getattr(item, 'resource', None), 'uri', '?')}]")
+        else:
+            parts.append(f"[{kind or 'content'} left out]")
+    if not any(p for p in parts if not p.startswith("[")) and result.structured_content:
+        return json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+    return "\n".join(parts)
+
+
+def _start_failure(server: McpServerConfig, error: BaseException) -> str:
+    if isinstance(error, ModuleNotFoundError) and (error.name or "").startswith("mcp"):
+        return (
+            f"MCP server {server.name} was not started: the mcp package is not installed "
+            "(pip install 'hephaistus[mcp]')"
+        )
+    return f"MCP server {server.name} did not start: {_one_line(error)}"
+
+
+def _one_line(error: BaseException) -> str:
+    inner = getattr(error, "exceptions", None)  # a task group's exception group
+    if inner:
+        return _one_line(inner[0])
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text[:300]

@@ -1,0 +1,129 @@
+"""`[mcp_servers.NAME]`: the MCP tool servers a run may use, with Codex's key names so snippets
+paste. A server in the user config is the person's; one in a workspace's files applies only in a
+trusted workspace, runs in the sandbox, may not name read-only tools, and takes its secrets from
+the environment (`${VAR}`), never written in the file: a literal secret-looking `env` value there
+is a config error naming it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from hephaistus.config_values import check_known
+from hephaistus.errors import ConfigError
+
+NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+STRING_KEYS = ("command", "cwd", "url", "bearer_token_env_var")
+LIST_KEYS = ("args", "enabled_tools", "disabled_tools", "read_only_tools")
+NUMBER_KEYS = ("startup_timeout_sec", "tool_timeout_sec")
+KEYS = {*STRING_KEYS, *LIST_KEYS, *NUMBER_KEYS, "env", "enabled"}
+
+
+@dataclass(frozen=True)
+class McpServerConfig:
+    """One MCP server: how to start it (stdio: `command`, `args`, `env`, `cwd`) or reach it
+    (`url`), which of its tools to offer, and how long to wait."""
+
+    name: str
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()  # as written: a workspace's values are ${VAR}
+    cwd: str = ""
+    enabled: bool = True
+    enabled_tools: tuple[str, ...] | None = None  # None: all of them
+    disabled_tools: tuple[str, ...] = ()
+    read_only_tools: tuple[str, ...] = ()  # calls that only read (the user config only)
+    startup_timeout_sec: float = 10.0
+    tool_timeout_sec: float = 60.0
+    url: str = ""  # Streamable HTTP (not built yet)
+    bearer_token_env_var: str = ""
+    from_workspace: bool = False  # a trusted workspace's: runs in the sandbox
+
+    @property
+    def digest(self) -> str:
+        """The entry's hash: its tool list is cached under it, so a changed entry is asked
+        again."""
+        import hashlib
+        import json
+
+        data = json.dumps(asdict(self), sort_keys=True).encode()
+        return hashlib.sha256(data).hexdigest()[:16]
+
+    def offers(self, tool: str) -> bool:
+        """Whether the entry lets the model see the server's tool `tool`."""
+        allowed = self.enabled_tools is None or tool in self.enabled_tools
+        return allowed and tool not in self.disabled_tools
+
+
+def mcp_servers(table: Any, where: str, *, in_workspace: bool) -> dict[str, McpServerConfig]:
+    """The servers of an `[mcp_servers]` table, checked; ConfigError naming what is wrong."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [mcp_servers] must be a table of servers")
+    servers = {}
+    for name, entry in table.items():
+        at = f"{where} [mcp_servers.{name}]"
+        if not NAME.match(str(name)):
+            raise ConfigError(f"{at}: a server's name is letters, digits, - and _ (at most 32)")
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{at}: expected a table")
+        servers[name] = _server(name, entry, at, in_workspace)
+    return servers
+
+
+def _server(name: str, entry: dict[str, Any], at: str, in_workspace: bool) -> McpServerConfig:
+    values: dict[str, Any] = {}
+    for key, value in entry.items():
+        check_known(key, KEYS, at)
+        if key in STRING_KEYS and not isinstance(value, str):
+            raise ConfigError(f"{at}: '{key}' must be a string")
+        if key in LIST_KEYS:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{at}: '{key}' must be a list of strings")
+            value = tuple(value)
+        if key in NUMBER_KEYS and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise ConfigError(f"{at}: '{key}' must be a number of seconds")
+        if key == "enabled" and not isinstance(value, bool):
+            raise ConfigError(f"{at}: 'enabled' must be true or false")
+        if key == "env":
+            value = _env(value, at, in_workspace)
+        values[key] = value
+    if bool(values.get("command")) == bool(values.get("url")):
+        raise ConfigError(f"{at}: give either 'command' (a stdio server) or 'url'")
+    if in_workspace and values.get("read_only_tools"):
+        raise ConfigError(
+            f"{at}: 'read_only_tools' is for your user config only (a workspace may not say "
+            "which of a server's calls run unasked in every mode)"
+        )
+    return McpServerConfig(name, **values, from_workspace=in_workspace)
+
+
+def _env(value: Any, at: str, in_workspace: bool) -> tuple[tuple[str, str], ...]:
+    from hephaistus.redact import CREDENTIAL_TEXT, SECRET_NAME
+
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ConfigError(f"{at}: 'env' must be a table of strings")
+    for key, text in value.items():
+        literal = not REFERENCE.match(text)
+        if in_workspace and literal and (SECRET_NAME.search(key) or CREDENTIAL_TEXT.search(text)):
+            raise ConfigError(
+                f"{at}: env {key} holds a literal secret; a workspace's file may only name one "
+                f'from the environment ({key} = "${{{key}}}")'
+            )
+    return tuple(sorted(value.items()))
+
+
+def expanded_env(server: McpServerConfig, environ: dict[str, str]) -> dict[str, str]:
+    """The entry's `env` with each `${VAR}` taken from `environ` (missing: left out)."""
+    env = {}
+    for key, text in server.env:
+        reference = REFERENCE.match(text)
+        if reference is None:
+            env[key] = text
+        elif reference.group(1) in environ:
+            env[key] = environ[reference.group(1)]
+    return env

@@ -1,0 +1,257 @@
+"""MCP servers' tools as heph's own: named `mcp__<server>__<tool>`, described under a header that
+says their text is the server's, pinned, and called through the runtime like any tool.
+
+The tool list comes from a cache keyed by the server entry's hash (`.heph/cache/`, sealed), so a
+run starts no server and imports no `mcp` until a call needs one; a new or changed entry is
+listed afresh. Each tool's definition (name, description, arguments) is pinned by hash the
+first time heph lists it (in the user's state folder, per workspace); a new or changed
+definition is withheld until the person approves it (`heph mcp approve NAME`). `--yes` and auto
+mode approve calls, never definitions. A call's effect is `external` (asked about in ask and
+edits mode, denied in plan mode), or `read` for the tools the user config names read-only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hephaistus.mcp_config import McpServerConfig, expanded_env
+from hephaistus.values import Proposal, ToolCallRequest, ToolResult
+
+PREFIX = "mcp__"
+NAME_CHARS = 64
+DESCRIPTION_CHARS = 400
+PINS_FILE = "mcp-pins.json"
+
+
+@dataclass
+class Offer:
+    """What the servers give a run: their tools, the definitions withheld (new or changed
+    since pinned), and the servers that could not be listed (one line each)."""
+
+    tools: list[Any] = field(default_factory=list)  # hephaistus.tools.Tool
+    withheld: list[str] = field(default_factory=list)  # "server: tool (changed)"
+    failed: list[str] = field(default_factory=list)
+
+
+class McpTools:
+    """The MCP servers of a workspace's config, and what they offer."""
+
+    def __init__(
+        self,
+        servers: tuple[McpServerConfig, ...],
+        root: Path,
+        heph_dir: Path,
+        command_line: Callable[[list[str]], list[str]] | None = None,
+        environ: dict[str, str] | None = None,
+    ) -> None:
+        self.servers = {s.name: s for s in servers if s.enabled}
+        self.root = root
+        self.heph_dir = heph_dir
+        self.environ = dict(os.environ if environ is None else environ)
+        self.command_line = command_line
+        self._hub: Any = None
+
+    @property
+    def hub(self) -> Any:
+        """The running servers (made on first use: imports nothing before)."""
+        if self._hub is None:
+            from hephaistus.mcp_client import McpHub
+
+            self._hub = McpHub(self.heph_dir / "logs", self.command_line)
+        return self._hub
+
+    def close(self) -> None:
+        """Stop every server that was started."""
+        if self._hub is not None:
+            self._hub.close()
+
+    def offer(self) -> Offer:
+        """Every enabled server's tools that the entry lets through and whose definition is
+        pinned as it is now; listing a server only when its cache is missing or stale."""
+        offer = Offer()
+        pins = _Pins(self.root)
+        for server in self.servers.values():
+            try:
+                definitions = self.definitions(server)
+            except Exception as error:  # one line; the other servers' tools still work
+                offer.failed.append(str(error))
+                continue
+            pinned = pins.of(server.name)
+            first = not pinned
+            for definition in definitions:
+                if not server.offers(definition["name"]):
+                    continue
+                digest = definition_digest(definition)
+                if first:
+                    pins.pin(server.name, definition["name"], digest)
+                elif pinned.get(definition["name"]) != digest:
+                    what = "new" if definition["name"] not in pinned else "changed"
+                    offer.withheld.append(f"{server.name}: {definition['name']} ({what})")
+                    continue
+                tool = self._tool(server, definition)
+                if tool is not None:
+                    offer.tools.append(tool)
+        pins.save()
+        return offer
+
+    def definitions(self, server: McpServerConfig, *, fresh: bool = False) -> list[dict[str, Any]]:
+        """The server's tool definitions: from the cache, or listed (starting the server)."""
+        cache = self.heph_dir / "cache" / f"mcp-{server.name}.json"
+        if not fresh:
+            cached = _read_cache(cache, server.digest)
+            if cached is not None:
+                return cached
+        listed = [d.to_dict() for d in self.hub.list_tools(server, self._env(server))]
+        _write_cache(cache, server.digest, listed)
+        return listed
+
+    def approve(self, name: str) -> list[str]:
+        """Pin the server's definitions as they are now; what changed, in words."""
+        server = self.servers.get(name)
+        if server is None:
+            raise KeyError(name)
+        pins = _Pins(self.root)
+        pinned = pins.of(name)
+        said = []
+        for definition in self.definitions(server, fresh=True):
+            tool, digest = definition["name"], definition_digest(definition)
+            if pinned.get(tool) != digest:
+                said.append(f"{tool} ({'new' if tool not in pinned else 'changed'})")
+            pins.pin(name, tool, digest)
+        pins.save()
+        return said
+
+    def _env(self, server: McpServerConfig) -> dict[str, str]:
+        from hephaistus.mcp_client import PASSED_ENV
+
+        passed = {k: self.environ[k] for k in PASSED_ENV if k in self.environ}
+        return {**passed, **expanded_env(server, self.environ)}
+
+    def _tool(self, server: McpServerConfig, definition: dict[str, Any]) -> Any:
+        from hephaistus.tools import Tool
+
+        name = tool_name(server.name, definition["name"])
+        effect = "read" if definition["name"] in server.read_only_tools else "external"
+        try:
+            return Tool.from_schema(
+                name,
+                described(definition.get("description") or ""),
+                definition.get("schema") or {"type": "object"},
+                self._caller(server, definition["name"], effect),
+                effect=effect,
+            )
+        except TypeError:
+            return None  # arguments heph cannot describe: the tool is not offered
+
+    def _caller(self, server: McpServerConfig, tool: str, effect: str) -> Callable[..., Proposal]:
+        def call(ctx: Any, **args: Any) -> Proposal:
+            def carry_out() -> ToolResult:
+                from hephaistus.mcp_client import McpError
+
+                try:
+                    result = self.hub.call(server, self._env(server), tool, args)
+                except McpError as error:
+                    return ToolResult(False, str(error))
+                if result.is_error:
+                    return ToolResult(False, f"the tool reported an error: {result.text}")
+                return ToolResult(True, result.text or "(no output)")
+
+            request = ToolCallRequest(server.name, tool, json.dumps(args, ensure_ascii=False))
+            return Proposal(
+                effect,
+                request,
+                carry_out,
+                f"the MCP tool {tool} of {server.name} was not called",
+                name=tool_name(server.name, tool),
+            )
+
+        return call
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`mcp__<server>__<tool>`, in the letters a model's tool name may have, at most 64."""
+    raw = f"{PREFIX}{server}__{tool}"
+    clean = re.sub(r"[^A-Za-z0-9_-]", "_", raw)
+    if len(clean) <= NAME_CHARS:
+        return clean
+    digest = hashlib.sha256(raw.encode()).hexdigest()[:8]
+    return f"{clean[: NAME_CHARS - 9]}_{digest}"
+
+
+def described(text: str) -> str:
+    """A server's description as the model reads it: one line, control characters spelled
+    out, clipped."""
+    from hephaistus.ui.escape import visible
+
+    line = " ".join(visible(text).split())
+    return line if len(line) <= DESCRIPTION_CHARS else line[: DESCRIPTION_CHARS - 1] + "…"
+
+
+def definition_digest(definition: dict[str, Any]) -> str:
+    """The hash a definition is pinned by: its name, description and arguments."""
+    data = json.dumps(definition, sort_keys=True, ensure_ascii=False).encode("utf-8", "replace")
+    return hashlib.sha256(data).hexdigest()
+
+
+class _Pins:
+    """The definitions pinned for a workspace: {server: {tool: digest}}."""
+
+    def __init__(self, root: Path) -> None:
+        from hephaistus.userstate import WorkspaceRecords
+
+        self.records = WorkspaceRecords(PINS_FILE)
+        self.root = root
+        self.pins = self.records.get(root)
+        self.changed = False
+
+    def of(self, server: str) -> dict[str, str]:
+        found = self.pins.get(server)
+        return dict(found) if isinstance(found, dict) else {}
+
+    def pin(self, server: str, tool: str, digest: str) -> None:
+        current = self.pins.setdefault(server, {})
+        if current.get(tool) != digest:
+            current[tool] = digest
+            self.changed = True
+
+    def save(self) -> None:
+        if self.changed:
+            self.records.put(self.root, self.pins)
+            self.changed = False
+
+
+def _read_cache(cache: Path, digest: str) -> list[dict[str, Any]] | None:
+    from hephaistus.provenance import unseal
+    from hephaistus.textfile import read_real
+
+    try:
+        data = unseal(_kind(cache), read_real(cache))
+        record = json.loads(data) if data is not None else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("entry") != digest:
+        return None
+    tools = record.get("tools")
+    return tools if isinstance(tools, list) else None
+
+
+def _write_cache(cache: Path, digest: str, tools: list[dict[str, Any]]) -> None:
+    from hephaistus.provenance import seal
+    from hephaistus.textfile import atomic_write
+
+    data = seal(_kind(cache), json.dumps({"entry": digest, "tools": tools}).encode())
+    try:
+        atomic_write(cache, data, temp_dir=cache.parent.parent / "tmp")
+    except OSError:
+        pass
+
+
+def _kind(cache: Path) -> str:
+    return f"mcp tools {cache.parent.parent.parent}"
