@@ -67,6 +67,10 @@ class McpTools:
             self._hub = McpHub(self.heph_dir / "logs", self.command_line)
         return self._hub
 
+    def running(self) -> list[str]:
+        """The servers started in this run or chat (none when nothing needed one)."""
+        return self._hub.running() if self._hub is not None else []
+
     def close(self) -> None:
         """Stop every server that was started."""
         if self._hub is not None:

@@ -235,3 +235,39 @@ def test_version_help_and_docs_check_never_import_mcp(chat_server, mcp_home, wor
     (workspace / "a.py").write_text('"""A module."""\n')
     for argv in (["--version"], ["--help"], ["docs", "--check", "a.py"], ["sessions"]):
         assert not imports_mcp(mcp_home, chat_server, workspace, *argv), argv
+
+
+def test_slash_mcp_shows_the_servers_and_what_the_model_sees(tmp_path, home, monkeypatch):
+    import io
+
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+    from rich.console import Console
+
+    from hephaistus.agent import Agent
+    from hephaistus.config import Config
+    from hephaistus.mcp_config import McpServerConfig
+    from hephaistus.testing import ScriptedModel
+    from hephaistus.ui.render import ConsoleSink
+    from hephaistus.ui.repl import Repl
+    from hephaistus.workspace import Workspace
+
+    monkeypatch.setenv("HOME", str(home))
+    root = tmp_path / "ws"
+    root.mkdir(exist_ok=True)
+    server = McpServerConfig("t", command=sys.executable, args=(str(SERVER),))
+    console = Console(file=io.StringIO(), force_terminal=False, width=200)
+    sink = ConsoleSink(console=console)
+    model = ScriptedModel([final("hello")])
+    agent = Agent(Workspace.at(root), Config(mcp_servers=(server,)), model=model, sink=sink)
+    try:
+        assert agent.execute("hi").status == "answered"
+        with create_pipe_input() as pipe:
+            repl = Repl(agent, sink, None, input=pipe, output=DummyOutput())
+            repl.cmd_mcp("")
+    finally:
+        agent.close()
+    shown = console.file.getvalue()
+    assert "t: running; 7 tools" in shown
+    assert "  - mcp__t__add(a: integer, b: integer): Add two numbers." in shown
+    assert "\\x1b[2J" in shown and "\x1b" not in shown  # spelled out, not sent

@@ -91,6 +91,7 @@ def test_help_lists_every_command_with_its_docstring(ws):
         "init",
         "mode",
         "go",
+        "mcp",
         "exit",
     }
     assert set(repl.commands()) == expected

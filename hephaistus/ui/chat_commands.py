@@ -161,6 +161,20 @@ class ChatCommands:
         described = self.agent.instructions.describe()
         self.console.print(self.sink.safe(f"instructions: {described}"), markup=False)
 
+    def cmd_mcp(self, argument: str) -> None:
+        """Show the MCP servers, whether each runs, and their tools as the model sees them."""
+        mcp = self.agent.mcp
+        if mcp is None:
+            self.console.print("no MCP server is configured ([mcp_servers.NAME] in your config)")
+            return
+        running = set(mcp.running())
+        for name in mcp.servers:
+            tools = [t for t in self.agent.registry if t.name.startswith(f"mcp__{name}__")]
+            state = "running" if name in running else "not started (it starts on first use)"
+            self.console.print(self.sink.safe(f"{name}: {state}; {len(tools)} tools"), markup=False)
+            for tool in tools:
+                self.console.print(self.sink.safe(f"  {tool.describe()}"), markup=False)
+
     def cmd_tokens(self, argument: str) -> None:
         """Show the tokens used and how full the context window is."""
         compactor = self.agent.compactor
@@ -183,7 +197,7 @@ class ChatCommands:
         self.agent.model = ChatModel(self.agent.config)
         window, source = context_window(argument, self.agent.config.context_window)
         self.agent.compactor = Compactor(window, source, self.agent.config.max_reply_tokens)
-        self.agent.window_asked = bool(self.agent.config.context_window)
+        self.agent.window_asked = False  # the new model's window and schema verdict are asked
         self.console.print(f"model: {argument}")
 
     def cmd_sessions(self, argument: str) -> None:
