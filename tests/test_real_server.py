@@ -223,7 +223,8 @@ def test_with_the_steps_schema_a_small_model_sends_no_malformed_step(
     answered, replies = 0, []
     for task in SHORT_TASKS:
         result = run(heph_process, url, "--max-steps", "2", "-m", "smollm2", task)
-        assert result.code in (0, 1) and "Traceback" not in result.stderr, result.stderr
+        # 3: the model tried a write or a command, which ask mode refuses without a terminal
+        assert result.code in (0, 1, 3) and "Traceback" not in result.stderr, result.stderr
         answered += result.code == 0
         recorded = last_session(workspace)
         memos = [s.name for s in recorded.spans if s.kind == "MEMO"]
