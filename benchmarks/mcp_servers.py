@@ -1,7 +1,7 @@
 """What MCP costs a run: the `mcp` package's import, a task whose one step calls an MCP tool beside
 a task that calls none, and `heph --version` with and without an MCP server configured.
 
-    python benchmarks/mcp.py [--runs 5]
+    python benchmarks/mcp_servers.py [--runs 5]
 
 Needs the extra: pip install 'hephaistus[mcp]'. The server is a one-tool stdio server written
 with the package's own server API, in a temporary folder.
@@ -42,22 +42,22 @@ def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     return time.perf_counter() - started
 
 
-def import_seconds() -> float:
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import mcp, mcp.client.stdio"],
-        capture_output=True,
-        text=True,
-    )
-    ends = "mcp.client.stdio"
-    lines = [line for line in done.stderr.splitlines() if line.rstrip().endswith(ends)]
-    return int(lines[-1].split("|")[1]) / 1e6 if lines else float("nan")
+def import_seconds(runs: int) -> list[float]:
+    """What importing the package adds to a Python start: the median of `runs` pairs."""
+    bare = [sys.executable, "-c", "pass"]
+    loaded = [sys.executable, "-c", "import mcp, mcp.client.stdio, mcp.client.session"]
+    here = Path.cwd()
+    return [
+        timed(loaded, dict(os.environ), here) - timed(bare, dict(os.environ), here)
+        for _ in range(runs)
+    ]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     runs = parser.parse_args().runs
-    print(f"{'import mcp, mcp.client.stdio':<28} {import_seconds() * 1000:7.0f} ms")
+    report("importing mcp (the client)", import_seconds(runs))
     with tempfile.TemporaryDirectory() as folder, ChatServer() as chat:
         root = Path(folder)
         (root / "ws").mkdir()
