@@ -271,3 +271,46 @@ def test_slash_mcp_shows_the_servers_and_what_the_model_sees(tmp_path, home, mon
     assert "t: running; 7 tools" in shown
     assert "  - mcp__t__add(a: integer, b: integer): Add two numbers." in shown
     assert "\\x1b[2J" in shown and "\x1b" not in shown  # spelled out, not sent
+
+
+def workspace_server(workspace: Path) -> None:
+    """The test server as a workspace's own: its script inside the workspace (the sandbox shows
+    the workspace, and the folder of the interpreter)."""
+    (workspace / "srv.py").write_text(SERVER.read_text())
+    (workspace / ".heph.toml").write_text(
+        f'[mcp_servers.w]\ncommand = {json.dumps(sys.executable)}\nargs = ["srv.py"]\n'
+        "tool_timeout_sec = 5\nstartup_timeout_sec = 20\n"
+    )
+
+
+def test_an_untrusted_workspace_s_server_never_starts(heph, chat_server, workspace):
+    workspace_server(workspace)
+    chat_server.reply(act("mcp__w__write", path="x.txt", text="x"))
+    chat_server.reply(final("done"))
+    result = heph("--yes", "write")
+    assert result.code == 0, result.stderr
+    assert "unknown tool 'mcp__w__write'" in observation(chat_server, 1)
+    assert "mcp__w__" not in chat_server.requests[0]["messages"][0]["content"]
+    assert not (workspace / "x.txt").exists() and servers_running() == []
+
+
+needs_sandbox = pytest.mark.skipif(
+    __import__("hephaistus.runtime.sandbox", fromlist=["unavailable"]).unavailable() is not None,
+    reason="no sandbox here",
+)
+
+
+@needs_sandbox
+def test_a_trusted_workspace_s_server_runs_in_the_sandbox(heph, chat_server, workspace, home):
+    workspace_server(workspace)
+    (home / "outside.txt").write_text("mine\n")
+    chat_server.reply(act("mcp__w__write", path="inside.txt", text="in\n"))
+    chat_server.reply(act("mcp__w__write", path=str(home / "outside.txt"), text="theirs\n"))
+    chat_server.reply(act("mcp__w__env"))
+    chat_server.reply(final("done"))
+    env = {"OPENAI_API_KEY": "sk-secret-key-0123456789abcdef"}
+    result = heph("--yes", "--trust", "write", env=env)
+    assert result.code == 0, result.stderr
+    assert (workspace / "inside.txt").read_text() == "in\n"
+    assert (home / "outside.txt").read_text() == "mine\n"  # read-only (or private) outside
+    assert "sk-secret" not in observation(chat_server, 3)
