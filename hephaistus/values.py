@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hephaistus.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
@@ -120,6 +120,10 @@ class FileChange:
     created: bool
     deleted: bool = False
     moved_from: str | None = None  # a move: the file's old path (deleted in the same call)
+    # The whole text before and after, where the writing tool knew them (an editor shows the
+    # change from them: ACP's diff content).
+    old_text: str | None = field(default=None, repr=False, compare=False)
+    new_text: str | None = field(default=None, repr=False, compare=False)
 
     def describe(self) -> str:
         """What the write does, in words: "create a.py", "move a.py to b.py"."""

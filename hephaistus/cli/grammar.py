@@ -169,6 +169,13 @@ SUBCOMMANDS = (
         "setup:init",
     ),
     Subcommand(
+        "acp",
+        "",
+        "let an editor drive heph (Zed, JetBrains, Neovim): the Agent Client Protocol\n"
+        "on stdin/stdout",
+        "acp:acp",
+    ),
+    Subcommand(
         "mcp",
         "list | tools NAME | approve NAME | import FILE",
         "MCP tool servers: their state and tools as the model sees them; approve a\n"

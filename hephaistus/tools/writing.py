@@ -115,7 +115,8 @@ def write_change(
     after = content.replace("\r\n", "\n")
     if old is not None and after == before:
         return ToolResult(True, f"{rel} already has that content; nothing written", target=rel)
-    change = FileChange(rel, unified_diff(rel, before, after, created=old is None), old is None)
+    diff = unified_diff(rel, before, after, created=old is None)
+    change = FileChange(rel, diff, old is None, old_text=before, new_text=after)
 
     def carry_out() -> ToolResult:
         try:

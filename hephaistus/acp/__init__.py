@@ -1,0 +1,1 @@
+"""The Agent Client Protocol: editors drive heph over stdin/stdout (`heph acp`)."""

@@ -1,0 +1,189 @@
+"""`heph acp`: the Agent Client Protocol's agent side, for editors (Zed, JetBrains, Neovim).
+
+Each `session/new` is a chat of its own in the folder the editor names (`cwd` is the
+workspace): an Agent with a sink and an asker that speak to the editor. `session/prompt` runs
+one task in that chat's conversation, so the agent state carries over ("it is incorrect"
+works), and is answered with its stop reason. The turn runs in the main thread; the reader
+thread turns a `session/cancel` (or a closed stdin) into the Ctrl-C the chat knows, so the
+turn ends as interrupted with its session saved. Trust is never asked over ACP: an untrusted
+workspace runs without the settings that need trust, and the first answer says so.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hephaistus.acp.updates import AcpAsker, AcpSink, text_of
+from hephaistus.acp.wire import (
+    CLOSED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    Channel,
+)
+
+PROTOCOL_VERSION = 1
+STOP_REASONS = {"answered": "end_turn", "refused": "refusal", "interrupted": "cancelled"}
+
+
+class ProtocolError(Exception):
+    """A request heph cannot serve: (code, message) for the error response."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class _Session:
+    agent: Any
+    sink: AcpSink
+    said: list[str] = field(default_factory=list)  # told once, at the first answer
+
+
+class AcpServer:
+    """Serves one editor over `channel` until its stdin closes."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+        self.sessions: dict[str, _Session] = {}
+        self.running: str | None = None  # the session whose turn runs now
+        self._main = threading.main_thread()
+        channel.on_notice = self._notice
+
+    def serve(self) -> int:
+        """Answer requests in order until stdin closes; 0."""
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a cancel is a Ctrl-C
+        self.channel.start()
+        try:
+            while True:
+                message = self.channel.incoming.get()
+                if message is CLOSED:
+                    return 0
+                self._handle(message)
+        finally:
+            for session in self.sessions.values():
+                session.agent.close()
+
+    def _handle(self, message: dict[str, Any]) -> None:
+        ident, method = message.get("id"), message["method"]
+        raw = message.get("params")
+        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if "id" not in message:
+            return  # a notification: a cancel is handled as it arrives
+        handler = {
+            "initialize": self.initialize,
+            "session/new": self.new_session,
+            "session/prompt": self.prompt,
+        }.get(method)
+        if handler is None:
+            self.channel.error(ident, METHOD_NOT_FOUND, f"Method not found: {method}")
+            return
+        try:
+            self.channel.answer(ident, handler(params))
+        except ProtocolError as error:
+            self.channel.error(ident, error.code, str(error))
+        except KeyboardInterrupt:  # a cancel that came between turns
+            self.channel.error(ident, INTERNAL_ERROR, "cancelled")
+        except Exception as error:  # the process survives whatever one request does
+            self.channel.error(ident, INTERNAL_ERROR, f"{type(error).__name__}: {error}")
+
+    # -- the methods -------------------------------------------------------------------------
+    def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The protocol version and what heph can do (no session loading yet)."""
+        from hephaistus import __version__
+
+        return {
+            "protocolVersion": PROTOCOL_VERSION,
+            "agentCapabilities": {
+                "loadSession": False,
+                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            },
+            "authMethods": [],
+            "agentInfo": {"name": "hephaistus", "title": "Hephaistus", "version": __version__},
+        }
+
+    def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A chat in the folder `cwd` names: its workspace, config and agent."""
+        cwd = params.get("cwd")
+        if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd):
+            raise ProtocolError(INVALID_PARAMS, "session/new: cwd must be an absolute folder")
+        from hephaistus import trust
+        from hephaistus.agent import Agent
+        from hephaistus.config import load_config
+        from hephaistus.endpoint import with_endpoint
+        from hephaistus.errors import HephError
+        from hephaistus.runtime.policy import Policy
+        from hephaistus.workspace import Workspace
+
+        workspace = Workspace.at(Path(cwd))
+        decision = trust.decide(workspace.root, for_this_run=False, ask=None)
+        try:
+            config = load_config(workspace.root, trusted=decision.trusted)
+            config = with_endpoint(config, lambda line: print(line, file=sys.stderr))
+        except HephError as error:
+            raise ProtocolError(INTERNAL_ERROR, error.message) from None
+        session_id = f"heph-{len(self.sessions) + 1}-{os.urandom(4).hex()}"
+        sink = AcpSink(self.channel, session_id, workspace.root)
+        policy = Policy(config.mode, asker=AcpAsker(self.channel, sink))
+        agent = Agent(workspace, config, sink=sink, policy=policy)
+        said = [] if decision.trusted else [trust.notice(decision)]
+        said += list(config.ignored)
+        self.sessions[session_id] = _Session(agent, sink, [s for s in said if s])
+        return {"sessionId": session_id}
+
+    def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Run the prompt as a task of the session's chat; its stop reason."""
+        session = self.sessions.get(str(params.get("sessionId")))
+        if session is None:
+            raise ProtocolError(INVALID_PARAMS, "session/prompt: no such session")
+        task = text_of(params.get("prompt"))
+        if not task.strip():
+            raise ProtocolError(INVALID_PARAMS, "session/prompt: the prompt has no text")
+        for line in session.said:  # the first answer says what the workspace's trust left out
+            session.sink.text("agent_message_chunk", f"heph: {line}\n")
+        session.said = []
+        self.running = session.sink.session_id
+        try:
+            outcome = session.agent.execute(task)
+        except KeyboardInterrupt:
+            return {"stopReason": "cancelled"}
+        finally:
+            self.running = None
+        if outcome.status == "failed":
+            session.sink.text("agent_message_chunk", outcome.message)
+            limit = "step limit" in outcome.message
+            return {"stopReason": "max_turn_requests" if limit else "end_turn"}
+        if outcome.status == "refused":
+            session.sink.text("agent_message_chunk", outcome.message)
+        return {"stopReason": STOP_REASONS.get(outcome.status, "end_turn")}
+
+    # -- a cancel, as it arrives -------------------------------------------------------------
+    def _notice(self, message: dict[str, Any]) -> None:
+        if message.get("method") == "$closed" or message.get("method") == "session/cancel":
+            params = message.get("params") or {}
+            if self.running and params.get("sessionId") in (self.running, None):
+                os.kill(os.getpid(), signal.SIGINT)  # the turn ends as Ctrl-C ends it
+
+
+def main() -> int:
+    """Serve the editor on stdin/stdout; anything printed by mistake goes to stderr."""
+    reader, writer = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # stdout carries the protocol and nothing else
+    channel = Channel(reader, writer)
+    server = AcpServer(channel)
+    closing = channel.closed
+
+    def watch_close() -> None:
+        closing.wait()
+        if server.running:  # stdin closed mid-turn: end the turn, save the session
+            os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=watch_close, daemon=True).start()
+    return server.serve()

@@ -1,0 +1,210 @@
+"""What an editor sees of a turn: heph's events as `session/update` notifications (the thought,
+each tool call and its result with the diff of a write, the answer), and the permission asked
+with `session/request_permission` wherever the mode says "ask"."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hephaistus.acp.wire import Cancelled, Channel
+from hephaistus.runtime.policy import Answer
+from hephaistus.values import Action, FileChange, Proposal, ToolResult, Usage
+
+KINDS = {
+    "read_file": "read",
+    "list_files": "read",
+    "git_status": "read",
+    "git_diff": "read",
+    "git_log": "read",
+    "search": "search",
+    "write_file": "edit",
+    "append_file": "edit",
+    "edit_file": "edit",
+    "patch_file": "edit",
+    "delete_file": "delete",
+    "move_file": "move",
+    "run_command": "execute",
+    "shell": "execute",
+}
+OPTIONS = [
+    {"optionId": "allow_once", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "allow_always", "name": "Allow for this session", "kind": "allow_always"},
+    {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
+    {"optionId": "reject_always", "name": "Reject for this session", "kind": "reject_always"},
+]
+SHOWN_OUTPUT = 4000  # characters of a tool's output shown in the editor
+
+
+def kind_of(tool: str) -> str:
+    """The ACP kind of a heph tool."""
+    if tool.startswith("mcp__"):
+        return "fetch"
+    return KINDS.get(tool, "other")
+
+
+def diff_content(change: FileChange) -> dict[str, Any]:
+    """A write as ACP's diff content (the whole texts), or its unified diff as text."""
+    if change.new_text is None:
+        return {"type": "content", "content": {"type": "text", "text": change.diff}}
+    return {
+        "type": "diff",
+        "path": change.path,
+        "oldText": None if change.created else change.old_text,
+        "newText": change.new_text,
+    }
+
+
+class AcpSink:
+    """An EventSink that tells the editor, as `session/update` notifications."""
+
+    def __init__(self, channel: Channel, session_id: str, root: Any) -> None:
+        self.channel = channel
+        self.session_id = session_id
+        self.root = root
+        self.calls = 0
+        self.current: str | None = None  # the tool call in progress
+        self.rejected_always: set[str] = set()  # tool names rejected for the session
+
+    def update(self, update: dict[str, Any]) -> None:
+        """Send one `session/update` of this session."""
+        self.channel.notify("session/update", {"sessionId": self.session_id, "update": update})
+
+    def text(self, kind: str, text: str) -> None:
+        """Send text as an update of `kind` (a thought, the answer)."""
+        self.update({"sessionUpdate": kind, "content": {"type": "text", "text": text}})
+
+    # -- EventSink ---------------------------------------------------------------------------
+    def step_started(self, step: int) -> None:
+        """Nothing: the editor sees steps as tool calls."""
+        return None
+
+    def reply_progress(self, text_so_far: str) -> None:
+        """Nothing: the thought and the answer are sent whole."""
+        return None
+
+    def model_replied(self, usage: Usage) -> None:
+        """Nothing: usage is in heph's session file."""
+        return None
+
+    def thought(self, text: str) -> None:
+        """The model's thought, as a thought chunk."""
+        self.text("agent_thought_chunk", text)
+
+    def tool_called(self, action: Action) -> None:
+        """A tool call begins: its title, kind, arguments and the file it is about."""
+        self.calls += 1
+        self.current = f"call_{self.calls}"
+        path = action.args.get("path")
+        update: dict[str, Any] = {
+            "sessionUpdate": "tool_call",
+            "toolCallId": self.current,
+            "title": f"{action.tool} {path}" if isinstance(path, str) else action.tool,
+            "kind": kind_of(action.tool),
+            "status": "pending",
+            "rawInput": action.args,
+        }
+        if isinstance(path, str):
+            update["locations"] = [{"path": str(self.root / path)}]
+        self.update(update)
+
+    def tool_finished(self, action: Action, result: ToolResult) -> None:
+        """The call ended: the diff of each write and the output's start."""
+        content: list[dict[str, Any]] = [diff_content(change) for change in result.changed]
+        output = result.output[:SHOWN_OUTPUT]
+        content.append({"type": "content", "content": {"type": "text", "text": output}})
+        self.update(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": self.current,
+                "status": "completed" if result.ok else "failed",
+                "content": content,
+                "rawOutput": {"ok": result.ok, "decision": result.decision},
+            }
+        )
+
+    def show_diff(self, diff: str) -> None:
+        """Nothing: the diff travels in the tool call."""
+        return None  # the diff travels in the tool call
+
+    def format_error(self, problem: str) -> None:
+        """A malformed reply, as a thought (the model is told to correct it)."""
+        self.text("agent_thought_chunk", f"(malformed reply: {problem})")
+
+    def notice(self, text: str) -> None:
+        """heph's aside, as a thought."""
+        self.text("agent_thought_chunk", f"(heph: {text})")
+
+    def final(self, message: str) -> None:
+        """The answer, as the agent's message."""
+        self.text("agent_message_chunk", message)
+
+    def failure(self, message: str) -> None:
+        """How the task failed, as the agent's message."""
+        self.text("agent_message_chunk", message)
+
+
+class AcpAsker:
+    """The Asker of a session: each question goes to the editor as a permission request for
+    the tool call in progress, with the diff of a write; its answer is the person's."""
+
+    def __init__(self, channel: Channel, sink: AcpSink) -> None:
+        self.channel = channel
+        self.sink = sink
+
+    def __call__(self, proposal: Proposal) -> Answer:
+        name = proposal.name or proposal.effect
+        if name in self.sink.rejected_always:
+            return "no"
+        request = proposal.request
+        content = [diff_content(request)] if isinstance(request, FileChange) else []
+        tool_call = {
+            "toolCallId": self.sink.current or "call_0",
+            "title": _title(proposal),
+            "status": "pending",
+            "content": content,
+        }
+        self.sink.update({"sessionUpdate": "tool_call_update", **tool_call})
+        try:
+            answer = self.channel.request(
+                "session/request_permission",
+                {"sessionId": self.sink.session_id, "toolCall": tool_call, "options": OPTIONS},
+            )
+        except Cancelled:
+            raise KeyboardInterrupt("the editor cancelled") from None
+        outcome = (answer or {}).get("outcome") or {}
+        if outcome.get("outcome") != "selected":
+            raise KeyboardInterrupt("the editor cancelled")
+        chosen = outcome.get("optionId")
+        if chosen == "allow_once":
+            return "yes"
+        if chosen == "allow_always":
+            return "session"  # as the chat's [a]: for the rest of this session
+        if chosen == "reject_always":
+            self.sink.rejected_always.add(name)
+        return "no"
+
+
+def _title(proposal: Proposal) -> str:
+    from hephaistus.runtime.runtime import describe
+
+    what = describe(proposal.request)
+    return what if len(what) < 200 else what[:199] + "…"
+
+
+def text_of(prompt: Any) -> str:
+    """A prompt's content blocks as the task's text: text blocks, and resource links named."""
+    parts = []
+    for block in prompt if isinstance(prompt, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif block.get("type") == "resource_link":
+            parts.append(str(block.get("uri") or block.get("name") or ""))
+        elif block.get("type") == "resource":
+            resource = block.get("resource") or {}
+            parts.append(f"{resource.get('uri', '')}:\n{resource.get('text', '')}")
+        else:
+            parts.append(json.dumps(block)[:200])
+    return "\n".join(p for p in parts if p)

@@ -1,0 +1,121 @@
+"""JSON-RPC 2.0 over stdin/stdout, one message a line, as the Agent Client Protocol carries it.
+
+A thread reads stdin: requests and notifications go to the server's queue (in order), answers
+to heph's own requests (a permission asked) go to whoever waits for them, a line that is not
+JSON gets a parse error (-32700) at once. Writing is locked, so the loop and the reader never
+interleave two messages. Nothing else ever goes to stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from typing import IO, Any
+
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
+    -32700,
+    -32600,
+    -32601,
+    -32602,
+    -32603,
+)
+CLOSED = {"method": "$closed"}  # what the queue gets when stdin ends
+
+
+class Cancelled(Exception):
+    """The client ended the wait (it cancelled, or closed the connection)."""
+
+
+class Channel:
+    """Both directions of one client's connection."""
+
+    def __init__(self, reader: IO[bytes], writer: IO[bytes]) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.incoming: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._write_lock = threading.Lock()
+        self._waiting: dict[int, queue.Queue[dict[str, Any]]] = {}
+        self._next_id = 0
+        self.closed = threading.Event()
+        self.on_notice: Any = None  # called with a notification as it arrives (a cancel)
+
+    def start(self) -> None:
+        """Start reading stdin, in a thread."""
+        threading.Thread(target=self._read, daemon=True).start()
+
+    # -- sending ---------------------------------------------------------------------------
+    def send(self, message: dict[str, Any]) -> None:
+        """Write one message as one line (a closed stdout marks the channel closed)."""
+        data = json.dumps({"jsonrpc": "2.0", **message}, ensure_ascii=False) + "\n"
+        with self._write_lock:
+            try:
+                self.writer.write(data.encode("utf-8", "backslashreplace"))
+                self.writer.flush()
+            except (OSError, ValueError):
+                self.closed.set()  # the client went away
+
+    def answer(self, ident: Any, result: Any) -> None:
+        """The result of request `ident`."""
+        self.send({"id": ident, "result": result})
+
+    def error(self, ident: Any, code: int, message: str) -> None:
+        """The error answer of request `ident`."""
+        self.send({"id": ident, "error": {"code": code, "message": message}})
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        """A notification: no answer comes."""
+        self.send({"method": method, "params": params})
+
+    def request(self, method: str, params: dict[str, Any]) -> Any:
+        """Ask the client, and wait for its answer; Cancelled when the connection closes."""
+        with self._write_lock:
+            self._next_id += 1
+            ident = self._next_id
+            box: queue.Queue[dict[str, Any]] = queue.Queue()
+            self._waiting[ident] = box
+        self.send({"id": ident, "method": method, "params": params})
+        try:
+            while True:
+                try:
+                    reply = box.get(timeout=0.2)  # a short wait: a cancel or Ctrl-C gets in
+                    break
+                except queue.Empty:
+                    if self.closed.is_set():
+                        raise Cancelled() from None
+        finally:
+            self._waiting.pop(ident, None)
+        if "error" in reply:
+            raise Cancelled(str(reply["error"]))
+        return reply.get("result")
+
+    # -- receiving -------------------------------------------------------------------------
+    def _read(self) -> None:
+        for raw in self.reader:
+            line = raw.strip()
+            if not line:
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError as error:
+                self.error(None, PARSE_ERROR, f"Parse error: {error}")
+                continue
+            if not isinstance(message, dict):
+                self.error(None, INVALID_REQUEST, "Invalid Request: not a JSON object")
+                continue
+            self._route(message)
+        self.closed.set()
+        self.incoming.put(CLOSED)
+
+    def _route(self, message: dict[str, Any]) -> None:
+        if "method" not in message:  # an answer to a request of heph's
+            box = self._waiting.get(message.get("id"))  # type: ignore[arg-type]
+            if box is not None:
+                box.put(message)
+            return
+        if not isinstance(message.get("method"), str):
+            self.error(message.get("id"), INVALID_REQUEST, "Invalid Request: no method")
+            return
+        if "id" not in message and self.on_notice is not None:
+            self.on_notice(message)  # a cancel must reach a turn that is running
+        self.incoming.put(message)

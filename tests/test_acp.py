@@ -1,0 +1,192 @@
+"""`heph acp` driven as a real process by the protocol's own client library (the
+agent-client-protocol SDK's client side), against a scripted model on the loopback server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import time
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, connect_to_agent, text_block
+from acp.schema import AllowedOutcome, RequestPermissionResponse
+
+from conftest import environment
+from hephaistus.testing import act, final, heph_command
+
+
+class Editor:
+    """The client: records every update, answers each permission request from `answers`."""
+
+    def __init__(self, answers: list[str]) -> None:
+        self.answers = list(answers)
+        self.updates: list[Any] = []
+        self.asked: list[Any] = []
+
+    async def request_permission(self, options, session_id, tool_call, **kwargs):
+        self.asked.append(tool_call)
+        choice = self.answers.pop(0)
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(option_id=choice, outcome="selected")
+        )
+
+    async def session_update(self, session_id, update, **kwargs):
+        self.updates.append(update)
+
+    def kinds(self) -> list[str]:
+        return [u.session_update for u in self.updates]
+
+
+async def start(home, url, workspace):
+    return await asyncio.create_subprocess_exec(
+        *heph_command(),
+        "acp",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=workspace,
+        env=environment(home, url),
+    )
+
+
+async def session(editor, process, workspace):
+    connection = connect_to_agent(editor, process.stdin, process.stdout)
+    started = await connection.initialize(protocol_version=PROTOCOL_VERSION)
+    assert started.protocol_version == PROTOCOL_VERSION
+    created = await connection.new_session(cwd=str(workspace), mcp_servers=[])
+    return connection, created.session_id
+
+
+def run(coroutine):
+    return asyncio.run(asyncio.wait_for(coroutine, 60))
+
+
+def test_a_prompt_that_reads_and_edits_with_permission_then_one_that_is_rejected(
+    chat_server, home, workspace
+):
+    (workspace / "app.py").write_text("def add(a, b):\n    return a - b\n")
+    chat_server.reply(act("read_file", "look first", path="app.py"))
+    chat_server.reply(act("edit_file", "fix the sign", path="app.py", old="a - b", new="a + b"))
+    chat_server.reply(final("Fixed add."))
+    chat_server.reply(act("write_file", path="app.py", content="broken\n"))
+    chat_server.reply(final("It was refused."))
+
+    async def scenario():
+        editor = Editor(["allow_once", "reject_once"])
+        process = await start(home, chat_server.url, workspace)
+        connection, sid = await session(editor, process, workspace)
+        first = await connection.prompt(session_id=sid, prompt=[text_block("fix add in app.py")])
+        assert first.stop_reason == "end_turn"
+        assert (workspace / "app.py").read_text() == "def add(a, b):\n    return a + b\n"
+        kinds = editor.kinds()
+        assert kinds[:2] == ["agent_thought_chunk", "tool_call"]
+        assert (
+            kinds[-1] == "agent_message_chunk" and editor.updates[-1].content.text == "Fixed add."
+        )
+        edits = [u for u in editor.updates if getattr(u, "kind", None) == "edit"]
+        assert edits and edits[0].title == "edit_file app.py"
+        asked = editor.asked[0]
+        diff = asked.content[0]
+        assert diff.type == "diff" and diff.new_text.endswith("return a + b\n")
+        assert diff.old_text.endswith("return a - b\n")
+        second = await connection.prompt(session_id=sid, prompt=[text_block("now break it")])
+        assert second.stop_reason == "end_turn"
+        assert (workspace / "app.py").read_text().endswith("return a + b\n")  # rejected
+        said = chat_server.requests[-1]["messages"][-1]["content"]
+        assert "the user declined" in said
+        process.stdin.close()
+        assert await process.wait() == 0
+
+    run(scenario())
+
+
+def test_cancel_mid_turn_then_it_is_incorrect_keeps_the_conversation(chat_server, home, workspace):
+    (workspace / "notes.txt").write_text("n\n")
+    chat_server.latency = 3.0  # a slow model: the cancel lands while it thinks
+    chat_server.reply(final("never seen"))
+
+    async def scenario():
+        editor = Editor([])
+        process = await start(home, chat_server.url, workspace)
+        connection, sid = await session(editor, process, workspace)
+        turn = asyncio.create_task(
+            connection.prompt(session_id=sid, prompt=[text_block("summarise notes.txt")])
+        )
+        await asyncio.sleep(1.0)
+        await connection.cancel(session_id=sid)
+        cancelled = await turn
+        assert cancelled.stop_reason == "cancelled"
+        chat_server.latency = 0.0
+        chat_server.reply(final("Sorry, here it is again."))
+        again = await connection.prompt(session_id=sid, prompt=[text_block("it is incorrect")])
+        assert again.stop_reason == "end_turn"
+        messages = chat_server.requests[-1]["messages"]
+        said = " ".join(m["content"] for m in messages if m["role"] == "user")
+        assert "summarise notes.txt" in said and "it is incorrect" in said  # one conversation
+        process.stdin.close()
+        assert await process.wait() == 0
+
+    run(scenario())
+
+
+def test_malformed_lines_and_unknown_methods_get_errors_and_the_process_goes_on(
+    chat_server, home, workspace
+):
+    lines = [
+        "this is not json",
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "no/such"}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {}}),
+    ]
+    started = time.monotonic()
+    done = subprocess.run(
+        [*heph_command(), "acp"],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=workspace,
+        env=environment(home, chat_server.url),
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]  # nothing else on stdout
+    by_id = {a.get("id"): a for a in answers}
+    assert by_id[None]["error"]["code"] == -32700
+    assert by_id[1]["error"]["code"] == -32601
+    assert by_id[2]["result"]["protocolVersion"] == 1
+    assert time.monotonic() - started < 10
+
+
+def test_stdin_closed_mid_turn_ends_the_process_cleanly_with_the_session_saved(
+    chat_server, home, workspace
+):
+    chat_server.latency = 3.0
+    chat_server.reply(final("late"))
+
+    async def scenario():
+        editor = Editor([])
+        process = await start(home, chat_server.url, workspace)
+        connection, sid = await session(editor, process, workspace)
+        asyncio.create_task(connection.prompt(session_id=sid, prompt=[text_block("slow task")]))
+        await asyncio.sleep(1.0)
+        process.stdin.close()
+        return await asyncio.wait_for(process.wait(), 20)
+
+    assert run(scenario()) == 0
+    saved = list((workspace / ".heph" / "sessions").glob("*.jsonl"))
+    assert saved and '"interrupted"' in saved[-1].read_text()
+
+
+@pytest.mark.parametrize("cwd", ["relative/path", "/no/such/folder"])
+def test_a_session_in_a_folder_that_is_not_one_is_an_error(chat_server, home, workspace, cwd):
+    async def scenario():
+        process = await start(home, chat_server.url, workspace)
+        connection = connect_to_agent(Editor([]), process.stdin, process.stdout)
+        await connection.initialize(protocol_version=PROTOCOL_VERSION)
+        with pytest.raises(Exception, match="absolute folder"):
+            await connection.new_session(cwd=cwd, mcp_servers=[])
+        process.stdin.close()
+        assert await process.wait() == 0
+
+    run(scenario())
