@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from hephaistus.steps import StepSchema
 
 ENFORCED, NOT_ENFORCED = "enforced", "not enforced"
+KEPT_TO_TRUST = 3
 
 PROGRESS_INTERVAL = 0.1  # seconds between updates of a streaming reply shown so far
 
@@ -59,6 +60,7 @@ class ChatModel:
         self.refused_shapes: set[str] = set()  # schema shapes the server answered 400 to
         self.schema_record: SchemaRecord | None = None  # whether it enforced the schema
         self.sent_shape: str | None = None  # the schema's shape in the request being made
+        self.kept_in_a_row = 0  # replies that kept to the schema, since the last that broke it
         self.stream_usage = True  # ask a stream for its token counts, until a server refuses
         self.retry_timeouts = True  # `heph docs` gives up at once: a commit is waiting
         self.timeout_setting = "`timeout` in .heph.toml or HEPH_TIMEOUT"
@@ -128,9 +130,15 @@ class ChatModel:
 
     def _learn_enforcement(self, kept: bool) -> None:
         """A reply that broke the schema it was sent shows the server does not enforce it:
-        remembered, and JSON mode from then on (`auto`)."""
-        if self.schema_record is not None:
-            self.schema_record.note(ENFORCED if kept else NOT_ENFORCED)
+        remembered, and JSON mode from then on (`auto`). Replies that keep to it may do so by
+        chance: "enforced" takes KEPT_TO_TRUST of them in a row."""
+        self.kept_in_a_row = self.kept_in_a_row + 1 if kept else 0
+        if self.schema_record is None:
+            return
+        if not kept:
+            self.schema_record.note(NOT_ENFORCED)
+        elif self.kept_in_a_row >= KEPT_TO_TRUST:
+            self.schema_record.note(ENFORCED)
 
     def remember_window(self, cache: Path, window: int, source: str) -> None:
         """Keep `window` (learned from `source`, say the server's overflow error) for later runs

@@ -53,8 +53,9 @@ class CallResult:
 class McpHub:
     """The MCP servers of one run or chat."""
 
-    def __init__(self, log_dir: Path, command_line: Any = None) -> None:
+    def __init__(self, log_dir: Path, command_line: Any = None, cwd: Path | None = None) -> None:
         self.log_dir = log_dir
+        self.cwd = cwd  # where a server runs unless its entry says: the workspace
         # How a server's command line is made (a workspace's server runs in the sandbox).
         self.command_line = command_line
         self._connections: dict[str, _Connection] = {}
@@ -62,16 +63,23 @@ class McpHub:
         self._lock = threading.Lock()
 
     def list_tools(self, server: McpServerConfig, env: dict[str, str]) -> list[ToolDefinition]:
-        """The server's tools, starting it if it is not running."""
+        """The server's tools, starting it if it is not running (listed once per start)."""
         connection = self._connection(server, env)
-        return self._wait(connection.list_tools(), server.startup_timeout_sec, server, "list")
+        if connection.listed is None:
+            work = connection.list_tools()
+            connection.listed = self._wait(
+                work, server.startup_timeout_sec, server, "list", connection
+            )
+        return connection.listed
 
     def call(
         self, server: McpServerConfig, env: dict[str, str], tool: str, args: dict[str, Any]
     ) -> CallResult:
-        """Call `tool` of `server` with `args`; McpError when it cannot be done in time."""
+        """Call `tool` of `server` with `args`; McpError when it cannot be done in time. A
+        server that broke off is started again at the next call."""
         connection = self._connection(server, env)
-        return self._wait(connection.call(tool, args), server.tool_timeout_sec, server, tool)
+        work = connection.call(tool, args)
+        return self._wait(work, server.tool_timeout_sec, server, tool, connection)
 
     def running(self) -> list[str]:
         """The servers started so far."""
@@ -119,36 +127,59 @@ class McpHub:
                             f"MCP server {server.name} was not started: {error}"
                         ) from None
                 log = self.log_dir / f"mcp-{server.name}.log"
-                connection = _Connection(server, argv, env, log)
+                _quiet_package_logs(self.log_dir / "mcp.log")
+                connection = _Connection(server, argv, env, log, self.cwd)
                 self._connections[server.name] = connection
             return connection
 
-    def _wait(self, work: Any, timeout: float, server: McpServerConfig, what: str) -> Any:
+    def _wait(
+        self, work: Any, timeout: float, server: McpServerConfig, what: str, connection: Any
+    ) -> Any:
         assert self._loop is not None
         future = asyncio.run_coroutine_threadsafe(work, self._loop)
+        log = f"(its log: {connection.log})"
         try:
             return future.result(timeout)
         except FutureTimeout:
             future.cancel()
+            if connection.session is None:  # it never started: stop it, try afresh next time
+                self._stop(connection)
             raise McpError(
-                f"MCP server {server.name} did not answer {what} within {timeout:g} s"
+                f"MCP server {server.name} did not answer {what} within {timeout:g} s {log}"
             ) from None
-        except McpError:
-            raise
+        except McpError as error:
+            self._stop(connection)
+            raise McpError(f"{error} {log}") from None
         except Exception as error:  # the package's own errors, a broken pipe, a dead server
-            raise McpError(f"MCP server {server.name}: {_one_line(error)}") from None
+            if _broken(error):
+                self._stop(connection)  # started again at the next call
+            raise McpError(f"MCP server {server.name}: {_one_line(error)} {log}") from None
+
+    def _stop(self, connection: Any) -> None:
+        connection.dead = True
+        if self._loop is not None:
+            asyncio.run_coroutine_threadsafe(connection.close(), self._loop)
 
 
 class _Connection:
     """One server's session, held open by a task on the hub's loop."""
 
-    def __init__(self, server: McpServerConfig, argv: list[str], env: dict[str, str], log: Path):
+    def __init__(
+        self,
+        server: McpServerConfig,
+        argv: list[str],
+        env: dict[str, str],
+        log: Path,
+        cwd: Path | None,
+    ) -> None:
         self.server = server
         self.argv = argv
         self.env = env
         self.log = log
+        self.cwd = server.cwd or (str(cwd) if cwd else None)
         self.session: Any = None
         self.dead = False
+        self.listed: list[ToolDefinition] | None = None
         self._ready: asyncio.Future[None] | None = None
         self._closing: asyncio.Event | None = None
         self._holder: asyncio.Task[None] | None = None
@@ -178,9 +209,11 @@ class _Connection:
         if self._closing is not None:
             self._closing.set()
         if self._holder is not None:
+            if self.session is None:
+                self._holder.cancel()  # still starting: the package's exit stops the process
             try:
                 await asyncio.wait_for(self._holder, CLOSE_SECONDS)
-            except (asyncio.TimeoutError, Exception):
+            except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
                 pass
 
     async def _started(self) -> Any:
@@ -203,7 +236,7 @@ class _Connection:
                     command=self.argv[0],
                     args=self.argv[1:],
                     env=self.env,
-                    cwd=self.server.cwd or None,
+                    cwd=self.cwd,
                 )
                 async with stdio_client(params, errlog=errlog) as (read, write):
                     async with ClientSession(read, write) as session:
@@ -255,3 +288,29 @@ def _one_line(error: BaseException) -> str:
         return _one_line(inner[0])
     text = " ".join(str(error).split()) or type(error).__name__
     return text[:300]
+
+
+def _quiet_package_logs(path: Path) -> None:
+    """The package logs what a server got wrong (garbage on its stdout) with tracebacks: into a
+    log file of heph's, never onto the person's terminal."""
+    import logging
+
+    logger = logging.getLogger("mcp")
+    if logger.handlers:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        logger.addHandler(logging.FileHandler(path, encoding="utf-8"))
+    except OSError:
+        logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+
+
+def _broken(error: BaseException) -> bool:
+    """Whether the connection is gone (the server exited or closed its pipes), not merely a
+    call it refused."""
+    inner = getattr(error, "exceptions", None)
+    if inner:
+        return any(_broken(e) for e in inner)
+    names = {"ClosedResourceError", "BrokenResourceError", "EndOfStream", "BrokenPipeError"}
+    return type(error).__name__ in names or "connection closed" in str(error).lower()

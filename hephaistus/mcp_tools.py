@@ -64,7 +64,7 @@ class McpTools:
         if self._hub is None:
             from hephaistus.mcp_client import McpHub
 
-            self._hub = McpHub(self.heph_dir / "logs", self.command_line)
+            self._hub = McpHub(self.heph_dir / "logs", self.command_line, cwd=self.root)
         return self._hub
 
     def running(self) -> list[str]:
@@ -81,6 +81,7 @@ class McpTools:
         pinned as it is now; listing a server only when its cache is missing or stale."""
         offer = Offer()
         pins = _Pins(self.root)
+        named: dict[str, str] = {}  # a tool's name for the model -> whose tool it is
         for server in self.servers.values():
             try:
                 definitions = self.definitions(server)
@@ -100,8 +101,15 @@ class McpTools:
                     offer.withheld.append(f"{server.name}: {definition['name']} ({what})")
                     continue
                 tool = self._tool(server, definition)
-                if tool is not None:
-                    offer.tools.append(tool)
+                if tool is None:
+                    continue
+                whose = f"{server.name}: {definition['name']}"
+                if tool.name in named:  # `a` + `b__c` and `a__b` + `c` are one name
+                    taken = named[tool.name]
+                    offer.failed.append(f"MCP tool {whose} is left out: {tool.name} is {taken}'s")
+                    continue
+                named[tool.name] = whose
+                offer.tools.append(tool)
         pins.save()
         return offer
 
@@ -132,6 +140,22 @@ class McpTools:
         pins.save()
         return said
 
+    def _changed_since_pinned(self, server: McpServerConfig, tool: str) -> str:
+        """Why `tool` is withheld now that the running server was asked (its definition is not
+        the one pinned: the cache was older than the server), or ""; the cache is renewed, so
+        the next run withholds it before offering."""
+        listed = [d.to_dict() for d in self.hub.list_tools(server, self._env(server))]
+        _write_cache(self.heph_dir / "cache" / f"mcp-{server.name}.json", server.digest, listed)
+        now = next((d for d in listed if d["name"] == tool), None)
+        pinned = _Pins(self.root).of(server.name).get(tool)
+        if now is not None and definition_digest(now) == pinned:
+            return ""
+        what = "is gone from the server" if now is None else "changed since it was approved"
+        return (
+            f"the MCP tool {tool} of {server.name} was not called: its definition {what} "
+            f"(the user can approve it with heph mcp approve {server.name})"
+        )
+
     def _env(self, server: McpServerConfig) -> dict[str, str]:
         from hephaistus.mcp_client import PASSED_ENV
 
@@ -160,6 +184,9 @@ class McpTools:
                 from hephaistus.mcp_client import McpError
 
                 try:
+                    changed = self._changed_since_pinned(server, tool)
+                    if changed:
+                        return ToolResult(False, changed)
                     result = self.hub.call(server, self._env(server), tool, args)
                 except McpError as error:
                     return ToolResult(False, str(error))

@@ -12,11 +12,22 @@ from mcp.server.mcpserver import MCPServer
 
 server = MCPServer("testing")
 VERSION = os.environ.get("MCP_TEST_VERSION", "1")
+if os.environ.get("MCP_TEST_VERSION_FILE"):  # a server that changes without its entry changing
+    VERSION = Path(os.environ["MCP_TEST_VERSION_FILE"]).read_text().strip()
+PREFIX = os.environ.get("MCP_TEST_PREFIX", "")  # tools named so that names collide
 
 
-@server.tool(description="Add two numbers." if VERSION == "1" else "Add two numbers, now better.")
+@server.tool(
+    name=PREFIX + "add",
+    description="Add two numbers." if VERSION == "1" else "Add two numbers, now better.",
+)
 def add(a: int, b: int) -> int:
     return a + b
+
+
+@server.tool(description="Exit at once, as a crash does.")
+def crash() -> str:
+    os._exit(3)
 
 
 @server.tool(description="Always fails.")

@@ -223,7 +223,7 @@ def test_a_workspace_file_may_not_hold_a_literal_secret_or_name_read_only_tools(
 def test_heph_mcp_list_and_tools_show_what_the_model_sees(heph, chat_server, mcp_home):
     listed = heph("mcp", "list")
     assert listed.code == 0, listed.stderr
-    assert "t" in listed.stdout and "7 tools" in listed.stdout
+    assert "t" in listed.stdout and "8 tools" in listed.stdout
     tools = heph("mcp", "tools", "t")
     assert tools.code == 0 and "- mcp__t__add(a: integer, b: integer): Add two numbers." in (
         tools.stdout
@@ -268,7 +268,7 @@ def test_slash_mcp_shows_the_servers_and_what_the_model_sees(tmp_path, home, mon
     finally:
         agent.close()
     shown = console.file.getvalue()
-    assert "t: running; 7 tools" in shown
+    assert "t: running; 8 tools" in shown
     assert "  - mcp__t__add(a: integer, b: integer): Add two numbers." in shown
     assert "\\x1b[2J" in shown and "\x1b" not in shown  # spelled out, not sent
 
@@ -314,3 +314,87 @@ def test_a_trusted_workspace_s_server_runs_in_the_sandbox(heph, chat_server, wor
     assert (workspace / "inside.txt").read_text() == "in\n"
     assert (home / "outside.txt").read_text() == "mine\n"  # read-only (or private) outside
     assert "sk-secret" not in observation(chat_server, 3)
+
+
+def test_a_definition_changed_behind_the_cache_is_withheld_at_the_call(
+    heph, chat_server, home, workspace, tmp_path
+):
+    flag = tmp_path / "version"
+    flag.write_text("1")
+    with_server(home, f'env = {{ MCP_TEST_VERSION_FILE = "{flag}" }}\n')
+    chat_server.reply(final("pinned"))
+    assert heph("--yes", "first").code == 0  # listed, pinned, cached
+    flag.write_text("2")  # the server now describes add otherwise; the entry is the same
+    chat_server.reply(act("mcp__t__add", a=1, b=2))
+    chat_server.reply(final("withheld"))
+    assert heph("--yes", "add").code == 0
+    said = observation(chat_server, 2)
+    assert "was not called: its definition changed since it was approved" in said
+    chat_server.reply(final("next run"))
+    later = heph("--yes", "again")  # the cache was renewed: withheld before it is offered
+    assert "t: add (changed)" in later.stderr
+    assert "mcp__t__add" not in chat_server.requests[-1]["messages"][0]["content"]
+
+
+def test_a_crashed_server_starts_again_at_the_next_call(heph, chat_server, mcp_home):
+    chat_server.reply(act("mcp__t__crash"))
+    chat_server.reply(act("mcp__t__add", a=2, b=2))
+    chat_server.reply(final("4"))
+    assert heph("--yes", "crash then add").code == 0
+    assert "its log: " in observation(chat_server, 1)
+    assert "Observation: 4" in observation(chat_server, 2)
+    assert servers_running() == []
+
+
+def test_a_server_runs_in_the_workspace_whatever_the_current_folder(
+    heph, chat_server, mcp_home, workspace, tmp_path
+):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    chat_server.reply(act("mcp__t__write", path="x.txt", text="x\n"))
+    chat_server.reply(final("written"))
+    assert heph("-w", str(workspace), "--yes", "write", cwd=elsewhere).code == 0
+    assert (workspace / "x.txt").exists() and not (elsewhere / "x.txt").exists()
+    assert heph("undo", "-w", str(workspace)).code == 0
+    assert not (workspace / "x.txt").exists()
+
+
+def test_colliding_names_are_one_line_not_a_crash(heph, chat_server, home):
+    servers = (
+        f"[mcp_servers.a__t]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(SERVER))}]\n"
+        f"[mcp_servers.a]\ncommand = {json.dumps(sys.executable)}\n"
+        f'args = [{json.dumps(str(SERVER))}]\nenv = {{ MCP_TEST_PREFIX = "t__" }}\n'
+    )
+    user_config(home, servers)
+    chat_server.reply(final("ok"))
+    result = heph("--yes", "hi")
+    assert result.code == 0, result.stderr
+    assert "is left out: mcp__a__t__add is" in result.stderr
+    assert heph("mcp", "tools", "a").code == 0
+
+
+def test_heph_mcp_import_converts_what_carries_over_and_says_what_does_not(heph, tmp_path):
+    source = tmp_path / ".mcp.json"
+    source.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "my.server": {"command": "npx", "args": ["-y", "srv"], "disabled": True},
+                    "remote": {"url": "https://example.invalid/mcp", "headers": {"A": "b"}},
+                }
+            }
+        )
+    )
+    done = heph("mcp", "import", str(source))
+    assert done.code == 0, done.stderr
+    import tomllib
+
+    parsed = tomllib.loads(done.stdout)
+    assert parsed["mcp_servers"]["my-server"] == {
+        "command": "npx",
+        "args": ["-y", "srv"],
+        "enabled": False,
+    }
+    assert "headers are not carried over" in done.stdout
+    mcp_servers(parsed["mcp_servers"], "imported", in_workspace=False)  # heph takes it

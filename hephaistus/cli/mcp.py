@@ -13,6 +13,7 @@ from typing import Any
 
 from hephaistus.cli.common import say, workspace_and_config
 from hephaistus.errors import ConfigError, HephError
+from hephaistus.wording import counted
 
 
 def mcp(args: argparse.Namespace) -> int:
@@ -20,9 +21,14 @@ def mcp(args: argparse.Namespace) -> int:
     if args.action == "import":
         return _import(args.name)
     workspace, config = workspace_and_config(args)
+    from hephaistus.mcp_client import McpError
     from hephaistus.mcp_tools import McpTools
+    from hephaistus.runtime.sandbox import Contained
 
-    tools = McpTools(config.mcp_servers, workspace.root, workspace.heph_dir)
+    sandbox = Contained(workspace.root, config.sandbox)  # a workspace's servers run in it
+    tools = McpTools(
+        config.mcp_servers, workspace.root, workspace.heph_dir, command_line=sandbox.command_line
+    )
     try:
         if args.action == "list":
             return _list(tools)
@@ -32,7 +38,10 @@ def mcp(args: argparse.Namespace) -> int:
             known = ", ".join(tools.servers) or "none is configured"
             raise ConfigError(f"no MCP server {args.name} (the servers: {known})")
         if args.action == "approve":
-            changed = tools.approve(args.name)
+            try:
+                changed = tools.approve(args.name)
+            except McpError as error:
+                raise HephError(str(error)) from None
             say(f"approved {args.name}: {', '.join(changed) or 'nothing had changed'}")
             return 0
         return _tools(tools, args.name)
@@ -48,8 +57,10 @@ def _list(tools: Any) -> int:
     for name, server in tools.servers.items():
         offered = [t for t in offer.tools if t.name.startswith(f"mcp__{name}__")]
         where = "workspace, sandboxed" if server.from_workspace else "user config"
-        failed = [line for line in offer.failed if f"server {name} " in line]
-        state = failed[0] if failed else f"{len(offered)} tools"
+        failed = [
+            line for line in offer.failed if f"server {name} " in line or f"server {name}:" in line
+        ]
+        state = failed[0] if failed else counted(len(offered), "tool")
         withheld = [w for w in offer.withheld if w.startswith(f"{name}:")]
         extra = f"; {len(withheld)} withheld until approved" if withheld else ""
         say(f"{name} ({where}): {state}{extra}")
@@ -70,7 +81,10 @@ def _tools(tools: Any, name: str) -> int:
 
 def _import(path: str | None) -> int:
     """The servers of a `.mcp.json` (Claude Code, Cursor: `{"mcpServers": {NAME: {command,
-    args, env} | {url}}}`) as TOML tables."""
+    args, env, cwd, disabled} | {url, headers}}}`) as TOML tables, saying what does not carry
+    over."""
+    import re
+
     if not path:
         raise ConfigError("heph mcp import FILE: name the .mcp.json to convert")
     try:
@@ -83,15 +97,35 @@ def _import(path: str | None) -> int:
     for name, entry in servers.items():
         if not isinstance(entry, dict):
             continue
-        say(f"[mcp_servers.{name}]")
-        for key in ("command", "url"):
+        clean = re.sub(r"[^A-Za-z0-9_-]", "-", str(name))[:32] or "server"
+        if clean != name:
+            say(f"# {json.dumps(name)} renamed: a server's name is letters, digits, - and _")
+        say(f"[mcp_servers.{clean}]")
+        for key in ("command", "url", "cwd"):
             if isinstance(entry.get(key), str):
-                say(f"{key} = {json.dumps(entry[key])}")
+                say(f"{key} = {_toml(entry[key])}")
         if isinstance(entry.get("args"), list):
-            say(f"args = {json.dumps([str(a) for a in entry['args']])}")
+            say(f"args = [{', '.join(_toml(str(a)) for a in entry['args'])}]")
         env = entry.get("env")
         if isinstance(env, dict) and env:
-            pairs = ", ".join(f"{k} = {json.dumps(str(v))}" for k, v in env.items())
+            pairs = ", ".join(f"{_toml_key(k)} = {_toml(str(v))}" for k, v in env.items())
             say(f"env = {{ {pairs} }}")
+            if any(":-" in str(v) for v in env.values()):
+                say("# ${VAR:-default} is not expanded by heph: only ${VAR}")
+        if entry.get("disabled") is True:
+            say("enabled = false")
+        if entry.get("headers"):
+            say("# headers are not carried over (Streamable HTTP servers are not built yet)")
         say("")
     return 0
+
+
+def _toml(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _toml_key(key: str) -> str:
+    import re
+
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml(key)
