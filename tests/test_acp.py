@@ -190,3 +190,51 @@ def test_a_session_in_a_folder_that_is_not_one_is_an_error(chat_server, home, wo
         assert await process.wait() == 0
 
     run(scenario())
+
+
+def test_plan_mode_sends_the_plan_as_entries(chat_server, home, workspace):
+    (workspace / ".heph.toml").write_text('mode = "plan"\n')
+    chat_server.reply(final("1. Read app.py.\n2. Fix the sign in add.\n3. Run the tests."))
+
+    async def scenario():
+        editor = Editor([])
+        process = await start(home, chat_server.url, workspace)
+        connection, sid = await session(editor, process, workspace)
+        done = await connection.prompt(session_id=sid, prompt=[text_block("plan the fix")])
+        assert done.stop_reason == "end_turn"
+        plans = [u for u in editor.updates if u.session_update == "plan"]
+        assert [e.content for e in plans[-1].entries] == [
+            "Read app.py.",
+            "Fix the sign in add.",
+            "Run the tests.",
+        ]
+        process.stdin.close()
+        assert await process.wait() == 0
+
+    run(scenario())
+
+
+def test_a_recorded_session_is_loaded_and_continued(chat_server, home, workspace, heph):
+    chat_server.reply(final("The answer is 4."))
+    assert heph("what is 2 + 2").code == 0
+    recorded = sorted((workspace / ".heph" / "sessions").glob("*.jsonl"))[-1].stem
+    chat_server.reply(final("Sorry: it is 4, as I said."))
+
+    async def scenario():
+        editor = Editor([])
+        process = await start(home, chat_server.url, workspace)
+        connection = connect_to_agent(editor, process.stdin, process.stdout)
+        started = await connection.initialize(protocol_version=PROTOCOL_VERSION)
+        assert started.agent_capabilities.load_session is True
+        await connection.load_session(session_id=recorded, cwd=str(workspace), mcp_servers=[])
+        replayed = [u.content.text for u in editor.updates]
+        assert any("what is 2 + 2" in text for text in replayed)
+        assert "The answer is 4." in replayed
+        again = await connection.prompt(session_id=recorded, prompt=[text_block("it is incorrect")])
+        assert again.stop_reason == "end_turn"
+        sent = chat_server.requests[-1]["messages"]
+        assert any("what is 2 + 2" in m["content"] for m in sent if m["role"] == "user")
+        process.stdin.close()
+        assert await process.wait() == 0
+
+    run(scenario())

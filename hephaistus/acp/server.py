@@ -12,6 +12,7 @@ workspace runs without the settings that need trust, and the first answer says s
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import threading
@@ -81,6 +82,7 @@ class AcpServer:
             "initialize": self.initialize,
             "session/new": self.new_session,
             "session/prompt": self.prompt,
+            "session/load": self.load_session,
         }.get(method)
         if handler is None:
             self.channel.error(ident, METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -102,7 +104,7 @@ class AcpServer:
         return {
             "protocolVersion": PROTOCOL_VERSION,
             "agentCapabilities": {
-                "loadSession": False,
+                "loadSession": True,
                 "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
             },
             "authMethods": [],
@@ -111,9 +113,32 @@ class AcpServer:
 
     def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         """A chat in the folder `cwd` names: its workspace, config and agent."""
-        cwd = params.get("cwd")
+        session_id = f"heph-{len(self.sessions) + 1}-{os.urandom(4).hex()}"
+        self._open(session_id, params.get("cwd"), "session/new")
+        return {"sessionId": session_id}
+
+    def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """One of heph's recorded sessions of the folder `cwd`, continued as a chat: its
+        conversation is replayed to the editor, and the next prompt carries on from it."""
+        from hephaistus.session import load_session
+
+        session_id = str(params.get("sessionId") or "")
+        session = self._open(session_id, params.get("cwd"), "session/load")
+        try:
+            path = session.agent.sessions.path_of(session_id)
+            recorded = load_session(path)
+        except (LookupError, OSError, ValueError) as error:
+            self.sessions.pop(session_id, None)
+            raise ProtocolError(INVALID_PARAMS, f"session/load: {error}") from None
+        session.agent.continue_conversation(recorded.messages)
+        for role, text in replayed(recorded.messages):
+            kind = "user_message_chunk" if role == "user" else "agent_message_chunk"
+            session.sink.text(kind, text)
+        return {}
+
+    def _open(self, session_id: str, cwd: Any, method: str) -> _Session:
         if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd):
-            raise ProtocolError(INVALID_PARAMS, "session/new: cwd must be an absolute folder")
+            raise ProtocolError(INVALID_PARAMS, f"{method}: cwd must be an absolute folder")
         from hephaistus import trust
         from hephaistus.agent import Agent
         from hephaistus.config import load_config
@@ -129,14 +154,13 @@ class AcpServer:
             config = with_endpoint(config, lambda line: print(line, file=sys.stderr))
         except HephError as error:
             raise ProtocolError(INTERNAL_ERROR, error.message) from None
-        session_id = f"heph-{len(self.sessions) + 1}-{os.urandom(4).hex()}"
         sink = AcpSink(self.channel, session_id, workspace.root)
         policy = Policy(config.mode, asker=AcpAsker(self.channel, sink))
         agent = Agent(workspace, config, sink=sink, policy=policy)
         said = [] if decision.trusted else [trust.notice(decision)]
         said += list(config.ignored)
-        self.sessions[session_id] = _Session(agent, sink, [s for s in said if s])
-        return {"sessionId": session_id}
+        session = self.sessions[session_id] = _Session(agent, sink, [s for s in said if s])
+        return session
 
     def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
         """Run the prompt as a task of the session's chat; its stop reason."""
@@ -162,6 +186,8 @@ class AcpServer:
             return {"stopReason": "max_turn_requests" if limit else "end_turn"}
         if outcome.status == "refused":
             session.sink.text("agent_message_chunk", outcome.message)
+        if outcome.status == "answered" and session.agent.policy.mode == "plan":
+            session.sink.update({"sessionUpdate": "plan", "entries": plan_entries(outcome.message)})
         return {"stopReason": STOP_REASONS.get(outcome.status, "end_turn")}
 
     # -- a cancel, as it arrives -------------------------------------------------------------
@@ -170,6 +196,42 @@ class AcpServer:
             params = message.get("params") or {}
             if self.running and params.get("sessionId") in (self.running, None):
                 os.kill(os.getpid(), signal.SIGINT)  # the turn ends as Ctrl-C ends it
+
+
+def replayed(messages: list[dict[str, str]]) -> list[tuple[str, str]]:
+    """A recorded conversation as the editor shows it: the person's words (without the
+    workspace map and agent state heph added) and the model's answers (not its tool calls or
+    heph's observations)."""
+    import json
+
+    shown = []
+    for message in messages:
+        text = message.get("content", "")
+        if message.get("role") == "user" and not text.startswith("Observation"):
+            shown.append(("user", re.split(r"\n\n<(?:workspace|agent_state)", text)[0]))
+        elif message.get("role") == "assistant":
+            try:
+                reply = json.loads(text, strict=False)
+            except ValueError:
+                continue
+            final = reply.get("final") if isinstance(reply, dict) else None
+            if isinstance(final, dict) and isinstance(final.get("message"), str):
+                shown.append(("assistant", final["message"]))
+    return shown
+
+
+def plan_entries(plan: str) -> list[dict[str, Any]]:
+    """A plan-mode answer as ACP plan entries: its numbered or bulleted lines, else the whole."""
+    steps = [
+        re.sub(r"^\s*(?:\d+[.)]|[-*])\s+", "", line).strip()
+        for line in plan.splitlines()
+        if re.match(r"^\s*(?:\d+[.)]|[-*])\s+\S", line)
+    ]
+    return [
+        {"content": step, "priority": "medium", "status": "pending"}
+        for step in (steps or [plan.strip()])
+        if step
+    ]
 
 
 def main() -> int:
