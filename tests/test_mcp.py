@@ -398,3 +398,10 @@ def test_heph_mcp_import_converts_what_carries_over_and_says_what_does_not(heph,
     }
     assert "headers are not carried over" in done.stdout
     mcp_servers(parsed["mcp_servers"], "imported", in_workspace=False)  # heph takes it
+
+
+def test_heph_mcp_list_names_an_untrusted_workspace_s_servers(heph, workspace):
+    workspace_server(workspace)
+    listed = heph("mcp", "list")
+    assert listed.code == 0
+    assert "not used until you trust this workspace (heph trust): .heph.toml: w" in listed.stderr

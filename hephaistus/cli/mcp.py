@@ -31,6 +31,7 @@ def mcp(args: argparse.Namespace) -> int:
     )
     try:
         if args.action == "list":
+            _say_untrusted_servers(workspace.root, config)
             return _list(tools)
         if not args.name:
             raise ConfigError(f"heph mcp {args.action} NAME: name one of the servers")
@@ -47,6 +48,24 @@ def mcp(args: argparse.Namespace) -> int:
         return _tools(tools, args.name)
     finally:
         tools.close()
+
+
+def _say_untrusted_servers(root: Path, config: Any) -> None:
+    """The workspace's own servers, while it is untrusted: they do not apply, and why."""
+    if config.workspace_trusted:
+        return
+    from hephaistus.config import workspace_tables
+
+    names = [
+        f"{source}: {name}"
+        for source, table in workspace_tables(root)
+        for name in (table.get("mcp_servers") or {})
+    ]
+    if names:
+        say(
+            f"not used until you trust this workspace (heph trust): {', '.join(names)}",
+            sys.stderr,
+        )
 
 
 def _list(tools: Any) -> int:
