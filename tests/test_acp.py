@@ -90,6 +90,7 @@ def test_a_prompt_that_reads_and_edits_with_permission_then_one_that_is_rejected
         asked = editor.asked[0]
         diff = asked.content[0]
         assert diff.type == "diff" and diff.new_text.endswith("return a + b\n")
+        assert diff.path == str(workspace / "app.py")  # ACP's paths are absolute
         assert diff.old_text.endswith("return a - b\n")
         second = await connection.prompt(session_id=sid, prompt=[text_block("now break it")])
         assert second.stop_reason == "end_turn"
@@ -137,6 +138,9 @@ def test_malformed_lines_and_unknown_methods_get_errors_and_the_process_goes_on(
     lines = [
         "this is not json",
         json.dumps({"jsonrpc": "2.0", "id": 1, "method": "no/such"}),
+        '{"jsonrpc":"2.0","id":5,"method":"x","params":' + "[" * 5000 + "]" * 5000 + "}",
+        json.dumps({"jsonrpc": "2.0", "id": [1], "result": {}}),  # an id that cannot be one
+        json.dumps({"jsonrpc": "2.0", "method": "session/cancel", "params": "x"}),
         json.dumps({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {}}),
     ]
     started = time.monotonic()
@@ -152,7 +156,8 @@ def test_malformed_lines_and_unknown_methods_get_errors_and_the_process_goes_on(
     assert done.returncode == 0, done.stderr
     answers = [json.loads(line) for line in done.stdout.splitlines()]  # nothing else on stdout
     by_id = {a.get("id"): a for a in answers}
-    assert by_id[None]["error"]["code"] == -32700
+    errors = [a["error"]["code"] for a in answers if a.get("id") is None]
+    assert errors.count(-32700) == 2 and -32600 in errors  # and the reading went on
     assert by_id[1]["error"]["code"] == -32601
     assert by_id[2]["result"]["protocolVersion"] == 1
     assert time.monotonic() - started < 10
@@ -178,13 +183,22 @@ def test_stdin_closed_mid_turn_ends_the_process_cleanly_with_the_session_saved(
     assert saved and '"interrupted"' in saved[-1].read_text()
 
 
-@pytest.mark.parametrize("cwd", ["relative/path", "/no/such/folder"])
-def test_a_session_in_a_folder_that_is_not_one_is_an_error(chat_server, home, workspace, cwd):
+@pytest.mark.parametrize(
+    ("cwd", "said"),
+    [
+        ("relative/path", "absolute folder"),
+        ("/no/such/folder", "absolute folder"),
+        ("/", "the file system's root"),
+    ],
+)
+def test_a_session_in_a_folder_that_is_not_a_project_is_an_error(
+    chat_server, home, workspace, cwd, said
+):
     async def scenario():
         process = await start(home, chat_server.url, workspace)
         connection = connect_to_agent(Editor([]), process.stdin, process.stdout)
         await connection.initialize(protocol_version=PROTOCOL_VERSION)
-        with pytest.raises(Exception, match="absolute folder"):
+        with pytest.raises(Exception, match=said):
             await connection.new_session(cwd=cwd, mcp_servers=[])
         process.stdin.close()
         assert await process.wait() == 0
@@ -238,3 +252,56 @@ def test_a_recorded_session_is_loaded_and_continued(chat_server, home, workspace
         assert await process.wait() == 0
 
     run(scenario())
+
+
+def test_sigterm_ends_the_process_and_a_cancelled_call_is_not_left_pending(
+    chat_server, home, workspace
+):
+    import signal
+
+    (workspace / "a.txt").write_text("a\n")
+    chat_server.reply(act("write_file", path="a.txt", content="b\n"))
+    chat_server.reply(final("never"))
+
+    class Stalling(Editor):
+        async def request_permission(self, options, session_id, tool_call, **kwargs):
+            self.asked.append(tool_call)
+            await asyncio.sleep(30)  # the person looks away; the editor cancels meanwhile
+
+    async def scenario():
+        editor = Stalling([])
+        process = await start(home, chat_server.url, workspace)
+        connection, sid = await session(editor, process, workspace)
+        turn = asyncio.create_task(connection.prompt(session_id=sid, prompt=[text_block("b")]))
+        while not editor.asked:
+            await asyncio.sleep(0.05)
+        await connection.cancel(session_id=sid)
+        assert (await turn).stop_reason == "cancelled"
+        last = [u for u in editor.updates if getattr(u, "tool_call_id", None) == "call_1"][-1]
+        assert last.status == "failed"  # never left pending
+        process.send_signal(signal.SIGTERM)
+        return await asyncio.wait_for(process.wait(), 20)
+
+    assert run(scenario()) == 143
+    assert (workspace / "a.txt").read_text() == "a\n"
+
+
+def test_a_folder_inside_git_opens_the_repository_s_top_not_git(chat_server, home, workspace):
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    chat_server.reply(act("write_file", path="probe.txt", content="p\n"))
+    chat_server.reply(final("written"))
+
+    async def scenario():
+        editor = Editor(["allow_once"])
+        process = await start(home, chat_server.url, workspace)
+        connection = connect_to_agent(editor, process.stdin, process.stdout)
+        await connection.initialize(protocol_version=PROTOCOL_VERSION)
+        created = await connection.new_session(cwd=str(workspace / ".git"), mcp_servers=[])
+        done = await connection.prompt(session_id=created.session_id, prompt=[text_block("p")])
+        assert done.stop_reason == "end_turn"
+        process.stdin.close()
+        assert await process.wait() == 0
+
+    run(scenario())
+    assert (workspace / "probe.txt").exists()
+    assert not (workspace / ".git" / "probe.txt").exists()

@@ -28,6 +28,7 @@ from hephaistus.acp.wire import (
     METHOD_NOT_FOUND,
     Channel,
 )
+from hephaistus.errors import Terminated
 
 PROTOCOL_VERSION = 1
 STOP_REASONS = {"answered": "end_turn", "refused": "refusal", "interrupted": "cancelled"}
@@ -61,6 +62,8 @@ class AcpServer:
     def serve(self) -> int:
         """Answer requests in order until stdin closes; 0."""
         signal.signal(signal.SIGINT, signal.default_int_handler)  # a cancel is a Ctrl-C
+        for name in ("SIGTERM", "SIGHUP"):
+            signal.signal(getattr(signal, name), _terminate)
         self.channel.start()
         try:
             while True:
@@ -139,6 +142,16 @@ class AcpServer:
     def _open(self, session_id: str, cwd: Any, method: str) -> _Session:
         if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd):
             raise ProtocolError(INVALID_PARAMS, f"{method}: cwd must be an absolute folder")
+        from hephaistus.config import find_workspace
+        from hephaistus.workspace import protected_part
+
+        root = find_workspace(Path(cwd).resolve())  # the git top-level, as the CLI takes it
+        inside = protected_part(root.parts)
+        if inside or root == Path(root.anchor):
+            where = f"inside a {inside}/ folder" if inside else "the file system's root"
+            raise ProtocolError(
+                INVALID_PARAMS, f"{method}: {root} is {where}; open a project folder"
+            )
         from hephaistus import trust
         from hephaistus.agent import Agent
         from hephaistus.config import load_config
@@ -147,7 +160,7 @@ class AcpServer:
         from hephaistus.runtime.policy import Policy
         from hephaistus.workspace import Workspace
 
-        workspace = Workspace.at(Path(cwd))
+        workspace = Workspace.at(root)
         decision = trust.decide(workspace.root, for_this_run=False, ask=None)
         try:
             config = load_config(workspace.root, trusted=decision.trusted)
@@ -171,15 +184,19 @@ class AcpServer:
         if not task.strip():
             raise ProtocolError(INVALID_PARAMS, "session/prompt: the prompt has no text")
         for line in session.said:  # the first answer says what the workspace's trust left out
-            session.sink.text("agent_message_chunk", f"heph: {line}\n")
+            shown = line if line.startswith("heph:") else f"heph: {line}"
+            session.sink.text("agent_message_chunk", f"{shown}\n")
         session.said = []
         self.running = session.sink.session_id
         try:
             outcome = session.agent.execute(task)
+        except Terminated:
+            raise  # SIGTERM, SIGHUP: the process ends (the session was saved)
         except KeyboardInterrupt:
             return {"stopReason": "cancelled"}
         finally:
             self.running = None
+            session.sink.end_open_call()
         if outcome.status == "failed":
             session.sink.text("agent_message_chunk", outcome.message)
             limit = "step limit" in outcome.message
@@ -192,10 +209,15 @@ class AcpServer:
 
     # -- a cancel, as it arrives -------------------------------------------------------------
     def _notice(self, message: dict[str, Any]) -> None:
-        if message.get("method") == "$closed" or message.get("method") == "session/cancel":
-            params = message.get("params") or {}
-            if self.running and params.get("sessionId") in (self.running, None):
+        if message.get("method") == "session/cancel":
+            params = message.get("params")
+            named = params.get("sessionId") if isinstance(params, dict) else None
+            if self.running and named in (self.running, None):
                 os.kill(os.getpid(), signal.SIGINT)  # the turn ends as Ctrl-C ends it
+
+
+def _terminate(number: int, _frame: Any) -> None:
+    raise Terminated(signal.Signals(number).name)
 
 
 def replayed(messages: list[dict[str, str]]) -> list[tuple[str, str]]:
@@ -235,7 +257,8 @@ def plan_entries(plan: str) -> list[dict[str, Any]]:
 
 
 def main() -> int:
-    """Serve the editor on stdin/stdout; anything printed by mistake goes to stderr."""
+    """Serve the editor on stdin/stdout; anything printed by mistake goes to stderr. SIGTERM
+    and SIGHUP end the process (a turn ends first, its session saved)."""
     reader, writer = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # stdout carries the protocol and nothing else
     channel = Channel(reader, writer)
@@ -248,4 +271,12 @@ def main() -> int:
             os.kill(os.getpid(), signal.SIGINT)
 
     threading.Thread(target=watch_close, daemon=True).start()
-    return server.serve()
+    try:
+        return server.serve()
+    except Terminated:
+        for session in server.sessions.values():
+            session.agent.close()
+        writer.flush()
+        # The reader thread holds stdin's lock in its read: leave without the interpreter's
+        # shutdown, which would wait on that lock and abort.
+        os._exit(143)

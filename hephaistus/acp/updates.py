@@ -43,13 +43,14 @@ def kind_of(tool: str) -> str:
     return KINDS.get(tool, "other")
 
 
-def diff_content(change: FileChange) -> dict[str, Any]:
-    """A write as ACP's diff content (the whole texts), or its unified diff as text."""
+def diff_content(change: FileChange, root: Any) -> dict[str, Any]:
+    """A write as ACP's diff content (the whole texts, the absolute path), or its unified
+    diff as text."""
     if change.new_text is None:
         return {"type": "content", "content": {"type": "text", "text": change.diff}}
     return {
         "type": "diff",
-        "path": change.path,
+        "path": str(root / change.path),
         "oldText": None if change.created else change.old_text,
         "newText": change.new_text,
     }
@@ -64,6 +65,7 @@ class AcpSink:
         self.root = root
         self.calls = 0
         self.current: str | None = None  # the tool call in progress
+        self.open = False  # it has not finished (a cancel may end the turn inside it)
         self.rejected_always: set[str] = set()  # tool names rejected for the session
 
     def update(self, update: dict[str, Any]) -> None:
@@ -95,6 +97,7 @@ class AcpSink:
         """A tool call begins: its title, kind, arguments and the file it is about."""
         self.calls += 1
         self.current = f"call_{self.calls}"
+        self.open = True
         path = action.args.get("path")
         update: dict[str, Any] = {
             "sessionUpdate": "tool_call",
@@ -110,7 +113,8 @@ class AcpSink:
 
     def tool_finished(self, action: Action, result: ToolResult) -> None:
         """The call ended: the diff of each write and the output's start."""
-        content: list[dict[str, Any]] = [diff_content(change) for change in result.changed]
+        self.open = False
+        content = [diff_content(change, self.root) for change in result.changed]
         output = result.output[:SHOWN_OUTPUT]
         content.append({"type": "content", "content": {"type": "text", "text": output}})
         self.update(
@@ -122,6 +126,19 @@ class AcpSink:
                 "rawOutput": {"ok": result.ok, "decision": result.decision},
             }
         )
+
+    def end_open_call(self) -> None:
+        """A turn that ended inside a tool call (cancelled): the call is marked failed, never
+        left pending in the editor."""
+        if self.open and self.current:
+            self.open = False
+            self.update(
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": self.current,
+                    "status": "failed",
+                }
+            )
 
     def show_diff(self, diff: str) -> None:
         """Nothing: the diff travels in the tool call."""
@@ -157,7 +174,7 @@ class AcpAsker:
         if name in self.sink.rejected_always:
             return "no"
         request = proposal.request
-        content = [diff_content(request)] if isinstance(request, FileChange) else []
+        content = [diff_content(request, self.sink.root)] if isinstance(request, FileChange) else []
         tool_call = {
             "toolCallId": self.sink.current or "call_0",
             "title": _title(proposal),
@@ -172,8 +189,10 @@ class AcpAsker:
             )
         except Cancelled:
             raise KeyboardInterrupt("the editor cancelled") from None
-        outcome = (answer or {}).get("outcome") or {}
-        if outcome.get("outcome") != "selected":
+        outcome = answer.get("outcome") if isinstance(answer, dict) else None
+        if not isinstance(outcome, dict):
+            return "no"  # an answer that is none: declined, never carried out
+        if outcome.get("outcome") == "cancelled":
             raise KeyboardInterrupt("the editor cancelled")
         chosen = outcome.get("optionId")
         if chosen == "allow_once":

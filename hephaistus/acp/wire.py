@@ -97,24 +97,31 @@ class Channel:
                 continue
             try:
                 message = json.loads(line)
-            except ValueError as error:
-                self.error(None, PARSE_ERROR, f"Parse error: {error}")
+            except (ValueError, RecursionError) as error:  # nested past Python's limit too
+                self.error(None, PARSE_ERROR, f"Parse error: {str(error)[:200]}")
                 continue
             if not isinstance(message, dict):
                 self.error(None, INVALID_REQUEST, "Invalid Request: not a JSON object")
                 continue
-            self._route(message)
+            try:
+                self._route(message)
+            except Exception as error:  # one bad message never stops the reading
+                self.error(None, INVALID_REQUEST, f"Invalid Request: {str(error)[:200]}")
         self.closed.set()
         self.incoming.put(CLOSED)
 
     def _route(self, message: dict[str, Any]) -> None:
+        ident = message.get("id")
+        if ident is not None and (isinstance(ident, bool) or not isinstance(ident, (int, str))):
+            self.error(None, INVALID_REQUEST, "Invalid Request: an id is a number or a string")
+            return
         if "method" not in message:  # an answer to a request of heph's
-            box = self._waiting.get(message.get("id"))  # type: ignore[arg-type]
+            box = self._waiting.get(ident) if isinstance(ident, int) else None
             if box is not None:
                 box.put(message)
             return
         if not isinstance(message.get("method"), str):
-            self.error(message.get("id"), INVALID_REQUEST, "Invalid Request: no method")
+            self.error(ident, INVALID_REQUEST, "Invalid Request: no method")
             return
         if "id" not in message and self.on_notice is not None:
             self.on_notice(message)  # a cancel must reach a turn that is running
