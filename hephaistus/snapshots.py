@@ -47,6 +47,7 @@ class Snapshots:
         self.git_dir = heph_dir / FOLDER
         self._modes: dict[str, dict[str, int]] = {}  # tree -> its files' unusual modes
         self._repository: Repository | None = None  # the person's, once looked for
+        self._kept: list[str] | None = None  # its tracked files a .gitignore names
         self._looked = False
 
     def take(self, *, modes: bool = True) -> str | None:
@@ -62,7 +63,11 @@ class Snapshots:
             self._git("add", "--all", "--ignore-errors", "--", ".")
         except GitError:
             pass  # an unreadable file: what could be read is in the picture all the same
-        kept = self._tracked_though_ignored()
+        # What the person's repository tracks though ignored: asked before a command, and the
+        # same list taken again after it (a command seldom changes what git tracks).
+        if modes or self._kept is None:
+            self._kept = self._tracked_though_ignored()
+        kept = self._kept
         if kept:
             try:
                 self._git("add", "--force", "--ignore-errors", "--", *kept)

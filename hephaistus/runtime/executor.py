@@ -75,17 +75,28 @@ class LocalExecutor:
         except OSError as error:
             return Completed(127, f"cannot start {argv[0]}: {error.strerror or error}", 0.0)
         tail = _Tail(process.stdout)
-        try:
-            code: int | None = process.wait(timeout=timeout)
-            tail.finish(KILL_GRACE)
-        except subprocess.TimeoutExpired:
+        # A timer kills the group at the timeout; the wait itself blocks, where a wait with a
+        # timeout polls in sleeps that overshoot a short command by milliseconds.
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
             _kill_group(process)
-            tail.finish(KILL_GRACE)  # something may have escaped the group and hold the pipe
-            code = None
-            tail.add(f"\n[stopped after {timeout:g} s: the command timed out]".encode())
+
+        timer = threading.Timer(timeout, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            code: int | None = process.wait()
         except BaseException:
             _kill_group(process)
             raise
+        finally:
+            timer.cancel()
+        tail.finish(KILL_GRACE)  # something may have escaped the group and hold the pipe
+        if expired.is_set():
+            code = None
+            tail.add(f"\n[stopped after {timeout:g} s: the command timed out]".encode())
         return Completed(code, tail.text(), time.monotonic() - started, tail.seen)
 
 
