@@ -110,14 +110,9 @@ class McpHub:
                 threading.Thread(target=self._loop.run_forever, daemon=True).start()
                 atexit.register(self.close)  # no server outlives heph, however it ends
             connection = self._connections.get(server.name)
-            if server.url:
-                raise McpError(
-                    f"MCP server {server.name}: Streamable HTTP servers (url) are not built yet; "
-                    "only stdio servers (command) are"
-                )
             if connection is None or connection.dead:
                 argv = [server.command, *server.args]
-                if server.from_workspace:  # a workspace's server: in the sandbox, or not at all
+                if server.from_workspace and server.command:  # in the sandbox, or not at all
                     if self.command_line is None:
                         raise McpError(f"MCP server {server.name}: no sandbox to run it in")
                     try:
@@ -216,6 +211,41 @@ class _Connection:
             except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
                 pass
 
+    async def _hold_stdio(self) -> None:
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with self.log.open("a", encoding="utf-8") as errlog:
+            params = StdioServerParameters(
+                command=self.argv[0], args=self.argv[1:], env=self.env, cwd=self.cwd
+            )
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                await self._session(read, write)
+
+    async def _hold_http(self) -> None:
+        """Streamable HTTP: the entry's URL, with the bearer token the user config names."""
+        import os
+
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        variable = self.server.bearer_token_env_var
+        token = os.environ.get(variable) if variable and not self.server.from_workspace else None
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        async with create_mcp_http_client(headers=headers) as http:
+            async with streamable_http_client(self.server.url, http_client=http) as (read, write):
+                await self._session(read, write)
+
+    async def _session(self, read: Any, write: Any) -> None:
+        from mcp import ClientSession
+
+        assert self._ready is not None and self._closing is not None
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            self.session = session
+            self._ready.set_result(None)
+            await self._closing.wait()
+
     async def _started(self) -> Any:
         if self._ready is None:
             loop = asyncio.get_running_loop()
@@ -227,23 +257,10 @@ class _Connection:
     async def _hold(self) -> None:
         assert self._ready is not None and self._closing is not None
         try:
-            from mcp import ClientSession
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-
-            self.log.parent.mkdir(parents=True, exist_ok=True)
-            with self.log.open("a", encoding="utf-8") as errlog:
-                params = StdioServerParameters(
-                    command=self.argv[0],
-                    args=self.argv[1:],
-                    env=self.env,
-                    cwd=self.cwd,
-                )
-                async with stdio_client(params, errlog=errlog) as (read, write):
-                    async with ClientSession(read, write) as session:
-                        await session.initialize()
-                        self.session = session
-                        self._ready.set_result(None)
-                        await self._closing.wait()
+            if self.server.url:
+                await self._hold_http()
+            else:
+                await self._hold_stdio()
         except BaseException as error:  # noqa: BLE001 - a failed start is the caller's to say
             if not self._ready.done():
                 self._ready.set_exception(McpError(_start_failure(self.server, error)))

@@ -38,7 +38,7 @@ class McpServerConfig:
     read_only_tools: tuple[str, ...] = ()  # calls that only read (the user config only)
     startup_timeout_sec: float = 10.0
     tool_timeout_sec: float = 60.0
-    url: str = ""  # Streamable HTTP (not built yet)
+    url: str = ""  # Streamable HTTP
     bearer_token_env_var: str = ""
     from_workspace: bool = False  # a trusted workspace's: runs in the sandbox
 
@@ -92,6 +92,11 @@ def _server(name: str, entry: dict[str, Any], at: str, in_workspace: bool) -> Mc
         values[key] = value
     if bool(values.get("command")) == bool(values.get("url")):
         raise ConfigError(f"{at}: give either 'command' (a stdio server) or 'url'")
+    if in_workspace and values.get("bearer_token_env_var"):
+        raise ConfigError(
+            f"{at}: 'bearer_token_env_var' is for your user config only (a workspace may not "
+            "choose which of your tokens goes to its URL)"
+        )
     if in_workspace and values.get("read_only_tools"):
         raise ConfigError(
             f"{at}: 'read_only_tools' is for your user config only (a workspace may not say "

@@ -63,4 +63,9 @@ def poisoned() -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    import sys
+
+    if sys.argv[1:2] == ["--http"]:  # Streamable HTTP on 127.0.0.1, the port given
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()

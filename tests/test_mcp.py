@@ -405,3 +405,44 @@ def test_heph_mcp_list_names_an_untrusted_workspace_s_servers(heph, workspace):
     listed = heph("mcp", "list")
     assert listed.code == 0
     assert "not used until you trust this workspace (heph trust): .heph.toml: w" in listed.stderr
+
+
+def test_a_streamable_http_server_is_called_over_http(heph, chat_server, home):
+    import socket
+    import time as clock
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    served = subprocess.Popen(
+        [sys.executable, str(SERVER), "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = clock.monotonic() + 20
+        while clock.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                clock.sleep(0.1)
+        user_config(
+            home,
+            f'[mcp_servers.web]\nurl = "http://127.0.0.1:{port}/mcp"\n'
+            'bearer_token_env_var = "WEB_TOKEN"\n',
+        )
+        chat_server.reply(act("mcp__web__add", a=20, b=22))
+        chat_server.reply(final("42"))
+        result = heph("--yes", "add over http", env={"WEB_TOKEN": "t0ken"})
+        assert result.code == 0, result.stderr
+        assert "Observation: 42" in observation(chat_server, 1)
+    finally:
+        served.terminate()
+        served.wait(timeout=10)
+
+
+def test_a_workspace_may_not_choose_which_token_goes_to_its_url():
+    table = {"w": {"url": "https://example.invalid/mcp", "bearer_token_env_var": "OPENAI_API_KEY"}}
+    with pytest.raises(ConfigError, match="bearer_token_env_var"):
+        mcp_servers(table, ".heph.toml", in_workspace=True)
