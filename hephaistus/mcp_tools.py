@@ -67,6 +67,20 @@ class McpTools:
             self._hub = McpHub(self.heph_dir / "logs", self.command_line, cwd=self.root)
         return self._hub
 
+    def warm(self) -> None:
+        """Start every server in the background (the chat, as it opens): the first call finds
+        it running. A server that fails says so at its first use, as before."""
+        import threading
+
+        def start(server: McpServerConfig) -> None:
+            try:
+                self.hub.list_tools(server, self._env(server))
+            except Exception:
+                pass  # said when a call needs it
+
+        for server in self.servers.values():
+            threading.Thread(target=start, args=(server,), daemon=True).start()
+
     def running(self) -> list[str]:
         """The servers started in this run or chat (none when nothing needed one)."""
         return self._hub.running() if self._hub is not None else []

@@ -446,3 +446,27 @@ def test_a_workspace_may_not_choose_which_token_goes_to_its_url():
     table = {"w": {"url": "https://example.invalid/mcp", "bearer_token_env_var": "OPENAI_API_KEY"}}
     with pytest.raises(ConfigError, match="bearer_token_env_var"):
         mcp_servers(table, ".heph.toml", in_workspace=True)
+
+
+def test_warming_starts_the_servers_in_the_background(tmp_path, home, monkeypatch):
+    import time as clock
+
+    from hephaistus.mcp_config import McpServerConfig
+    from hephaistus.mcp_tools import McpTools
+
+    monkeypatch.setenv("HOME", str(home))
+    root = tmp_path / "ws"
+    root.mkdir(exist_ok=True)
+    server = McpServerConfig("t", command=sys.executable, args=(str(SERVER),))
+    tools = McpTools((server,), root, root / ".heph")
+    started = clock.monotonic()
+    tools.warm()
+    assert clock.monotonic() - started < 0.5  # it did not wait for the server
+    try:
+        deadline = clock.monotonic() + 30
+        while "t" not in tools.running() and clock.monotonic() < deadline:
+            clock.sleep(0.1)
+        assert tools.running() == ["t"]
+    finally:
+        tools.close()
+    assert servers_running() == []

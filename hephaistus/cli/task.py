@@ -107,6 +107,8 @@ def run_chat(args: argparse.Namespace) -> int:
     agent = Agent(workspace, config, sink=sink, policy=policy, announce=args.verbose)
     if args.continue_:
         agent.continue_conversation(last_conversation(agent))
+    if agent.mcp is not None:
+        agent.mcp.warm()  # while the person types, the servers start
     try:
         return Repl(agent, sink, asker, history=history_path()).run()
     finally:
