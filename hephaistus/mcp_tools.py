@@ -28,6 +28,7 @@ PREFIX = "mcp__"
 NAME_CHARS = 64
 DESCRIPTION_CHARS = 400
 PINS_FILE = "mcp-pins.json"
+DEFINITIONS = "$definitions"  # no server is called so: a name is letters, digits, - and _
 
 
 @dataclass
@@ -109,7 +110,7 @@ class McpTools:
                     continue
                 digest = definition_digest(definition)
                 if first:
-                    pins.pin(server.name, definition["name"], digest)
+                    pins.pin(server.name, definition["name"], digest, definition)
                 elif pinned.get(definition["name"]) != digest:
                     what = "new" if definition["name"] not in pinned else "changed"
                     offer.withheld.append(f"{server.name}: {definition['name']} ({what})")
@@ -139,7 +140,9 @@ class McpTools:
         return listed
 
     def approve(self, name: str) -> list[str]:
-        """Pin the server's definitions as they are now; what changed, in words."""
+        """Pin the server's definitions as they are now; what changed: a line for each new
+        or changed tool, and for a changed one the change itself (a diff of its definition,
+        its text spelled out)."""
         server = self.servers.get(name)
         if server is None:
             raise KeyError(name)
@@ -150,7 +153,10 @@ class McpTools:
             tool, digest = definition["name"], definition_digest(definition)
             if pinned.get(tool) != digest:
                 said.append(f"{tool} ({'new' if tool not in pinned else 'changed'})")
-            pins.pin(name, tool, digest)
+                before = pins.definition(name, tool)
+                if before is not None:
+                    said.append(_definition_diff(before, definition))
+            pins.pin(name, tool, digest, definition)
         pins.save()
         return said
 
@@ -220,6 +226,19 @@ class McpTools:
         return call
 
 
+def _definition_diff(before: dict[str, Any], after: dict[str, Any]) -> str:
+    import difflib
+
+    from hephaistus.ui.escape import visible
+
+    def lines(definition: dict[str, Any]) -> list[str]:
+        text = json.dumps(definition, indent=1, sort_keys=True, ensure_ascii=False)
+        return [visible(line) for line in text.splitlines()]
+
+    diff = difflib.unified_diff(lines(before), lines(after), "approved", "now", n=1, lineterm="")
+    return "\n".join(diff)
+
+
 def tool_name(server: str, tool: str) -> str:
     """`mcp__<server>__<tool>`, in the letters a model's tool name may have, at most 64."""
     raw = f"{PREFIX}{server}__{tool}"
@@ -260,11 +279,23 @@ class _Pins:
         found = self.pins.get(server)
         return dict(found) if isinstance(found, dict) else {}
 
-    def pin(self, server: str, tool: str, digest: str) -> None:
+    def pin(
+        self, server: str, tool: str, digest: str, definition: dict[str, Any] | None = None
+    ) -> None:
         current = self.pins.setdefault(server, {})
         if current.get(tool) != digest:
             current[tool] = digest
             self.changed = True
+        if definition is not None:  # kept whole, so a later change can be shown
+            kept = self.pins.setdefault(DEFINITIONS, {}).setdefault(server, {})
+            if kept.get(tool) != definition:
+                kept[tool] = definition
+                self.changed = True
+
+    def definition(self, server: str, tool: str) -> dict[str, Any] | None:
+        """The definition as it was pinned, when it was kept."""
+        found = (self.pins.get(DEFINITIONS) or {}).get(server, {}).get(tool)
+        return found if isinstance(found, dict) else None
 
     def save(self) -> None:
         if self.changed:

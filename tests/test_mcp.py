@@ -115,6 +115,9 @@ def test_a_definition_that_changed_is_withheld_until_approved(
     assert "mcp__t__add" not in system and "mcp__t__sleep" in system
     approved = heph("mcp", "approve", "t")
     assert approved.code == 0 and "add (changed)" in approved.stdout, approved.stderr
+    # What changed is shown: the definition as approved, and as it is now.
+    assert '- "description": "Add two numbers.",' in approved.stdout
+    assert '+ "description": "Add two numbers, now better.",' in approved.stdout
     chat_server.reply(final("third"))
     assert heph("--yes", "third").code == 0
     assert (

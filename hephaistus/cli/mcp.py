@@ -43,7 +43,10 @@ def mcp(args: argparse.Namespace) -> int:
                 changed = tools.approve(args.name)
             except McpError as error:
                 raise HephError(str(error)) from None
-            say(f"approved {args.name}: {', '.join(changed) or 'nothing had changed'}")
+            if not changed:
+                say(f"approved {args.name}: nothing had changed")
+            for line in changed:
+                say(line if "\n" in line else f"approved {args.name}: {line}")
             return 0
         return _tools(tools, args.name)
     finally:
