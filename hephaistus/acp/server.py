@@ -94,6 +94,8 @@ class AcpServer:
             self.channel.answer(ident, handler(params))
         except ProtocolError as error:
             self.channel.error(ident, error.code, str(error))
+        except Terminated:
+            raise  # SIGTERM, SIGHUP: the process ends, whatever it was answering
         except KeyboardInterrupt:  # a cancel that came between turns
             self.channel.error(ident, INTERNAL_ERROR, "cancelled")
         except Exception as error:  # the process survives whatever one request does
