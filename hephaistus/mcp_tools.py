@@ -304,14 +304,10 @@ class _Pins:
 
 
 def _read_cache(cache: Path, digest: str) -> list[dict[str, Any]] | None:
-    from hephaistus.provenance import unseal
-    from hephaistus.textfile import read_real
+    """The tools listed for the entry `digest`, as heph cached them."""
+    from hephaistus.provenance import read_cache
 
-    try:
-        data = unseal(_kind(cache), read_real(cache))
-        record = json.loads(data) if data is not None else None
-    except (OSError, ValueError):
-        return None
+    record = read_cache(cache, "mcp tools")
     if not isinstance(record, dict) or record.get("entry") != digest:
         return None
     tools = record.get("tools")
@@ -319,15 +315,6 @@ def _read_cache(cache: Path, digest: str) -> list[dict[str, Any]] | None:
 
 
 def _write_cache(cache: Path, digest: str, tools: list[dict[str, Any]]) -> None:
-    from hephaistus.provenance import seal
-    from hephaistus.textfile import atomic_write
+    from hephaistus.provenance import write_cache
 
-    data = seal(_kind(cache), json.dumps({"entry": digest, "tools": tools}).encode())
-    try:
-        atomic_write(cache, data, temp_dir=cache.parent.parent / "tmp")
-    except OSError:
-        pass
-
-
-def _kind(cache: Path) -> str:
-    return f"mcp tools {cache.parent.parent.parent}"
+    write_cache(cache, "mcp tools", {"entry": digest, "tools": tools})

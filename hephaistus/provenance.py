@@ -66,6 +66,36 @@ def unseal(kind: str, sealed: bytes) -> bytes | None:
     return data if hmac.compare_digest(head[len(SEAL) :], mac.encode()) else None
 
 
+def read_cache(path: Path, what: str) -> Any:
+    """The JSON value heph sealed as `what` into the workspace's cache file `path`
+    (`.heph/cache/NAME.json`), or None: missing, unreadable, or not heph's own."""
+    from hephaistus.textfile import read_real
+
+    try:
+        data = unseal(_cache_kind(path, what), read_real(path))
+        return json.loads(data) if data is not None else None
+    except (OSError, ValueError):
+        return None
+
+
+def write_cache(path: Path, what: str, value: Any) -> None:
+    """Seal `value` as `what` into the cache file `path`; a cache that cannot be written is
+    asked again next time. A rename over the file: a link planted there is replaced, never
+    followed."""
+    from hephaistus.textfile import atomic_write
+
+    data = seal(_cache_kind(path, what), json.dumps(value, indent=1).encode())
+    try:
+        atomic_write(path, data, temp_dir=path.parent.parent / "tmp")
+    except OSError:
+        pass
+
+
+def _cache_kind(path: Path, what: str) -> str:
+    """That cache of this workspace, and no other's: `.heph/cache/X` lies three folders in."""
+    return f"{what} {path.parent.parent.parent}"
+
+
 def line_mac(session_id: str, line: str) -> str:
     """The signature of one line of a session file (each line is signed on its own, so a
     crash loses only the line in flight, and no line can be changed or added)."""

@@ -159,31 +159,16 @@ def schema_verdicts(cache: Path, base_url: str) -> dict[str, str]:
 
 def _read(cache: Path, what: str = "windows") -> dict[str, Any]:
     """What is remembered, if heph itself sealed the file here (see provenance)."""
-    from hephaistus.provenance import unseal
-    from hephaistus.textfile import read_real
+    from hephaistus.provenance import read_cache
 
-    try:
-        data = unseal(_kind(cache, what), read_real(cache))
-        known = json.loads(data) if data is not None else {}
-    except (OSError, ValueError):
-        return {}
+    known = read_cache(cache, what)
     return known if isinstance(known, dict) else {}
 
 
 def _write(cache: Path, known: dict[str, Any], what: str = "windows") -> None:
-    from hephaistus.provenance import seal
-    from hephaistus.textfile import atomic_write
+    from hephaistus.provenance import write_cache
 
-    data = seal(_kind(cache, what), json.dumps(known, indent=1).encode())
-    try:  # a rename over the file: a link planted in its place is replaced, never followed
-        atomic_write(cache, data, temp_dir=cache.parent.parent / "tmp")
-    except OSError:
-        pass
-
-
-def _kind(cache: Path, what: str) -> str:
-    """The seal's kind: that cache of this workspace (`.heph/cache/windows.json`, ...)."""
-    return f"{what} {cache.parent.parent.parent}"
+    write_cache(cache, what, known)
 
 
 def _get(url: str, headers: dict[str, str]) -> Any:

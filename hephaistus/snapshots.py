@@ -48,6 +48,8 @@ class Snapshots:
         self._modes: dict[str, dict[str, int]] = {}  # tree -> its files' unusual modes
         self._repository: Repository | None = None  # the person's, once looked for
         self._kept: list[str] | None = None  # its tracked files a .gitignore names
+        # The repositories inside the workspace, as the last picture holds them (a commit id).
+        self._nested: frozenset[str] = frozenset()
         self._looked = False
 
     def take(self, *, modes: bool = True) -> str | None:
@@ -77,9 +79,28 @@ class Snapshots:
             tree = self._git("write-tree").decode().strip() or None
         except GitError:
             return None
-        if tree is not None and modes:  # kept for the next picture's changes, no longer
-            self._modes = {**dict(list(self._modes.items())[-1:]), tree: self._unusual_modes()}
+        if tree is None:
+            return None
+        entries = self._index()  # read once a picture: its nested repositories and modes
+        self._nested = frozenset(
+            os.fsdecode(path) + "/" for mode, path in entries if mode == b"160000"
+        )
+        if modes:  # kept for the next picture's changes, no longer
+            unusual = self._unusual_modes(entries)
+            self._modes = {**dict(list(self._modes.items())[-1:]), tree: unusual}
         return tree
+
+    def _index(self) -> list[tuple[bytes, bytes]]:
+        """(mode, path) of every entry of the picture just taken."""
+        try:
+            raw = self._git("ls-files", "--stage", "-z")
+        except GitError:
+            return []
+        entries = []
+        for entry in filter(None, raw.split(b"\0")):
+            head, _, path = entry.partition(b"\t")
+            entries.append((head.split(b" ", 1)[0], path))
+        return entries
 
     def _tracked_though_ignored(self) -> list[str]:
         """The files the person's repository tracks although a .gitignore names them (a
@@ -98,16 +119,14 @@ class Snapshots:
             return []
         return [name for name in listed.split("\0") if name and not name.startswith(".heph/")]
 
-    def _unusual_modes(self) -> dict[str, int]:
+    def _unusual_modes(self, entries: list[tuple[bytes, bytes]]) -> dict[str, int]:
         """The permission bits of each file git would not restore as they are (git keeps
         only whether a file is executable: 644 or 755), so undo can (a private 600 file)."""
-        try:
-            listed = self._git("ls-files", "-z")
-        except GitError:
-            return {}
         unusual = {}
         base = os.fsencode(self.root) + b"/"  # bytes, no Path: thousands of files a command
-        for raw in filter(None, listed.split(b"\0")):
+        for kind, raw in entries:
+            if kind not in (b"100644", b"100755"):
+                continue
             try:
                 mode = os.lstat(base + raw).st_mode
             except OSError:
@@ -157,9 +176,10 @@ class Snapshots:
     def watch_ignored(self) -> Watch | None:
         """What snapshots leave out (what git ignores: a `.venv`, build output; and nested
         repositories, which git keeps as a commit id), and a mark on the file system's own
-        clock, so `ignored_changes` can say what a command did there."""
+        clock, so `ignored_changes` can say what a command did there. Taken after the picture
+        before the command; `ignored_changes` after the picture after it."""
         try:
-            listed = self._ignored() | self._nested_repositories()
+            listed = self._ignored() | self._nested
             mark = self.git_dir / "started"
             mark.write_bytes(b"")
             return Watch(listed, mark.stat().st_mtime_ns)
@@ -171,8 +191,8 @@ class Snapshots:
         the nested repositories that appeared, went or hold something changed since `watch`."""
         if watch is None:
             return []
-        try:
-            now = self._ignored() | self._nested_repositories()
+        try:  # the nested repositories of the picture taken after the command
+            now = self._ignored() | self._nested
         except GitError:
             return []
         budget = [WATCHED_ENTRIES]
@@ -187,15 +207,6 @@ class Snapshots:
             if not any(
                 other != name and name.startswith(f"{other.rstrip('/')}/") for other in changed
             )
-        )
-
-    def _nested_repositories(self) -> frozenset[str]:
-        """The repositories inside the workspace, as the snapshot holds them (a commit id)."""
-        raw = self._git("ls-files", "--stage", "-z")
-        return frozenset(
-            os.fsdecode(entry.split(b"\t", 1)[1]) + "/"
-            for entry in raw.split(b"\0")
-            if entry.startswith(b"160000 ")
         )
 
     def _ignored(self) -> frozenset[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hephaistus.textfile import read_real, split_lines
 from hephaistus.tools.context import ToolContext
-from hephaistus.tools.writing import bytes_diff
+from hephaistus.tools.writing import bytes_diff, is_text
 from hephaistus.transaction import ChangedOnDisk, InTheWay, move_checkpointed
 from hephaistus.values import FileChange, Proposal, ToolResult
 from hephaistus.wording import counted
@@ -63,7 +63,7 @@ def delete_proposal(ctx: ToolContext, rel: str, real: Path, data: bytes) -> Prop
             return failed
         size = (
             counted(len(split_lines(data.decode())), "line")
-            if _is_text(data)
+            if is_text(data)
             else counted(len(data), "byte")
         )
         return ToolResult(
@@ -107,14 +107,6 @@ def move_proposal(
 
     untouched = f"{rel} was not moved"
     return Proposal("write", change, carry_out, untouched, target=rel, diff=diff)
-
-
-def _is_text(data: bytes) -> bool:
-    try:
-        data.decode()
-    except UnicodeDecodeError:
-        return False
-    return b"\0" not in data
 
 
 def _existing(ctx: ToolContext, path: str, tool: str) -> tuple[str, Path, bytes] | ToolResult:

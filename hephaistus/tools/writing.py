@@ -80,7 +80,12 @@ def bytes_diff(rel: str, before: bytes | None, after: bytes | None) -> str:
 
 def _shown_as_text(data: bytes) -> bool:
     """Whether a side of a change is text small enough to show as a diff."""
-    if len(data) > DIFFED_BYTES or b"\0" in data:
+    return len(data) <= DIFFED_BYTES and is_text(data)
+
+
+def is_text(data: bytes) -> bool:
+    """Whether `data` is UTF-8 text with no NUL byte."""
+    if b"\0" in data:
         return False
     try:
         data.decode()
