@@ -12,13 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from common import heph_command, report
+from common import heph_command, import_seconds, report, timed
 
 from hephaistus.testing import ChatServer, act, final
 
@@ -34,30 +32,14 @@ server.run()
 """
 
 
-def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"failed: {' '.join(argv)}\n{done.stderr}")
-    return time.perf_counter() - started
-
-
-def import_seconds(runs: int) -> list[float]:
-    """What importing the package adds to a Python start: the median of `runs` pairs."""
-    bare = [sys.executable, "-c", "pass"]
-    loaded = [sys.executable, "-c", "import mcp, mcp.client.stdio, mcp.client.session"]
-    here = Path.cwd()
-    return [
-        timed(loaded, dict(os.environ), here) - timed(bare, dict(os.environ), here)
-        for _ in range(runs)
-    ]
-
-
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     runs = parser.parse_args().runs
-    report("importing mcp (the client)", import_seconds(runs))
+    report(
+        "importing mcp (the client)",
+        import_seconds("import mcp, mcp.client.stdio, mcp.client.session", runs),
+    )
     with tempfile.TemporaryDirectory() as folder, ChatServer() as chat:
         root = Path(folder)
         (root / "ws").mkdir()

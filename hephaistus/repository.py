@@ -18,10 +18,16 @@ drivers, and taking the file names heph passes literally (a file named `[.]env` 
 
 from __future__ import annotations
 
+import functools
+import io
 import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import git as gitpython
 
 TIMEOUT = 60.0
 ALWAYS = ("-c", "core.fsmonitor=false", "-c", "protocol.allow=never")
@@ -66,27 +72,44 @@ class Repository:
         """A path as git names it: relative to the top of the working tree."""
         return path.resolve().relative_to(self.top.resolve()).as_posix()
 
-    # -- what the tools and the workspace ask ------------------------------------------------
+    # -- what the git tools ask, through GitPython --------------------------------------------
+    @functools.cached_property
+    def library(self) -> gitpython.Repo:
+        """GitPython's view of this repository, its commands run by `run` (imported here, when a
+        git tool first asks: no other run pays for the import)."""
+        from hephaistus.gitlibrary import open_library
+
+        return open_library(self.top)
+
+    def command(self, verb: str, *args: str, literal: bool = False) -> str:
+        """`git VERB ARGS` through GitPython, in the working tree's top folder (name files by
+        absolute path); `literal`: those paths are file names, never patterns."""
+        call = getattr(self.library.git, verb.replace("-", "_"))
+        if not literal:
+            return str(call(*args))
+        with self.library.git.custom_environment(GIT_LITERAL_PATHSPECS="1"):
+            return str(call(*args))
+
     def has_commits(self) -> bool:
         """Whether HEAD names a commit (a new repository has none)."""
-        try:
-            self.git("rev-parse", "--verify", "--quiet", "HEAD")
-        except GitError:
-            return False
-        return True
+        return bool(self.library.head.is_valid())
 
     def branch(self) -> str:
         """The current branch's name, saying so when it has no commits, or the detached HEAD's
         commit."""
-        try:
-            name = self.git("symbolic-ref", "--short", "HEAD").strip()
-        except GitError:  # not on a branch
-            return f"detached HEAD at {self.git('rev-parse', '--short=10', 'HEAD').strip()}"
+        head = self.library.head
+        if head.is_detached:
+            return f"detached HEAD at {head.commit.hexsha[:10]}"
+        name = self.library.active_branch.name
         return name if self.has_commits() else f"{name} (no commits yet)"
+
+    def head_id(self) -> str:
+        """The full id of the commit HEAD names."""
+        return str(self.library.head.commit.hexsha)
 
     def changes(self) -> list[tuple[str, str]]:
         """(two-letter status, path from the top) of every changed or untracked file."""
-        raw = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all")
+        raw = self.command("status", "--porcelain=v1", "-z", "--untracked-files=all")
         entries, parts = [], raw.split("\0")
         index = 0
         while index < len(parts):
@@ -98,21 +121,28 @@ class Repository:
             index += 1
         return entries
 
-    def blob_id(self, revision_path: str) -> str | None:
-        """The object id of `REV:path`, or None when that revision has no such file."""
+    def committed_blob(self, path: str) -> str | None:
+        """The object id HEAD's tree gives `path` (named from the top), or None when it has no
+        such file."""
         try:
-            return self.git("rev-parse", "--verify", "--quiet", revision_path).strip() or None
+            found = self.command("rev-parse", "--verify", "--quiet", f"HEAD:{path}")
         except GitError:
             return None
+        return found.strip() or None
 
     def hash_object(self, path: str, data: bytes) -> str:
         """The blob id git would give `data` as the content of `path` (its filters applied)."""
-        return run(self.top, "hash-object", f"--path={path}", "--stdin", data=data).strip()
+        found = self.library.git.hash_object(f"--path={path}", "--stdin", istream=io.BytesIO(data))
+        return str(found).strip()
 
     def tracked(self, paths: list[str]) -> set[str]:
         """Which of `paths` git tracks, named as `relative` names them (from the top)."""
-        listed = self.git("ls-files", "-z", "--full-name", "--", *paths, literal=True)
+        listed = self.command("ls-files", "-z", "--full-name", "--", *paths, literal=True)
         return {name for name in listed.split("\0") if name}
+
+    def log(self, count: int) -> str:
+        """The last `count` commits, a line each."""
+        return self.command("log", f"-{count}", "--oneline", "--decorate")
 
 
 def locate(folder: Path) -> tuple[Path, Path] | None:
@@ -182,6 +212,18 @@ def run(
     """`git ARGS` in `cwd` (given `data` on its standard input): its output, or GitError with
     git's message. With text=False the output keeps undecodable file names (surrogate
     escapes), as the file system spells them; with `literal`, paths are names, not patterns."""
+    done = run_completed(cwd, *args, data=data, literal=literal)
+    if done.returncode != 0:
+        raise GitError(failure_message(done))
+    return done.stdout.decode("utf-8", "replace" if text else "surrogateescape")
+
+
+def run_completed(
+    cwd: Path, *args: str, data: bytes | None = None, literal: bool = False
+) -> subprocess.CompletedProcess[bytes]:
+    """`git ARGS` in `cwd` as `run` runs it (pinned, flagged, without credentials), its exit
+    code and both streams as they came (GitPython reads them); GitError only when git may not
+    or cannot run."""
     verb = args[0] if args else ""
     if literal and verb not in NAMING_FILES:
         raise ValueError(f"literal pathspecs are for commands that name files, not git {verb}")
@@ -197,15 +239,22 @@ def run(
     flags += ["--ignore-submodules=all"] if verb in NOT_RECURSING else []
     hooks_off = NO_HOOKS if verb not in INSPECTING | {"commit"} else ()
     command = ["git", *ALWAYS, *hooks_off, *args[:1], *flags, *args[1:]]
-    output = _git(command, cwd, _environment(located, literal), data)
-    return output.decode("utf-8", "replace" if text else "surrogateescape")
+    return _completed(command, cwd, _environment(located, literal), data)
 
 
 def _git(command: list[str], cwd: Path, env: dict[str, str], data: bytes | None) -> bytes:
     """Run one git command line; its output, or GitError with git's own message."""
-    verb = next((part for part in command[1:] if not part.startswith("-") and "=" not in part), "")
+    done = _completed(command, cwd, env, data)
+    if done.returncode != 0:
+        raise GitError(failure_message(done))
+    return done.stdout
+
+
+def _completed(
+    command: list[str], cwd: Path, env: dict[str, str], data: bytes | None
+) -> subprocess.CompletedProcess[bytes]:
     try:
-        done = subprocess.run(
+        return subprocess.run(
             command,
             cwd=cwd,
             capture_output=True,
@@ -217,15 +266,21 @@ def _git(command: list[str], cwd: Path, env: dict[str, str], data: bytes | None)
     except FileNotFoundError:
         raise GitError("git is not installed (or not on PATH)") from None
     except (OSError, subprocess.SubprocessError) as error:
-        raise GitError(f"git {verb} could not run: {error}") from None
-    if done.returncode != 0:
-        message = "\n".join(
-            part.decode("utf-8", "replace").strip()
-            for part in (done.stdout, done.stderr)
-            if part.strip()
-        )
-        raise GitError(message or f"git {verb} failed (exit code {done.returncode})")
-    return done.stdout
+        raise GitError(f"git {_verb(command)} could not run: {error}") from None
+
+
+def failure_message(done: subprocess.CompletedProcess[bytes]) -> str:
+    """What git said when a command failed (its output and errors), or its exit code."""
+    message = "\n".join(
+        part.decode("utf-8", "replace").strip()
+        for part in (done.stdout, done.stderr)
+        if part.strip()
+    )
+    return message or f"git {_verb(list(done.args))} failed (exit code {done.returncode})"
+
+
+def _verb(command: list[str]) -> str:
+    return next((part for part in command[1:] if not part.startswith("-") and "=" not in part), "")
 
 
 PLACING = {  # the caller's variables that would lead git to another repository

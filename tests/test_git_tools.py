@@ -1,8 +1,11 @@
 """Git tools on real repositories in temporary folders."""
 
+import subprocess
+import sys
+
 import pytest
 
-from conftest import git
+from conftest import environment, git
 from hephaistus.testing import act, final
 from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
@@ -174,3 +177,74 @@ def test_git_tools_are_offered_only_in_a_repository(heph, chat_server, workspace
     assert heph("what changed?", cwd=repo).code == 0
     inside = chat_server.requests[-1]["messages"][0]["content"]
     assert "- git_status(): " in inside and "- git_commit(message, paths?: [string]): " in inside
+
+
+def test_a_workspace_in_a_subfolder_sees_its_own_diff_and_commits_by_name(repo):
+    sub = repo / "sub"
+    sub.mkdir()
+    (sub / "mod.py").write_text("a = 1\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "sub")
+    (sub / "mod.py").write_text("a = 2\n")
+    (repo / "app.py").write_text("print(2)\n")  # outside the workspace
+    ctx = context(sub, "mod.py")
+    diff = call(ctx, "git_diff").output
+    assert "+a = 2" in diff and "print(2)" not in diff
+    assert "+a = 2" in call(ctx, "git_diff", path="mod.py").output
+    made = call(ctx, "git_commit", message="sub only")
+    assert made.ok and made.commit.paths == ("sub/mod.py",), made.output
+    assert git(repo, "status", "--porcelain") == " M app.py\n"
+
+
+def test_gitpython_reads_the_repository_and_starts_no_process_of_its_own(repo, monkeypatch):
+    import git as gitpython
+    from git import cmd, index
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"GitPython started a process of its own: {args[:1]}")
+
+    for module, name in ((cmd, "safer_popen"), (cmd, "Popen"), (index.fun, "safer_popen")):
+        monkeypatch.setattr(module, name, refuse)
+    git(repo, "tag", "v1")
+    (repo / "app.py").write_text("print(2)\n")
+    ctx = context(repo, "app.py")
+    assert "branch: main" in call(ctx, "git_status").output
+    assert "+print(2)" in call(ctx, "git_diff").output
+    assert "(HEAD -> main, tag: v1) base" in call(ctx, "git_log").output
+    made = call(ctx, "git_commit", message="second")
+    assert made.ok, made.output
+    # GitPython's own object reads go through heph's runner too, one `cat-file` each
+    from hephaistus.repository import Repository
+
+    library = Repository.find(repo).library
+    assert isinstance(library, gitpython.Repo)
+    assert [c.summary for c in library.iter_commits("HEAD")] == ["second", "base"]
+    assert library.head.commit.parents[0].message == "base\n"
+
+
+def test_gitpython_is_imported_only_when_a_git_tool_runs(chat_server, tmp_path, repo):
+    script = (
+        "import sys\nfrom hephaistus import cli\ntry:\n    cli.main(sys.argv[1:])\n"
+        "except SystemExit:\n    pass\nprint('imported git:', 'git' in sys.modules)\n"
+    )
+    env = environment(tmp_path / "home", chat_server.url)
+
+    def imports_git(*argv: str) -> bool:
+        done = subprocess.run(
+            [sys.executable, "-c", script, *argv],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert "imported git:" in done.stdout, done.stderr
+        return "imported git: True" in done.stdout
+
+    chat_server.reply(act("read_file", path="app.py"))
+    chat_server.reply(final("read"))
+    assert not imports_git("--yes", "read app.py")
+    chat_server.reply(act("git_status"))
+    chat_server.reply(final("clean"))
+    assert imports_git("--yes", "what changed?")
+    assert "branch: main" in chat_server.requests[-1]["messages"][-1]["content"]

@@ -5,7 +5,7 @@ no file that also holds the user's uncommitted work. It uses `git commit --only 
 commits those paths' working-tree content, runs the repository's hooks, and leaves everything
 else in the index (the user's staged work) as it was. Files new to git are announced with
 `git add --intent-to-add` first, and withdrawn again when the commit fails. Git itself runs
-through hephaistus.repository.
+through GitPython (`Repository.library`), whose commands hephaistus.repository runs.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) ->
     if isinstance(repo, ToolResult):
         return repo
     args = ["--cached"] if staged else []
-    scope = "."
+    scope = str(ctx.workspace.root)  # git runs in the top folder: paths are absolute
     if path:
         try:
             real = ctx.workspace.check(path, allow_secrets=ctx.allow_secrets)[1]
@@ -101,8 +101,10 @@ def git_log(ctx: ToolContext, n: int = 10) -> ToolResult:
         return repo
     if not repo.has_commits():
         return ToolResult(True, "no commits yet")
-    output = _git(repo, "log", f"-{max(1, min(n, LOG_LIMIT))}", "--oneline", "--decorate")
-    return output if isinstance(output, ToolResult) else ToolResult(True, output)
+    try:
+        return ToolResult(True, repo.log(max(1, min(n, LOG_LIMIT))))
+    except GitError as error:
+        return ToolResult(False, str(error))
 
 
 def git_commit(
@@ -161,7 +163,7 @@ def _commit(
         if new_files:
             _git(repo, "rm", "--cached", "--quiet", "--", *new_files, literal=True)
         return ToolResult(False, f"git commit failed, nothing was committed:\n{result.output}")
-    sha = repo.git("rev-parse", "HEAD").strip()
+    sha = repo.head_id()
     note = f"\n(left out as secret files: {', '.join(left_out)})" if left_out else ""
     names = ", ".join(relative)
     return ToolResult(
@@ -198,7 +200,7 @@ def _repo(ctx: ToolContext) -> Repository | ToolResult:
 
 def _git(repo: Repository, *args: str, literal: bool = False) -> str | ToolResult:
     try:
-        return repo.git(*args, literal=literal)
+        return repo.command(*args, literal=literal)
     except GitError as error:
         return ToolResult(False, str(error))
 
@@ -264,7 +266,8 @@ def _refuse_the_users_work(ctx: ToolContext, repo: Repository, chosen: list[str]
                 "or heph's change undone): committing would take in what is not heph's, so the "
                 "user should commit this"
             )
-    listed = repo.git("diff", "--cached", "--name-only", "-z", "--", *chosen, literal=True)
+    named = [str(ctx.workspace.root / rel) for rel in chosen]
+    listed = repo.command("diff", "--cached", "--name-only", "-z", "--", *named, literal=True)
     staged = [name for name in listed.split("\0") if name]
     if staged:
         raise ValueError(
@@ -281,7 +284,7 @@ def _refuse_the_users_work(ctx: ToolContext, repo: Repository, chosen: list[str]
         if rel not in before:
             continue
         git_name = repo.relative(ctx.workspace.root / rel)
-        committed = repo.blob_id(f"HEAD:{git_name}")
+        committed = repo.committed_blob(git_name)
         content = before[rel]
         was = None if content is None else repo.hash_object(git_name, content)
         if committed != was:
