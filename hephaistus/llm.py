@@ -170,9 +170,8 @@ class ChatModel:
         try:
             if self.config.stream:
                 return self._stream(client, params, on_text)
-            response = _post(client, self.encoder.sendable(params), streaming=False)
-            text, finish = _content(response, self.url)
-            return text, _usage(getattr(response, "usage", None)), finish
+            body = _post(client, self.encoder.sendable(params), streaming=False)
+            return _reply_of(body, self.url)
         except (openai.APIError, ValueError) as exc:  # ValueError: a 200 that is not JSON
             fault = fault_of(exc, self, params)
             if fault is None:  # an option the server refused is off now: ask without it
@@ -263,15 +262,15 @@ def _local_http_client(url: str) -> Any:
 
 
 def _post(client: Any, sent: dict[str, Any], streaming: bool) -> Any:
-    """POST /chat/completions with what `Encoder.sendable` made: a ChatCompletion, or a stream
+    """POST /chat/completions with what `Encoder.sendable` made: the body (bytes), or a stream
     of chunks."""
     from openai import Stream
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+    from openai.types.chat import ChatCompletionChunk
 
     return client.post(
         "/chat/completions",
         **sent,
-        cast_to=ChatCompletion,
+        cast_to=bytes,
         stream=streaming,
         stream_cls=Stream[ChatCompletionChunk] if streaming else None,
     )
@@ -357,24 +356,36 @@ def missing_key_message() -> str:
     )
 
 
-def _content(response: Any, url: str) -> tuple[str, str | None]:
-    """The reply's text and finish_reason."""
-    if isinstance(response, (str, bytes)):  # some client versions hand back an unparsed body
+def _reply_of(body: Any, url: str) -> tuple[str, Usage, str | None]:
+    """The text, usage and finish_reason of a chat completion's body, read as plain JSON (the
+    client's model objects would cost every step a few tenths of a millisecond)."""
+    try:
+        data = json.loads(body) if isinstance(body, (str, bytes)) else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
         raise not_json(url)
-    choices = getattr(response, "choices", None)
-    if not choices:
+    choices = data.get("choices")
+    if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
         raise ModelError(f"the model endpoint {url} answered without any choices")
-    finish = getattr(choices[0], "finish_reason", None)
-    message = getattr(choices[0], "message", None)
-    if message is None:  # a 200 whose message is null: an empty reply, which the loop explains
-        return "", finish
+    finish = choices[0].get("finish_reason")
+    message = choices[0].get("message")
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    counts = Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")))
+    if not isinstance(message, dict):  # a 200 whose message is null: the loop explains it
+        return "", counts, finish if isinstance(finish, str) else None
     # Some servers put a reasoning model's whole reply in reasoning_content, leaving content empty.
-    text = (
-        message.content
-        or (getattr(message, "model_extra", None) or {}).get("reasoning_content")
-        or ""
+    text = message.get("content") or message.get("reasoning_content") or ""
+    return (
+        (text if isinstance(text, str) else ""),
+        counts,
+        finish if isinstance(finish, str) else None,
     )
-    return text, finish
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _usage(raw: Any) -> Usage:

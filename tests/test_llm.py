@@ -287,3 +287,26 @@ def test_a_local_server_is_reached_directly_whatever_proxy_is_set(chat_server, m
         monkeypatch.setenv(variable, "http://127.0.0.1:9")  # nothing listens there
     chat_server.reply("direct")
     assert model_for(chat_server).complete(HELLO).text == "direct"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[1, 2]",
+        '{"choices": []}',
+        '{"choices": "text"}',
+        '{"choices": [null]}',
+        '{"choices": [{"message": null, "finish_reason": 7}], "usage": "many"}',
+        '{"choices": [{"message": {"content": {"a": 1}}}], "usage": {"prompt_tokens": -3}}',
+        '{"choices": [{"message": {"content": ["x"]}, "finish_reason": "stop"}], '
+        '"usage": {"prompt_tokens": true, "completion_tokens": "5"}}',
+    ],
+)
+def test_a_200_of_the_wrong_shape_is_an_error_or_an_empty_reply_never_a_crash(chat_server, body):
+    chat_server.fault("status", status=200, body=body)
+    try:
+        reply = model_for(chat_server, max_retries=1).complete(HELLO)
+    except ModelError as error:
+        assert "not JSON" in error.message or "without any choices" in error.message
+    else:
+        assert reply.text == "" and reply.usage.estimated  # no count of the server's is taken
