@@ -11,8 +11,7 @@ Faults: "status" (any HTTP status, headers, body), "reset" (connection closed wi
 "timeout" (no answer for `delay` seconds), "not_json" (a 200 whose body is not JSON),
 "truncated_stream" (an SSE stream that stops before its end) and "events" (a 200 SSE stream of
 the given raw events, e.g. an `event: error`). Streaming requests get SSE chunks.
-With `reject_response_format` / `reject_stream_options`, a request carrying that parameter gets
-the 400 some servers give.
+With `reject_response_format` / `reject_stream_options`, that parameter gets some servers' 400.
 
 It behaves as real local servers do (see server_flavours): a reply runs on until a token limit
 unless the request sends `max_tokens` (then it is cut there, finish_reason "length"); a stream
@@ -169,6 +168,11 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         return
 
+    def parse_request(self) -> bool:
+        """Read the request's headers: the server's own time (`busy_seconds`) starts here."""
+        self._started = time.perf_counter()
+        return super().parse_request()
+
     def _note(self, method: str) -> None:
         headers = {k.lower(): v for k, v in self.headers.items()}
         with self.chat._lock:
@@ -185,7 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self._note("POST")
-        started = time.perf_counter()
+        started = self._started
         with self.chat._lock:
             self.chat.in_flight += 1
             self.chat.most_in_flight = max(self.chat.most_in_flight, self.chat.in_flight)
