@@ -113,3 +113,27 @@ def test_json_output_escapes_what_json_leaves_raw(capsys):
     out = capsys.readouterr().out
     assert "\x9b" not in out and "\u202e" not in out
     assert json.loads(out)["message"] == "a\x9b2Jb\u202ec\ud800"
+
+
+def test_lines_into_a_pipe_are_what_rich_would_write_there():
+    def steps(shown):
+        shown.thought("read the fil\u00e9 \u2014 \x1b[31m then [bold]fix[/bold] it\ttab")
+        shown.tool_called(Action("", "read_file", {"path": "caf\u00e9 \u4e2d.py", "start_line": 3}))
+        shown.tool_finished(
+            Action("", "read_file", {"path": "a.py"}), ToolResult(True, "1 x = 1\n2 y = 2\n3\n4\n5")
+        )
+        shown.tool_finished(
+            Action("", "edit_file", {"path": "a.py"}), ToolResult(False, "no match")
+        )
+        shown.final("done \u2713 " + "word " * 40)
+
+    def written(fast: bool) -> str:
+        console = Console(file=io.StringIO(), highlight=False, soft_wrap=True, width=40)
+        shown = ConsoleSink(console=console)
+        if not fast:  # rich prints every line itself
+            shown._print = lambda *items, out=False, **options: console.print(*items, **options)
+        steps(shown)
+        return console.file.getvalue()
+
+    assert written(fast=True) == written(fast=False)
+    assert "\x1b" not in written(fast=True)
