@@ -81,11 +81,7 @@ class Agent:
             config.source_of,
         )
         self.messages: list[Message] = []
-        window, source = context_window(model.name, config.context_window)
-        self.compactor = Compactor(window, source, config.max_reply_tokens)
-        # The server is asked once: the window it runs (unless set) and what it is (for the
-        # step's schema).
-        self.window_asked = bool(config.context_window) and config.structured in ("json", "off")
+        self.use_model(model)
         self.announced = False  # -v has said what the run works with
         self.announced_folder = False  # said once that the workspace is no project folder
         self.session: Session | None = None
@@ -300,14 +296,32 @@ class Agent:
                 f"{' / '.join(servers)}): {', '.join(offer.withheld)}"
             )
 
+    def use_model(self, model: Model) -> None:
+        """Talk to `model` from the next request on. Its context window is decided here, the
+        one place it is: the configuration's, else (once the server is asked, before the first
+        request) the server's, else the table's, else a default."""
+        self.model = model
+        self.compactor = Compactor(0, reply_limit=self.config.max_reply_tokens)
+        self._decide_window(served=None)
+        # The server is asked once: the window it runs (unless set) and what it is (for the
+        # step's schema).
+        self.window_asked = bool(self.config.context_window) and self.config.structured in (
+            "json",
+            "off",
+        )
+
     def _ask_server_for_the_window(self) -> None:
         """A local server knows the window it runs the model with: ask it (once, cached)."""
         self.window_asked = True
         ask = getattr(self.model, "served_window", None)
         served = ask(self.workspace.heph_dir / "cache" / "windows.json") if ask else None
-        if served and not self.config.context_window:
-            window, source = context_window(self.model.name, None, served)
-            self.compactor.window, self.compactor.source = window, source
+        if served:
+            self._decide_window(served)
+
+    def _decide_window(self, served: tuple[int, str] | None) -> None:
+        # The one place the window is decided, in the order compaction.context_window keeps.
+        window, source = context_window(self.model.name, self.config.context_window, served)
+        self.compactor.window, self.compactor.source = window, source
 
     def _announce(self) -> None:
         """-v: what the run works with, and where that came from (once)."""

@@ -190,14 +190,10 @@ class ChatCommands:
         if not argument:
             self.console.print(f"model: {self.agent.model.name}")
             return
-        from hephaistus.compaction import Compactor, context_window
         from hephaistus.llm import ChatModel
 
         self.agent.config = replace(self.agent.config, model=argument)
-        self.agent.model = ChatModel(self.agent.config)
-        window, source = context_window(argument, self.agent.config.context_window)
-        self.agent.compactor = Compactor(window, source, self.agent.config.max_reply_tokens)
-        self.agent.window_asked = False  # the new model's window and schema verdict are asked
+        self.agent.use_model(ChatModel(self.agent.config))  # its window, asked afresh
         self.console.print(f"model: {argument}")
 
     def cmd_sessions(self, argument: str) -> None:
