@@ -247,9 +247,11 @@ class Agent:
                 "go carries out the last plan, and plan mode never does: /go in the chat, or "
                 "heph -c --mode edits go"
             )
+        where = plans.path_of(self.workspace.heph_dir, self.state.plan_session)
+        if self.state.plan_done == self.state.plan_session and not plans.is_again(task):
+            raise ConfigError(plans.done_already(where))
         plan = plans.load(self.workspace.heph_dir, self.state.plan_session)
         if plan is None:
-            where = plans.path_of(self.workspace.heph_dir, self.state.plan_session)
             raise ConfigError(
                 f"the last plan ({where}) is gone, or is no plain file of at most "
                 f"{plans.MAX_PLAN_BYTES // 1024} KB: nothing was carried out"

@@ -16,6 +16,7 @@ from hephaistus.textfile import atomic_write, read_real
 FOLDER = "plans"
 MAX_PLAN_BYTES = 256 * 1024
 GO_WORDS = ("go", "/go")
+AGAIN_WORDS = ("go again", "/go again")  # a plan carried out already, once more
 GO_TASK = (
     'Carry out the plan ("plan to carry out" in the agent state), step by step, as it reads '
     "there: the user may have edited it since it was first proposed. In your final answer, say "
@@ -57,4 +58,22 @@ def load(heph_dir: Path, session_id: str) -> str | None:
 
 def is_go(task: str) -> bool:
     """Whether `task` says to carry out the last plan."""
-    return task.strip().lower().rstrip(".!") in GO_WORDS
+    return _said(task) in GO_WORDS + AGAIN_WORDS
+
+
+def is_again(task: str) -> bool:
+    """Whether `task` says to carry out the last plan even if that was done already."""
+    return _said(task) in AGAIN_WORDS
+
+
+def _said(task: str) -> str:
+    return " ".join(task.lower().rstrip(" .!").split())
+
+
+def done_already(where: Path, again: str = "`go again`") -> str:
+    """Why a plain "go" does not carry out a plan again (it would do the work twice); `again`
+    is how the person says it anyway."""
+    return (
+        f"the last plan ({where}) was carried out already; {again} carries it out once more, "
+        "and a new plan comes from plan mode"
+    )

@@ -35,6 +35,7 @@ class AgentState:
     failing_commands: dict[str, str] = field(default_factory=dict)  # name → failed: test ids
     plan_session: str | None = None  # the session whose answer is the last plan (plan mode)
     plan: str | None = None  # the plan being carried out (after "go"), until it is answered
+    plan_done: str | None = None  # the session whose plan "go" last carried out to an answer
 
     def file_read(self, path: str) -> None:
         """A tool read `path`: it becomes the most recent active file."""
@@ -77,6 +78,8 @@ class AgentState:
         """The task ended with this answer, kept for the next task's follow-ups; a plan that
         was being carried out is done (the answer says what became of it)."""
         self.last_answer = message
+        if self.plan is not None:
+            self.plan_done = self.plan_session
         self.plan = None
 
     def planned(self, session_id: str) -> None:
@@ -172,6 +175,7 @@ class AgentState:
             self.last_answer,
             self.plan_session,
             self.plan,
+            self.plan_done,
         )
         lists_ok = all(isinstance(v, list) and all(isinstance(i, str) for i in v) for v in lists)
         commands_ok = isinstance(self.failing_commands, dict) and all(

@@ -271,3 +271,25 @@ def test_no_tool_asks_for_approval_or_starts_a_process_itself():
             if re.search(pattern, text):
                 offenders.append(f"{module.name}: {pattern}")
     assert offenders == []
+
+
+def test_a_second_go_does_not_carry_out_the_plan_again_unless_asked(
+    planned, heph, chat_server, workspace
+):
+    chat_server.reply(act("append_file", path="log.txt", content="step done\n"))
+    chat_server.reply(final("Done."))
+    assert heph("-c", "--mode", "edits", "go").code == 0
+    requests = len(chat_server.requests)
+    again = heph("-c", "--mode", "edits", "go.")
+    assert again.code == 2 and "was carried out already" in again.stderr
+    assert "`go again`" in again.stderr and len(chat_server.requests) == requests
+    assert (workspace / "log.txt").read_text() == "step done\n"
+    chat_server.reply(act("append_file", path="log.txt", content="step done\n"))
+    chat_server.reply(final("Done again."))
+    once_more = heph("-c", "--mode", "edits", "--json", "Go again!")
+    assert once_more.code == 0 and once_more.json["message"] == "Done again."
+    assert "Carry out the plan" in chat_server.requests[-2]["messages"][-1]["content"]
+    chat_server.reply(final("1. Another plan."))
+    assert heph("-c", "--mode", "plan", "plan more").code == 0
+    chat_server.reply(final("Carried out."))
+    assert heph("-c", "--mode", "edits", "go").code == 0  # a new plan: go carries it out

@@ -395,3 +395,14 @@ def test_mode_go_and_a_thrown_away_plan_in_the_chat(ws):
     shown = " ".join(shown.split())  # as one line, however the console wrapped it
     assert "is gone" in shown and "nothing was carried out" in shown
     assert model.calls == []  # nothing went to the model
+
+
+def test_a_second_go_in_the_chat_says_the_plan_was_carried_out(ws):
+    keys = "/mode plan\rplan the change\r/go\r/go\r/go again\r" + CTRL_D
+    code, shown, model, repl = chat(
+        ws, keys, final("1. Set x to 2."), final("Done."), final("Done again.")
+    )
+    shown = " ".join(shown.split())
+    assert code == 0 and "was carried out already; /go again carries it out" in shown
+    assert "Done." in shown and "Done again." in shown
+    assert len(model.calls) == 3  # the plan, the first /go and /go again: the second asked nothing

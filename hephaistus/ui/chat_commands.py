@@ -260,17 +260,23 @@ class ChatCommands:
                 self.console.print(Text(f"  {name:<6} {MEANING[name]}", style="dim"))
 
     def cmd_go(self, argument: str) -> None:
-        """Carry out the last plan: /go [ask|edits|auto] (from plan mode, edits by default)."""
+        """Carry out the last plan: /go [ask|edits|auto] [again] (from plan mode, edits by
+        default; `again` for a plan carried out already)."""
         from hephaistus import plans
         from hephaistus.runtime.permissions import MODES
 
         state = self.agent.state
-        mode = argument or ("edits" if self.agent.policy.mode == "plan" else "")
-        if mode and (mode not in MODES or mode == "plan"):
-            return self._warn("/go takes ask, edits or auto")
+        words = argument.split()
+        again = "again" in words
+        named = [word for word in words if word != "again"]
+        mode = named[0] if named else ("edits" if self.agent.policy.mode == "plan" else "")
+        if len(named) > 1 or (mode and (mode not in MODES or mode == "plan")):
+            return self._warn("/go takes ask, edits or auto, and again")
         if not state.plan_session:
             return self._warn("no plan yet: /mode plan, then ask for one")
         where = plans.path_of(self.agent.workspace.heph_dir, state.plan_session)
+        if state.plan_done == state.plan_session and not again:
+            return self._warn(plans.done_already(where, again="/go again"))
         if plans.load(self.agent.workspace.heph_dir, state.plan_session) is None:
             return self._warn(
                 f"the last plan ({where}) is gone, or is no plain file of at most "
@@ -282,7 +288,7 @@ class ChatCommands:
             self.sink.safe(f"carrying out {where.name} in {self.agent.policy.mode} mode"),
             markup=False,
         )
-        self.run_turn("go")
+        self.run_turn("go again" if again else "go")
 
     # -- helpers -------------------------------------------------------------------------
     def _checkpoints(self) -> CheckpointStore:
