@@ -12,7 +12,8 @@ from hephaistus.session import DOCS_SESSION, Memo, SessionStore, load_session
 @dataclass(frozen=True)
 class SessionRow:
     """One line of `heph sessions`: the session's id, when it started (UTC), its steps, tokens
-    and outcome, and its task on one line."""
+    and outcome, its task on one line, and the permission mode it ran in ("-" for a session of
+    no task's, `heph docs --fix`'s)."""
 
     id: str
     started: str
@@ -20,6 +21,7 @@ class SessionRow:
     tokens: int
     outcome: str
     task: str
+    mode: str = "-"
 
 
 def session_rows(store: SessionStore, limit: int) -> list[SessionRow]:
@@ -37,8 +39,11 @@ def session_rows(store: SessionStore, limit: int) -> list[SessionRow]:
         steps = end.get("steps", sum(1 for s in recorded.spans if s.kind == "LLM"))
         task = " ".join(str(recorded.header.get("task", "")).split())
         started = str(recorded.header.get("started", ""))[:19].replace("T", " ")
+        mode = str(recorded.header.get("mode") or "-")
+        if recorded.header.get("dry_run"):
+            mode += ", dry run"
         rows.append(
-            SessionRow(session_id, started, int(steps), int(tokens), recorded.outcome, task)
+            SessionRow(session_id, started, int(steps), int(tokens), recorded.outcome, task, mode)
         )
     return rows
 

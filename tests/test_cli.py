@@ -171,14 +171,17 @@ def test_sessions_lists_runs(heph, chat_server):
     heph("the first task")
     chat_server.reply("bad").reply("bad").reply("bad")
     heph("the second task")
+    chat_server.reply(final("planned"))
+    heph("--mode", "plan", "the third task")
     result = heph("sessions")
     lines = result.stdout.splitlines()
-    assert lines[0].split()[:2] == ["ID", "STARTED"]
+    assert lines[0].split()[:5] == ["ID", "STARTED", "(UTC)", "MODE", "STEPS"]
     assert "answered" in lines[1] and "the first task" in lines[1]
     assert "failed" in lines[2] and "the second task" in lines[2]
-    listed = heph("sessions", "--json", "--limit", "1").json["sessions"]
-    assert [s["task"] for s in listed] == ["the second task"]
-    assert int(listed[0]["steps"]) == 3
+    assert [line.split()[3] for line in lines[1:]] == ["ask", "ask", "plan"]
+    listed = heph("sessions", "--json", "--limit", "2").json["sessions"]
+    assert [s["task"] for s in listed] == ["the second task", "the third task"]
+    assert int(listed[0]["steps"]) == 3 and [s["mode"] for s in listed] == ["ask", "plan"]
 
 
 def test_json_output(heph, chat_server, workspace):

@@ -17,10 +17,18 @@ from hephaistus.ui.escape import visible
 def sessions_table(rows: list[SessionRow]) -> Table:
     """The sessions as `heph sessions` lists them, the task cut to fit."""
     cells = [
-        [row.id, row.started, str(row.steps), str(row.tokens), row.outcome, visible(row.task)]
+        [
+            row.id,
+            row.started,
+            visible(row.mode),
+            str(row.steps),
+            str(row.tokens),
+            row.outcome,
+            visible(row.task),
+        ]
         for row in rows
     ]
-    return _table(("ID", "STARTED (UTC)", "STEPS", "TOKENS", "OUTCOME", "TASK"), cells)
+    return _table(("ID", "STARTED (UTC)", "MODE", "STEPS", "TOKENS", "OUTCOME", "TASK"), cells)
 
 
 def models_table(models: list[ModelInfo], configured: str | None) -> Table:
