@@ -103,6 +103,15 @@ def test_a_prompt_that_reads_and_edits_with_permission_then_one_that_is_rejected
     run(scenario())
 
 
+async def thinking(chat_server):
+    """Until the model server holds a request: the turn is under way."""
+    for _ in range(400):
+        if chat_server.in_flight:
+            return
+        await asyncio.sleep(0.025)
+    raise AssertionError("no request reached the model server")
+
+
 def test_cancel_mid_turn_then_it_is_incorrect_keeps_the_conversation(chat_server, home, workspace):
     (workspace / "notes.txt").write_text("n\n")
     chat_server.latency = 3.0  # a slow model: the cancel lands while it thinks
@@ -115,7 +124,7 @@ def test_cancel_mid_turn_then_it_is_incorrect_keeps_the_conversation(chat_server
         turn = asyncio.create_task(
             connection.prompt(session_id=sid, prompt=[text_block("summarise notes.txt")])
         )
-        await asyncio.sleep(1.0)
+        await thinking(chat_server)
         await connection.cancel(session_id=sid)
         cancelled = await turn
         assert cancelled.stop_reason == "cancelled"
@@ -174,7 +183,7 @@ def test_stdin_closed_mid_turn_ends_the_process_cleanly_with_the_session_saved(
         process = await start(home, chat_server.url, workspace)
         connection, sid = await session(editor, process, workspace)
         asyncio.create_task(connection.prompt(session_id=sid, prompt=[text_block("slow task")]))
-        await asyncio.sleep(1.0)
+        await thinking(chat_server)
         process.stdin.close()
         return await asyncio.wait_for(process.wait(), 20)
 
