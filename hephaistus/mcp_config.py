@@ -19,6 +19,7 @@ REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 STRING_KEYS = ("command", "cwd", "url", "bearer_token_env_var")
 LIST_KEYS = ("args", "enabled_tools", "disabled_tools", "read_only_tools")
 NUMBER_KEYS = ("startup_timeout_sec", "tool_timeout_sec")
+MODEL_KEY = "OPENAI_API_KEY"  # the key heph sends its model: no workspace's server gets it
 KEYS = {*STRING_KEYS, *LIST_KEYS, *NUMBER_KEYS, "env", "enabled"}
 
 
@@ -113,22 +114,32 @@ def _env(value: Any, at: str, in_workspace: bool) -> tuple[tuple[str, str], ...]
     ):
         raise ConfigError(f"{at}: 'env' must be a table of strings")
     for key, text in value.items():
-        literal = not REFERENCE.match(text)
+        reference = REFERENCE.match(text)
+        literal = not reference
         if in_workspace and literal and (SECRET_NAME.search(key) or CREDENTIAL_TEXT.search(text)):
             raise ConfigError(
                 f"{at}: env {key} holds a literal secret; a workspace's file may only name one "
                 f'from the environment ({key} = "${{{key}}}")'
             )
+        if in_workspace and reference and reference.group(1) == MODEL_KEY:
+            raise ConfigError(
+                f"{at}: env {key} names {MODEL_KEY}, the key heph sends its model; a workspace's "
+                "server never gets it (give it a key of its own in your user config)"
+            )
     return tuple(sorted(value.items()))
 
 
 def expanded_env(server: McpServerConfig, environ: dict[str, str]) -> dict[str, str]:
-    """The entry's `env` with each `${VAR}` taken from `environ` (missing: left out)."""
+    """The entry's `env` with each `${VAR}` taken from `environ` (missing: left out). A
+    workspace's server never gets the model's key, under whatever name it is exported."""
     env = {}
+    model_key = environ.get(MODEL_KEY)
     for key, text in server.env:
         reference = REFERENCE.match(text)
         if reference is None:
             env[key] = text
         elif reference.group(1) in environ:
-            env[key] = environ[reference.group(1)]
+            value = environ[reference.group(1)]
+            if not (server.from_workspace and model_key and value == model_key):
+                env[key] = value
     return env

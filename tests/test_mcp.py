@@ -473,3 +473,18 @@ def test_warming_starts_the_servers_in_the_background(tmp_path, home, monkeypatc
     finally:
         tools.close()
     assert servers_running() == []
+
+
+def test_a_workspace_server_never_gets_the_model_key_under_any_name():
+    from hephaistus.mcp_config import expanded_env
+
+    named = {"s": {"command": "srv", "env": {"KEY": "${OPENAI_API_KEY}"}}}
+    with pytest.raises(ConfigError, match="names OPENAI_API_KEY, the key heph sends its model"):
+        mcp_servers(named, ".heph.toml", in_workspace=True)
+    aliased = {"s": {"command": "srv", "env": {"KEY": "${MY_KEY}", "TOKEN": "${GH_TOKEN}"}}}
+    environ = {"OPENAI_API_KEY": "sk-model", "MY_KEY": "sk-model", "GH_TOKEN": "gh-123"}
+    workspace = mcp_servers(aliased, ".heph.toml", in_workspace=True)["s"]
+    assert expanded_env(workspace, environ) == {"TOKEN": "gh-123"}  # the alias left out
+    own = mcp_servers(aliased, "config.toml", in_workspace=False)["s"]
+    assert expanded_env(own, environ) == {"KEY": "sk-model", "TOKEN": "gh-123"}  # the person's
+    assert mcp_servers(named, "config.toml", in_workspace=False)["s"].env
