@@ -166,8 +166,7 @@ class Config:
 
     @property
     def chosen_model(self) -> str | None:
-        """The model the user set (flag, environment or file, even the default's name); None
-        when nothing set it."""
+        """The model the user set (flag, environment or file, even the default's); or None."""
         if self.source_of("model") != "default":
             return self.model
         return self.model if self.model != DEFAULT_MODEL else None
@@ -289,8 +288,9 @@ def load_config(
     layers = [(f"the user config {user_path}", _read_toml_table(user_path, None), True)]
     in_workspace = workspace_tables(workspace)
     layers += [(source, table, trusted) for source, table in in_workspace]
+    chosen = bool((flags or {}).get("mode"))  # --mode or --yes: what a file says is moot
     for source, found, whole in layers:
-        if source in dict(in_workspace) and found.get("mode") == "auto":
+        if source in dict(in_workspace) and found.get("mode") == "auto" and not chosen:
             found = {key: value for key, value in found.items() if key != "mode"}
             ignored.append(
                 f'{source}: mode = "auto" is ignored: a workspace\'s files may set ask, edits or '

@@ -198,6 +198,10 @@ def test_a_workspace_file_may_not_choose_auto(heph, chat_server, workspace):
     assert 'mode = "auto" is ignored' in result.stderr
     assert result.code == 3 and result.json["mode"] == "ask"
     assert not (workspace / "a.py").exists()
+    for flags in (["--yes"], ["--mode", "edits"]):  # the person chose: nothing to warn of
+        chat_server.reply(final("chosen"))
+        chosen = heph(*flags, "--json", "say hi")
+        assert chosen.code == 0 and "is ignored" not in chosen.stderr
 
 
 def test_a_workspace_file_may_choose_plan_or_edits_and_heph_says_so(heph, chat_server, workspace):
