@@ -50,4 +50,13 @@ class ContextOverflow(ModelError):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP (the terminal was closed): end as Ctrl-C does, the session saved."""
+    """SIGTERM or SIGHUP (the terminal was closed): end as Ctrl-C does, the session saved. Its
+    argument is the signal's name."""
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal's number, as a shell reports a process the signal ended (143 for
+        SIGTERM, 129 for SIGHUP)."""
+        import signal
+
+        return 128 + signal.Signals[str(self)].value

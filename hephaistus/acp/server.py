@@ -275,10 +275,10 @@ def main() -> int:
     threading.Thread(target=watch_close, daemon=True).start()
     try:
         return server.serve()
-    except Terminated:
+    except Terminated as ended:
         for session in server.sessions.values():
             session.agent.close()
         writer.flush()
         # The reader thread holds stdin's lock in its read: leave without the interpreter's
         # shutdown, which would wait on that lock and abort.
-        os._exit(143)
+        os._exit(ended.exit_code)

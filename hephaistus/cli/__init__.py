@@ -38,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error.exit_code
     except KeyboardInterrupt as stop:
         print(f"heph: interrupted{f' by {stop}' if str(stop) else ''}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return int(getattr(stop, "exit_code", EXIT_INTERRUPTED))  # a signal's own code
     except BrokenPipeError:  # `heph ... | head -1`: the reader has all it wanted
         _drop_stdout()
         return EXIT_BROKEN_PIPE
