@@ -126,9 +126,14 @@ class Workspace:
         protected = protected_part(real.relative_to(self.root).parts) or self._in_git_dir(real)
         if protected:
             # Their internals hold what is not the model's: a remote's token, heph's own state.
+            hint = (
+                "heph keeps its own records there: heph sessions, heph undo and /state show them"
+                if protected.lower().rstrip(". ") == ".heph"
+                else "the git tools show what git knows"
+            )
             raise PathError(
                 f"'{path}' is inside {protected}/, which the file tools never read, list, "
-                "search or write (the git tools show what git knows)"
+                f"search or write ({hint})"
             )
         if for_write and (real == self.root or real.is_dir()):
             raise PathError(f"'{path}' is a folder, not a file")

@@ -189,3 +189,19 @@ def test_a_checked_path_whose_folder_became_a_link_is_neither_read_nor_written(s
     (root / "pkg" / "a.py").symlink_to(outside / "a.py")  # the file itself became a link
     with pytest.raises(OSError, match="became a link"):
         read_text(real, "pkg/a.py")
+
+
+@pytest.mark.parametrize(
+    "path, hint",
+    [
+        (".heph/state.json", "heph keeps its own records there"),
+        (".HEPH./sessions/x.jsonl", "heph keeps its own records there"),
+        (".git/config", "the git tools show what git knows"),
+        ("vendor/lib/.git/HEAD", "the git tools show what git knows"),
+    ],
+)
+def test_a_protected_folder_s_refusal_says_where_to_look_instead(tmp_path, path, hint):
+    ctx = ToolContext(Workspace.at(tmp_path))
+    result = run_tool(ctx, "read_file", {"path": path})
+    assert not result.ok and "which the file tools never read" in result.output
+    assert hint in result.output
