@@ -248,3 +248,17 @@ def test_gitpython_is_imported_only_when_a_git_tool_runs(chat_server, tmp_path, 
     chat_server.reply(final("clean"))
     assert imports_git("--yes", "what changed?")
     assert "branch: main" in chat_server.requests[-1]["messages"][-1]["content"]
+
+
+def test_a_refused_commit_names_the_files_that_can_be_committed_on_their_own(repo):
+    (repo / "app.py").write_text("print(2)\n")
+    (repo / "notes.txt").write_text("mine, staged\n")
+    git(repo, "add", "notes.txt")  # the user's staged work in a file heph also changed
+    (repo / "new.py").write_text("x = 1\n")
+    ctx = context(repo, "app.py", "notes.txt", "new.py")
+    refused = call(ctx, "git_commit", message="all")
+    assert not refused.ok and "notes.txt also has changes the user staged" in refused.output
+    assert "paths ['app.py', 'new.py']" in refused.output
+    made = call(ctx, "git_commit", message="mine only", paths=["app.py", "new.py"])
+    assert made.ok and made.commit.paths == ("app.py", "new.py"), made.output
+    assert git(repo, "status", "--porcelain") == "M  notes.txt\n"

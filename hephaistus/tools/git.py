@@ -21,6 +21,14 @@ from hephaistus.workspace import PathError, is_secret_name
 LOG_LIMIT = 50
 
 
+class _UsersWork(ValueError):
+    """Files heph changed that also hold the user's work: `files`, as the workspace names them."""
+
+    def __init__(self, message: str, files: list[str]) -> None:
+        super().__init__(message)
+        self.files = files
+
+
 def git_status(ctx: ToolContext) -> ToolResult:
     """Branch and changed files."""
     repo = _repo(ctx)
@@ -125,6 +133,10 @@ def git_commit(
     try:
         chosen, left_out = _commit_targets(ctx, paths)
         _refuse_the_users_work(ctx, repo, chosen)
+    except _UsersWork as exc:
+        rest = [rel for rel in chosen if rel not in exc.files]
+        hint = f" (the others can be committed on their own: paths {rest})" if rest else ""
+        return ToolResult(False, f"nothing was committed: {exc}{hint}")
     except (PathError, ValueError, GitError) as exc:
         return ToolResult(False, f"nothing was committed: {exc}")
     targets = [ctx.workspace.root / rel for rel in chosen]
@@ -261,18 +273,21 @@ def _refuse_the_users_work(ctx: ToolContext, repo: Repository, chosen: list[str]
             if state is None or not store.holds(rel, state):
                 changed.append(rel)
         if changed:
-            raise ValueError(
+            raise _UsersWork(
                 f"{', '.join(changed)} changed since heph last wrote it (edited by someone else, "
                 "or heph's change undone): committing would take in what is not heph's, so the "
-                "user should commit this"
+                "user should commit this",
+                changed,
             )
     named = [str(ctx.workspace.root / rel) for rel in chosen]
     listed = repo.command("diff", "--cached", "--name-only", "-z", "--", *named, literal=True)
-    staged = [name for name in listed.split("\0") if name]
+    by_git_name = {repo.relative(ctx.workspace.root / rel): rel for rel in chosen}
+    staged = [by_git_name.get(name, name) for name in listed.split("\0") if name]
     if staged:
-        raise ValueError(
+        raise _UsersWork(
             f"{', '.join(staged)} also {'has' if len(staged) == 1 else 'have'} changes the user "
-            "staged; committing would take them along, so the user should commit this"
+            "staged; committing would take them along, so the user should commit this",
+            staged,
         )
     if not ctx.sessions or not repo.has_commits():
         return
@@ -290,7 +305,8 @@ def _refuse_the_users_work(ctx: ToolContext, repo: Repository, chosen: list[str]
         if committed != was:
             mixed.append(rel)
     if mixed:
-        raise ValueError(
+        raise _UsersWork(
             f"{', '.join(mixed)} already had uncommitted changes of the user's before heph "
-            "edited it; committing would take those along, so the user should commit this"
+            "edited it; committing would take those along, so the user should commit this",
+            mixed,
         )
