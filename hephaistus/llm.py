@@ -102,6 +102,7 @@ class ChatModel:
         from hephaistus.serverinfo import SchemaRecord, cached_facts
 
         self.schema_record = SchemaRecord(cache.parent / "schema.json", self.url, self.name)
+        self.refused_shapes |= self.schema_record.refused()
         if self.url == OPENAI_URL:
             return None
         facts = cached_facts(cache, self.url, self.name, self.config.resolved_api_key())
@@ -124,9 +125,12 @@ class ChatModel:
         return next((shape for shape in shapes if shape not in self.refused_shapes), None)
 
     def refuse_shape(self) -> None:
-        """The server answered 400 to the schema's shape: the next request tries the next."""
+        """The server answered 400 to the schema's shape: the next request (and run) tries the
+        next."""
         if self.sent_shape:
             self.refused_shapes.add(self.sent_shape)
+            if self.schema_record is not None:
+                self.schema_record.refuse(self.sent_shape)
 
     def _learn_enforcement(self, kept: bool) -> None:
         """A reply that broke the schema it was sent shows the server does not enforce it:
@@ -368,20 +372,15 @@ def _reply_of(body: Any, url: str) -> tuple[str, Usage, str | None]:
     choices = data.get("choices")
     if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
         raise ModelError(f"the model endpoint {url} answered without any choices")
-    finish = choices[0].get("finish_reason")
-    message = choices[0].get("message")
-    usage = data.get("usage")
-    usage = usage if isinstance(usage, dict) else {}
+    finish, message = choices[0].get("finish_reason"), choices[0].get("message")
+    usage = given if isinstance(given := data.get("usage"), dict) else {}
     counts = Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")))
+    finish = finish if isinstance(finish, str) else None
     if not isinstance(message, dict):  # a 200 whose message is null: the loop explains it
-        return "", counts, finish if isinstance(finish, str) else None
+        return "", counts, finish
     # Some servers put a reasoning model's whole reply in reasoning_content, leaving content empty.
     text = message.get("content") or message.get("reasoning_content") or ""
-    return (
-        (text if isinstance(text, str) else ""),
-        counts,
-        finish if isinstance(finish, str) else None,
-    )
+    return (text if isinstance(text, str) else ""), counts, finish
 
 
 def _count(value: Any) -> int:

@@ -146,6 +146,22 @@ class SchemaRecord:
         known[self.key] = [verdict, time.time()]
         _write(self.cache, known, "schema")
 
+    def refused(self) -> set[str]:
+        """The schema shapes the server answered 400 to (for CACHE_DAYS): not sent again."""
+        entry = _read(self.cache, "schema").get(f"refused {self.key}")  # no URL key's spelling
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], float)):
+            return set()
+        shapes, when = entry
+        if time.time() - when >= CACHE_DAYS * 86400 or not isinstance(shapes, list):
+            return set()
+        return {shape for shape in shapes if isinstance(shape, str)}
+
+    def refuse(self, shape: str) -> None:
+        """The server answered 400 to `shape`: later runs do not send it either."""
+        known = _read(self.cache, "schema")
+        known[f"refused {self.key}"] = [sorted(self.refused() | {shape}), time.time()]
+        _write(self.cache, known, "schema")
+
 
 def schema_verdicts(cache: Path, base_url: str) -> dict[str, str]:
     """Each model's verdict for the server at `base_url` (see SchemaRecord)."""

@@ -166,6 +166,10 @@ def test_a_refused_shape_gets_the_next_then_json_mode_then_none(heph_in):
             ("json_object", False),
             None,
         ]
+        s.reply(final("again"))
+        assert run_in(heph_in, s, "hi again").code == 0
+        again = [r.get("response_format") for r in s.requests[4:]]
+        assert again[0] == {"type": "json_object"}  # the refused schema shapes are remembered
 
 
 def test_a_server_that_ignores_the_schema_is_learned_and_remembered(heph_in, capsys):
