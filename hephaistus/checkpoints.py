@@ -65,6 +65,9 @@ class Entry:
     # Every write, in order. A write that found the file otherwise than the one before left
     # it shows that someone else wrote in between (records from before had none).
     steps: list[Step] = field(default_factory=list)
+    # The folders the first write made for the file (it was new, and so were they), deepest
+    # first: undo removes them again when it leaves them empty.
+    made_folders: list[str] = field(default_factory=list)
 
     def interleaved(self) -> bool:
         """Whether someone else wrote the file between two of heph's writes."""
@@ -138,7 +141,9 @@ class Checkpoints:
         )
         entry = self._entries.get(rel)
         if entry is None:
-            entry = self._entries[rel] = Entry(rel, found, found)
+            entry = self._entries[rel] = Entry(
+                rel, found, found, made_folders=_missing(rel, self.root)
+            )
         if mode is None:
             mode = found.mode if found.exists and found.mode is not None else new_file_mode()
         entry.previous = entry.after
@@ -173,6 +178,16 @@ class Checkpoints:
         record = provenance.signed(f"checkpoint {self.root}", body)
         data = json.dumps(record, indent=1).encode()
         atomic_write(self.folder / MANIFEST, data, temp_dir=self.temp_dir)
+
+
+def _missing(rel: str, root: Path) -> list[str]:
+    """The folders on the way to `rel` that do not exist yet, deepest first."""
+    missing = []
+    folder = os.path.dirname(rel)
+    while folder and not os.path.lexists(root / folder):
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    return missing
 
 
 @dataclass(frozen=True)
@@ -300,6 +315,7 @@ class CheckpointStore:
                     FileState(**raw["after"]),
                     FileState(**previous) if previous else None,
                     steps,
+                    [str(f) for f in raw.get("made_folders", []) if isinstance(f, str)],
                 )
             )
         return entries

@@ -242,4 +242,17 @@ def _restore(
         else:
             atomic_write(path, data, temp_dir=store.temp_dir, real=True, mode=state.mode)
         restored.append(entry.path)
+    _remove_made_folders(store, [e for e in entries if e.path in deleted])
     return UndoResult(session_id, restored, deleted)
+
+
+def _remove_made_folders(store: CheckpointStore, entries: list[Entry]) -> None:
+    """The folders a write made for a file undo deleted, removed when nothing is left in them
+    (what someone put there since stays, and so does its folder); never through a link."""
+    workspace = Workspace(store.root)
+    for folder in sorted({f for e in entries for f in e.made_folders}, key=len, reverse=True):
+        try:
+            if workspace.resolve(folder) == store.root / folder:
+                os.rmdir(store.root / folder)
+        except (OSError, PathError):
+            continue  # not empty, gone already, or no longer a folder of the workspace

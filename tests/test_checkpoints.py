@@ -200,3 +200,43 @@ def test_undo_refuses_a_record_that_names_a_path_outside(ws, tmp_path):
 def test_nothing_to_undo_says_which_workspace_and_how_to_name_another(heph, workspace):
     result = heph("undo")
     assert result.code == 2 and str(workspace) in result.stderr and "-w" in result.stderr
+
+
+def tree(ws):
+    return sorted(
+        p.relative_to(ws.root).as_posix() for p in ws.root.rglob("*") if ".heph" not in p.parts
+    )
+
+
+def test_undo_removes_the_folders_the_session_made_and_only_those(ws, tmp_path):
+    (ws.root / "kept").mkdir()  # the person's own empty folder
+    before = tree(ws)
+    session = run(
+        ws,
+        act("write_file", path="kept/a/b/deep.py", content="x = 1\n"),
+        act("write_file", path="made/one.py", content="y = 1\n"),
+        act("write_file", path="other/two.py", content="z = 1\n"),
+        act("move_file", path="crlf.txt", to="moved/here/crlf.txt"),
+        final("done"),
+    )
+    (ws.root / "other" / "mine.txt").write_text("the person's, since\n")
+    CheckpointStore(ws.root, ws.heph_dir).undo(session)
+    assert tree(ws) == sorted([*before, "other", "other/mine.txt"])  # kept/ stays, empty
+    CheckpointStore(ws.root, ws.heph_dir).redo(session)
+    assert (ws.root / "kept/a/b/deep.py").read_text() == "x = 1\n"
+    assert (ws.root / "moved/here/crlf.txt").exists()
+
+
+def test_undo_removes_no_folder_through_a_link(ws, tmp_path):
+    session = run(ws, act("write_file", path="pkg/sub/made.py", content="1\n"), final("done"))
+    (ws.root / "pkg" / "sub" / "made.py").unlink()
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "sub").mkdir(parents=True)
+    (ws.root / "pkg" / "sub").rmdir()
+    (ws.root / "pkg").rmdir()
+    (ws.root / "pkg").symlink_to(elsewhere, target_is_directory=True)  # pkg/sub leads out now
+    store = CheckpointStore(ws.root, ws.heph_dir)
+    from hephaistus.undo import _remove_made_folders
+
+    _remove_made_folders(store, store.entries(session))
+    assert (elsewhere / "sub").is_dir() and (ws.root / "pkg").is_symlink()
