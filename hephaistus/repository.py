@@ -1,8 +1,10 @@
 """The git repository a workspace is in: every git call heph makes goes through here.
 
-heph runs the `git` command itself (no library: importing one would cost every run a tenth of a
-second). Output is read in its machine formats (`-z`, `--porcelain`), and every failure becomes
-a GitError carrying git's own message.
+heph runs the `git` command itself, here: the workspace's listing and snapshots call `run`, and
+the git tools reach it through GitPython (`Repository.library`, imported only when a git tool
+runs: the import costs a tenth of a second), whose every command comes back here
+(`run_completed`). Output is read in its machine formats (`-z`, `--porcelain`), and every failure
+becomes a GitError carrying git's own message.
 
 A repository's `.git/` is the repository author's text when it came unpacked from an archive:
 its config can make git run programs (filters, drivers, fsmonitor, signing, a hooks path, a
