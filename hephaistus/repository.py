@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    import git as gitpython
+    from hephaistus.gitlibrary import RunnerGit
 
 TIMEOUT = 60.0
 ALWAYS = ("-c", "core.fsmonitor=false", "-c", "protocol.allow=never")
@@ -76,9 +76,9 @@ class Repository:
 
     # -- what the git tools ask, through GitPython --------------------------------------------
     @functools.cached_property
-    def library(self) -> gitpython.Repo:
-        """GitPython's view of this repository, its commands run by `run` (imported here, when a
-        git tool first asks: no other run pays for the import)."""
+    def library(self) -> RunnerGit:
+        """GitPython's git command for this repository, its commands run by `run` (imported
+        here, when a git tool first asks: no other run pays for the import)."""
         from hephaistus.gitlibrary import open_library
 
         return open_library(self.top)
@@ -86,28 +86,32 @@ class Repository:
     def command(self, verb: str, *args: str, literal: bool = False) -> str:
         """`git VERB ARGS` through GitPython, in the working tree's top folder (name files by
         absolute path); `literal`: those paths are file names, never patterns."""
-        call = getattr(self.library.git, verb.replace("-", "_"))
+        call = getattr(self.library, verb.replace("-", "_"))
         if not literal:
             return str(call(*args))
-        with self.library.git.custom_environment(GIT_LITERAL_PATHSPECS="1"):
+        with self.library.custom_environment(GIT_LITERAL_PATHSPECS="1"):
             return str(call(*args))
 
     def has_commits(self) -> bool:
         """Whether HEAD names a commit (a new repository has none)."""
-        return bool(self.library.head.is_valid())
+        try:
+            self.command("rev-parse", "--verify", "--quiet", "HEAD")
+        except GitError:
+            return False
+        return True
 
     def branch(self) -> str:
         """The current branch's name, saying so when it has no commits, or the detached HEAD's
         commit."""
-        head = self.library.head
-        if head.is_detached:
-            return f"detached HEAD at {head.commit.hexsha[:10]}"
-        name = self.library.active_branch.name
+        try:
+            name = self.command("symbolic-ref", "--short", "HEAD").strip()
+        except GitError:  # not on a branch
+            return f"detached HEAD at {self.command('rev-parse', '--short=10', 'HEAD').strip()}"
         return name if self.has_commits() else f"{name} (no commits yet)"
 
     def head_id(self) -> str:
         """The full id of the commit HEAD names."""
-        return str(self.library.head.commit.hexsha)
+        return self.command("rev-parse", "HEAD").strip()
 
     def changes(self) -> list[tuple[str, str]]:
         """(two-letter status, path from the top) of every changed or untracked file."""
@@ -134,7 +138,7 @@ class Repository:
 
     def hash_object(self, path: str, data: bytes) -> str:
         """The blob id git would give `data` as the content of `path` (its filters applied)."""
-        found = self.library.git.hash_object(f"--path={path}", "--stdin", istream=io.BytesIO(data))
+        found = self.library.hash_object(f"--path={path}", "--stdin", istream=io.BytesIO(data))
         return str(found).strip()
 
     def tracked(self, paths: list[str]) -> set[str]:

@@ -196,9 +196,13 @@ def test_a_workspace_in_a_subfolder_sees_its_own_diff_and_commits_by_name(repo):
     assert git(repo, "status", "--porcelain") == " M app.py\n"
 
 
-def test_gitpython_reads_the_repository_and_starts_no_process_of_its_own(repo, monkeypatch):
-    import git as gitpython
+def test_gitpython_runs_every_command_through_heph_and_starts_no_process_of_its_own(
+    repo, monkeypatch
+):
     from git import cmd, index
+
+    from hephaistus.gitlibrary import RunnerGit
+    from hephaistus.repository import GitError, Repository
 
     def refuse(*args, **kwargs):
         raise AssertionError(f"GitPython started a process of its own: {args[:1]}")
@@ -213,13 +217,84 @@ def test_gitpython_reads_the_repository_and_starts_no_process_of_its_own(repo, m
     assert "(HEAD -> main, tag: v1) base" in call(ctx, "git_log").output
     made = call(ctx, "git_commit", message="second")
     assert made.ok, made.output
-    # GitPython's own object reads go through heph's runner too, one `cat-file` each
-    from hephaistus.repository import Repository
-
     library = Repository.find(repo).library
-    assert isinstance(library, gitpython.Repo)
-    assert [c.summary for c in library.iter_commits("HEAD")] == ["second", "base"]
-    assert library.head.commit.parents[0].message == "base\n"
+    assert isinstance(library, RunnerGit)
+    with pytest.raises(GitError, match="heph runs git commands to their end"):
+        library.get_object_header("HEAD")  # what GitPython would keep a cat-file running for
+
+
+def test_a_sha256_repository_works(tmp_path):
+    root = tmp_path / "sha256"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main", "--object-format=sha256")
+    git(root, "config", "user.email", "dev@example.invalid")
+    git(root, "config", "user.name", "Dev")
+    (root / "app.py").write_text("print(1)\n")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "base")
+    from hephaistus.repository import enable
+
+    enable(root)  # its format version and object format are beyond a clone: trusted here
+    (root / "app.py").write_text("print(2)\n")
+    ctx = context(root, "app.py")
+    assert "branch: main\n" in call(ctx, "git_status").output
+    assert call(ctx, "git_log").output.endswith("base")
+    made = call(ctx, "git_commit", message="second")
+    assert made.ok and len(made.commit.sha) == 64, made.output
+    assert git(root, "log", "-1", "--format=%s") == "second\n"
+
+
+@pytest.mark.parametrize(
+    "variable", ["GIT_COMMON_DIR", "GIT_DIR", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY"]
+)
+def test_a_variable_that_names_another_repository_leads_nowhere(
+    repo, tmp_path, monkeypatch, variable
+):
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "trunk")
+    git(
+        other,
+        "-c",
+        "user.name=o",
+        "-c",
+        "user.email=o@o",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "theirs",
+    )
+    monkeypatch.setenv(variable, str(other / ".git") if variable != "GIT_WORK_TREE" else str(other))
+    (repo / "app.py").write_text("print(2)\n")
+    ctx = context(repo, "app.py")
+    assert "branch: main\n" in call(ctx, "git_status").output
+    assert call(ctx, "git_log").output.endswith("base")
+    made = call(ctx, "git_commit", message="second")
+    assert made.ok, made.output
+    monkeypatch.delenv(variable)  # the test's own git calls
+    assert git(repo, "log", "-1", "--format=%s") == "second\n"
+    assert git(other, "log", "--format=%s") == "theirs\n"
+
+
+def test_importing_gitpython_runs_no_git(tmp_path):
+    logged = tmp_path / "ran.txt"
+    fake = tmp_path / "bin" / "git"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {logged}\n')
+    fake.chmod(0o755)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import hephaistus.gitlibrary, git; print(git.Git.GIT_PYTHON_GIT_EXECUTABLE)",
+        ],
+        env={"PATH": f"{fake.parent}:/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "git" and not logged.exists()
 
 
 def test_gitpython_is_imported_only_when_a_git_tool_runs(chat_server, tmp_path, repo):
