@@ -32,9 +32,10 @@ if TYPE_CHECKING:
     from hephaistus.gitlibrary import RunnerGit
 
 TIMEOUT = 60.0
+COMMIT_TIMEOUT = 900.0  # a commit runs the repository's hooks: a test suite, maybe
 ALWAYS = ("-c", "core.fsmonitor=false", "-c", "protocol.allow=never")
 NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")  # no hook runs but a commit's, asked for
-DIFFING = {"diff", "log", "show"}  # their drivers are never run: heph reads plain diffs
+DIFFING = {"diff", "log", "show"}  # no driver runs, no color is asked: heph reads plain diffs
 NOT_RECURSING = {"diff", "status"}  # a submodule's own config could run its programs
 NAMING_FILES = {"add", "commit", "rm", "ls-files", "diff", "hash-object"}  # literal pathspecs
 INSPECTING = {"config", "rev-parse"}  # read the setup, run nothing: allowed when disabled
@@ -241,11 +242,12 @@ def run_completed(
             "heph runs no git here until the workspace is trusted: its .git holds what a clone "
             "would not (`heph trust --show` lists it)"
         )
-    flags = ["--no-ext-diff", "--no-textconv"] if verb in DIFFING else []
+    flags = ["--no-ext-diff", "--no-textconv", "--no-color"] if verb in DIFFING else []
     flags += ["--ignore-submodules=all"] if verb in NOT_RECURSING else []
     hooks_off = NO_HOOKS if verb not in INSPECTING | {"commit"} else ()
     command = ["git", *ALWAYS, *hooks_off, *args[:1], *flags, *args[1:]]
-    return _completed(command, cwd, _environment(located, literal), data)
+    timeout = COMMIT_TIMEOUT if verb == "commit" else TIMEOUT
+    return _completed(command, cwd, _environment(located, literal), data, timeout)
 
 
 def _git(command: list[str], cwd: Path, env: dict[str, str], data: bytes | None) -> bytes:
@@ -257,22 +259,42 @@ def _git(command: list[str], cwd: Path, env: dict[str, str], data: bytes | None)
 
 
 def _completed(
-    command: list[str], cwd: Path, env: dict[str, str], data: bytes | None
+    command: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    data: bytes | None,
+    timeout: float = TIMEOUT,
 ) -> subprocess.CompletedProcess[bytes]:
+    """Run one git command line to its end. In a session of its own: at the timeout (or a
+    Ctrl-C) git and what it started (a commit's hooks) end together, git removing its locks."""
+    from hephaistus.runtime.executor import kill_group
+
     try:
-        return subprocess.run(
+        process = subprocess.Popen(
             command,
             cwd=cwd,
-            capture_output=True,
-            timeout=TIMEOUT,
-            input=data,
-            stdin=subprocess.DEVNULL if data is None else None,
+            stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env=env,
+            start_new_session=True,
         )
     except FileNotFoundError:
         raise GitError("git is not installed (or not on PATH)") from None
-    except (OSError, subprocess.SubprocessError) as error:
+    except OSError as error:
         raise GitError(f"git {_verb(command)} could not run: {error}") from None
+    try:
+        stdout, stderr = process.communicate(data, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(process)
+        raise GitError(
+            f"git {_verb(command)} did not finish within {timeout:g} s and was stopped, with "
+            "what it started"
+        ) from None
+    except BaseException:
+        kill_group(process)
+        raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def failure_message(done: subprocess.CompletedProcess[bytes]) -> str:

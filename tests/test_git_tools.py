@@ -337,3 +337,55 @@ def test_a_refused_commit_names_the_files_that_can_be_committed_on_their_own(rep
     made = call(ctx, "git_commit", message="mine only", paths=["app.py", "new.py"])
     assert made.ok and made.commit.paths == ("app.py", "new.py"), made.output
     assert git(repo, "status", "--porcelain") == "M  notes.txt\n"
+
+
+def test_a_huge_diff_is_cut_once_and_says_its_real_size(repo):
+    (repo / "app.py").write_text("".join(f"line = {n}\n" for n in range(50_000)))
+    (repo / "untracked.py").write_text("")
+    result = call(context(repo), "git_diff")
+    size = len(git(repo, "diff", "--no-renames", "--", ".").encode()) - 1  # its last newline
+    assert result.ok and f"the output was {size} bytes]" in result.output
+    assert result.output.count("more bytes cut") == 1 and "untracked.py" in result.output
+    assert len(result.output.encode()) <= 16_000
+
+
+def test_the_persons_color_settings_never_reach_the_model(repo, tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text(
+        "[color]\n\tui = always\n\tdiff = always\n\tdecorate = always\n"
+    )
+    monkeypatch.setenv("HOME", str(home))
+    assert "\x1b" in git(repo, "log", "-1", "--decorate")  # git itself colors it
+    (repo / "app.py").write_text("print(2)\n")
+    ctx = context(repo, "app.py")
+    for tool in ("git_log", "git_diff", "git_status"):
+        assert "\x1b" not in call(ctx, tool).output, tool
+    assert "\x1b" not in call(ctx, "git_commit", message="plain").output
+
+
+def test_a_commit_hook_past_the_timeout_ends_with_git_and_leaves_no_lock(repo, monkeypatch):
+    import os
+    import time
+
+    from hephaistus import repository
+
+    monkeypatch.setattr(repository, "COMMIT_TIMEOUT", 1.0)
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\necho $$ > {repo / '.git' / 'hook.pid'}\nsleep 60\n")
+    hook.chmod(0o755)
+    (repo / "brand_new.py").write_text("x = 1\n")
+    result = call(context(repo, "brand_new.py"), "git_commit", message="slow")
+    assert not result.ok and "did not finish within 1 s" in result.output
+    pid = int((repo / ".git" / "hook.pid").read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the hook still runs")
+    assert not (repo / ".git" / "index.lock").exists()
+    assert git(repo, "status", "--porcelain") == "?? brand_new.py\n"  # intent-to-add withdrawn

@@ -81,7 +81,7 @@ class LocalExecutor:
 
         def expire() -> None:
             expired.set()
-            _kill_group(process)
+            kill_group(process)
 
         timer = threading.Timer(timeout, expire)
         timer.daemon = True
@@ -89,7 +89,7 @@ class LocalExecutor:
         try:
             code: int | None = process.wait()
         except BaseException:
-            _kill_group(process)
+            kill_group(process)
             raise
         finally:
             timer.cancel()
@@ -139,7 +139,9 @@ class _Tail:
             return bytes(self.kept[-KEPT_OUTPUT:]).decode("utf-8", "replace")
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
+def kill_group(process: subprocess.Popen[bytes]) -> None:
+    """End `process` and everything of its group (it was started in a session of its own):
+    SIGTERM first, so git and the like remove their lock files, then SIGKILL."""
     for sig, wait in ((signal.SIGTERM, KILL_GRACE), (signal.SIGKILL, None)):
         try:
             os.killpg(process.pid, sig)

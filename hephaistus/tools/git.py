@@ -35,10 +35,14 @@ def git_status(ctx: ToolContext) -> ToolResult:
     if isinstance(repo, ToolResult):
         return repo
     mine = _session_paths(ctx, repo)
-    lines = [f"branch: {repo.branch()}"]
+    try:
+        lines = [f"branch: {repo.branch()}"]
+        changes = repo.changes()
+    except GitError as error:
+        return ToolResult(False, str(error))
     ours: list[str] = []
     theirs: list[str] = []
-    for code, path in repo.changes():
+    for code, path in changes:
         (ours if path in mine else theirs).append(f"  {code} {path}")
     lines.append(
         "changed by heph in this session:" if ours else "changed by heph in this session: nothing"
@@ -86,7 +90,10 @@ def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) ->
     output = _git(repo, "diff", *args, "--", scope, *hidden)
     if isinstance(output, ToolResult):
         return output
-    untracked = [p for code, p in repo.changes() if code == "??"]
+    try:
+        untracked = [p for code, p in repo.changes() if code == "??"]
+    except GitError as error:
+        return ToolResult(False, str(error))
     note = f"\n(untracked files, not in any diff: {', '.join(untracked)})" if untracked else ""
     if secret:
         note += (
@@ -94,7 +101,8 @@ def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) ->
         )
     if not output.strip():
         return ToolResult(True, ("no staged changes" if staged else "no unstaged changes") + note)
-    return ToolResult(True, clip(output, ctx.observation_limit) + note)
+    room = max(0, ctx.observation_limit - len(note.encode()) - 100)  # the notes stay whole
+    return ToolResult(True, clip(output, room) + note)
 
 
 def git_log(ctx: ToolContext, n: int = 10) -> ToolResult:
