@@ -389,3 +389,17 @@ def test_a_commit_hook_past_the_timeout_ends_with_git_and_leaves_no_lock(repo, m
         raise AssertionError("the hook still runs")
     assert not (repo / ".git" / "index.lock").exists()
     assert git(repo, "status", "--porcelain") == "?? brand_new.py\n"  # intent-to-add withdrawn
+
+
+def test_what_a_commit_hook_prints_is_scrubbed_of_credentials(repo, monkeypatch):
+    monkeypatch.setenv("DEPLOY_TOKEN", "s3cr3t-deploy-value-42")
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(
+        "#!/bin/sh\necho 'using ghp_0123456789abcdefghijABCDEFGHIJ012345 and s3cr3t-deploy-value-42'"
+        " >&2\nexit 1\n"
+    )
+    hook.chmod(0o755)
+    (repo / "app.py").write_text("print(2)\n")
+    result = call(context(repo, "app.py"), "git_commit", message="try")
+    assert not result.ok and "using" in result.output
+    assert "ghp_0123" not in result.output and "s3cr3t-deploy" not in result.output

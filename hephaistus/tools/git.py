@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hephaistus.checkpoints import CheckpointStore
+from hephaistus.redact import scrub
 from hephaistus.repository import GitError, Repository, is_disabled
 from hephaistus.tools.context import ToolContext
 from hephaistus.values import CommitMade, CommitRequest, Proposal, ToolResult, clip
@@ -182,13 +183,15 @@ def _commit(
     if isinstance(result, ToolResult):
         if new_files:
             _git(repo, "rm", "--cached", "--quiet", "--", *new_files, literal=True)
-        return ToolResult(False, f"git commit failed, nothing was committed:\n{result.output}")
+        # What the hooks printed is the project's programs' output: scrubbed, as a command's.
+        said = scrub(result.output)
+        return ToolResult(False, f"git commit failed, nothing was committed:\n{said}")
     sha = repo.head_id()
     note = f"\n(left out as secret files: {', '.join(left_out)})" if left_out else ""
     names = ", ".join(relative)
     return ToolResult(
         True,
-        f"committed {sha[:10]} on {repo.branch()}: {names}\n{result}".rstrip() + note,
+        f"committed {sha[:10]} on {repo.branch()}: {names}\n{scrub(result)}".rstrip() + note,
         commit=CommitMade(sha, relative),
     )
 
