@@ -22,7 +22,7 @@ from hephaistus.runtime.policy import Policy
 from hephaistus.runtime.runtime import Runtime, denied_tools
 from hephaistus.runtime.sandbox import Contained
 from hephaistus.seams import Engine, EventSink, Model, NullSink
-from hephaistus.session import TASK_SESSION, Session, SessionStore
+from hephaistus.session import TASK_SESSION, RecordedSession, Session, SessionStore
 from hephaistus.snapshots import Snapshots
 from hephaistus.state import AgentState
 from hephaistus.steps import StepSchema
@@ -114,9 +114,14 @@ class Agent:
         next task: denied tools are not offered)."""
         self.policy.mode = mode
 
-    def continue_conversation(self, messages: list[Message]) -> None:
-        """Pick up a recorded conversation (`--continue`) instead of starting a new one."""
-        self.messages = list(messages)
+    def continue_conversation(self, recorded: RecordedSession) -> None:
+        """Pick up a recorded conversation (`--continue`, an editor's session/load) instead of
+        starting a new one: its messages, and its sessions, whose changes are heph's to commit
+        or to show as heph's."""
+        self.messages = list(recorded.messages)
+        earlier = recorded.header.get("conversation")
+        chain = [*(earlier if isinstance(earlier, list) else []), recorded.header.get("id")]
+        self.session_ids = [i for i in chain if isinstance(i, str) and self.sessions.is_ours(i)]
 
     def execute(self, task: str) -> Outcome:
         """Run `task` to its end as one recorded session and say how it ended. Ctrl-C ends it as
@@ -162,6 +167,7 @@ class Agent:
             base_url=self.config.base_url,
             workspace=str(self.workspace.root),
             mode=self.policy.mode,
+            conversation=list(self.session_ids),  # the earlier sessions of this conversation
             **({"dry_run": True} if self.policy.dry_run else {}),
         )
         self.session = session

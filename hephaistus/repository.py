@@ -131,8 +131,12 @@ class Repository:
     def committed_blob(self, path: str) -> str | None:
         """The object id HEAD's tree gives `path` (named from the top), or None when it has no
         such file."""
+        return self.blob_at("HEAD", path)
+
+    def blob_at(self, revision: str, path: str) -> str | None:
+        """The object id `revision`'s tree gives `path` (named from the top), or None."""
         try:
-            found = self.command("rev-parse", "--verify", "--quiet", f"HEAD:{path}")
+            found = self.command("rev-parse", "--verify", "--quiet", f"{revision}:{path}")
         except GitError:
             return None
         return found.strip() or None

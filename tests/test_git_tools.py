@@ -403,3 +403,62 @@ def test_what_a_commit_hook_prints_is_scrubbed_of_credentials(repo, monkeypatch)
     result = call(context(repo, "app.py"), "git_commit", message="try")
     assert not result.ok and "using" in result.output
     assert "ghp_0123" not in result.output and "s3cr3t-deploy" not in result.output
+
+
+def test_a_second_commit_of_the_same_changes_says_they_are_committed_already(repo):
+    (repo / "app.py").write_text("print(2)\n")
+    (repo / "new.py").write_text("x = 1\n")
+    ctx = context(repo, "app.py", "new.py")
+    assert call(ctx, "git_commit", message="first").ok
+    again = call(ctx, "git_commit", message="again")
+    assert not again.ok and "app.py, new.py are committed already" in again.output
+    (repo / "new.py").write_text("x = 2\n")  # heph changes one of them again
+    more = call(ctx, "git_commit", message="more")
+    assert more.ok and more.commit.paths == ("new.py",), more.output
+
+
+def test_in_a_chat_a_file_committed_then_changed_again_commits_again(repo):
+    from hephaistus.agent import Agent
+    from hephaistus.config import Config
+    from hephaistus.runtime.policy import Policy
+    from hephaistus.testing import ScriptedModel
+
+    model = ScriptedModel(
+        [
+            act("edit_file", path="app.py", old="print(1)", new="print(2)"),
+            act("git_commit", message="two"),
+            final("committed"),
+            act("edit_file", path="app.py", old="print(2)", new="print(3)"),
+            act("git_commit", message="three"),
+            final("committed again"),
+        ]
+    )
+    agent = Agent(Workspace.at(repo), Config(), model=model, policy=Policy("auto"))
+    assert agent.execute("make it two").status == "answered"
+    assert agent.execute("now three").status == "answered"
+    assert git(repo, "log", "--format=%s") == "three\ntwo\nbase\n"
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_continue_commits_what_the_earlier_sessions_of_the_conversation_changed(
+    heph, chat_server, repo
+):
+    chat_server.reply(act("edit_file", path="app.py", old="print(1)", new="print(2)"))
+    chat_server.reply(final("changed"))
+    assert heph("--yes", "make it two", cwd=repo).code == 0
+    chat_server.reply(act("write_file", path="app.py", content="print(3)\n"))
+    chat_server.reply(act("git_status"))
+    chat_server.reply(act("git_commit", message="three"))
+    chat_server.reply(final("committed"))
+    result = heph("-c", "--yes", "--json", "make it three and commit", cwd=repo)
+    assert result.code == 0, result.stderr
+    status = chat_server.requests[-2]["messages"][-1]["content"]
+    assert "changed by heph in this session:\n   M app.py" in status
+    assert git(repo, "log", "-1", "--format=%s") == "three\n"
+    assert git(repo, "status", "--porcelain") == ""
+    chat_server.reply(final("a new conversation"))
+    assert heph("--yes", "unrelated", cwd=repo).code == 0  # no -c: nothing of the earlier
+    chat_server.reply(act("git_commit", message="again"))
+    chat_server.reply(final("no"))
+    assert heph("--yes", "commit", cwd=repo).code == 0
+    assert "changed no files" in chat_server.requests[-1]["messages"][-1]["content"]

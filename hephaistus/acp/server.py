@@ -135,7 +135,7 @@ class AcpServer:
         except (LookupError, OSError, ValueError) as error:
             self.sessions.pop(session_id, None)
             raise ProtocolError(INVALID_PARAMS, f"session/load: {error}") from None
-        session.agent.continue_conversation(recorded.messages)
+        session.agent.continue_conversation(recorded)
         for role, text in replayed(recorded.messages):
             kind = "user_message_chunk" if role == "user" else "agent_message_chunk"
             session.sink.text(kind, text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hephaistus.cli.common import (
     describe_endpoint,
@@ -12,6 +12,9 @@ from hephaistus.cli.common import (
     workspace_and_model_config,
 )
 from hephaistus.errors import ConfigError
+
+if TYPE_CHECKING:
+    from hephaistus.session import RecordedSession
 
 
 def run_task(args: argparse.Namespace) -> int:
@@ -115,8 +118,8 @@ def run_chat(args: argparse.Namespace) -> int:
         agent.close()
 
 
-def last_conversation(agent: Any) -> list[dict[str, str]]:
-    """The messages of the workspace's last session, for --continue."""
+def last_conversation(agent: Any) -> RecordedSession:
+    """The workspace's last session, for --continue."""
     from hephaistus.session import load_session
 
     say_foreign_sessions(agent.sessions)
@@ -124,7 +127,7 @@ def last_conversation(agent: Any) -> list[dict[str, str]]:
         path = agent.sessions.path_of("last")
     except LookupError:
         raise ConfigError("--continue: there is no earlier session in this workspace") from None
-    return load_session(path).messages
+    return load_session(path)
 
 
 def unblocking(refusal: str) -> str:

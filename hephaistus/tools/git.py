@@ -141,6 +141,7 @@ def git_commit(
         return ToolResult(False, "the commit message is empty")
     try:
         chosen, left_out = _commit_targets(ctx, paths)
+        chosen = _not_committed_yet(ctx, repo, chosen)
         _refuse_the_users_work(ctx, repo, chosen)
     except _UsersWork as exc:
         rest = [rel for rel in chosen if rel not in exc.files]
@@ -229,19 +230,27 @@ def _git(repo: Repository, *args: str, literal: bool = False) -> str | ToolResul
 
 
 def _session_paths(ctx: ToolContext, repo: Repository) -> set[str]:
-    return {repo.relative(ctx.workspace.root / rel) for rel in ctx.journal.changed_paths()}
+    return {repo.relative(ctx.workspace.root / rel) for rel in _hephs_changes(ctx)}
+
+
+def _hephs_changes(ctx: ToolContext) -> list[str]:
+    """The files heph changed in this conversation and has not undone: this process's journal,
+    and the checkpoints of the conversation's sessions (`--continue` picks up earlier ones)."""
+    mine = ctx.journal.changed_paths()
+    if not ctx.sessions:
+        return mine
+    left = CheckpointStore(ctx.workspace.root, ctx.workspace.heph_dir).left_states(
+        list(ctx.sessions)
+    )
+    # A change undone since is no longer heph's.
+    return [rel for rel in dict.fromkeys([*mine, *left]) if left.get(rel, True) is not None]
 
 
 def _commit_targets(ctx: ToolContext, paths: list[str] | str | None) -> tuple[list[str], list[str]]:
     """(the files to commit, the secret ones left out): heph's own changes of this session or
     chat, all of them or those `paths` names (a list, or one string: one path, else paths
     separated by spaces). Anything else is the user's to commit, and refused."""
-    mine = ctx.journal.changed_paths()
-    if ctx.sessions:  # a change undone since is no longer heph's to commit
-        left = CheckpointStore(ctx.workspace.root, ctx.workspace.heph_dir).left_states(
-            list(ctx.sessions)
-        )
-        mine = [rel for rel in mine if left.get(rel, True) is not None]
+    mine = _hephs_changes(ctx)
     if not mine:
         raise ValueError("heph changed no files in this session, so it has nothing to commit")
     if not paths:
@@ -266,6 +275,31 @@ def _commit_targets(ctx: ToolContext, paths: list[str] | str | None) -> tuple[li
             )
         chosen.append(rel)
     return list(dict.fromkeys(chosen)), []
+
+
+def _committed_by_heph(ctx: ToolContext, repo: Repository, git_name: str) -> str | None:
+    """The blob of `git_name` in the newest commit heph made of it in this chat, if any: what
+    HEAD holds of a file heph committed before writing it again (no work of the user's)."""
+    made = [c.sha for c in ctx.journal.commits if git_name in c.paths]
+    return repo.blob_at(made[-1], git_name) if made else None
+
+
+def _not_committed_yet(ctx: ToolContext, repo: Repository, chosen: list[str]) -> list[str]:
+    """The files of `chosen` whose content is not what HEAD holds: the others were committed
+    as they are already (by an earlier git_commit, say), and are left out."""
+    left = []
+    for rel in chosen:
+        git_name = repo.relative(ctx.workspace.root / rel)
+        path = ctx.workspace.root / rel
+        now = repo.hash_object(git_name, path.read_bytes()) if path.is_file() else None
+        if now != repo.committed_blob(git_name):
+            left.append(rel)
+    if not left:
+        raise ValueError(
+            f"{', '.join(chosen)} {'is' if len(chosen) == 1 else 'are'} committed already, as "
+            "heph left it: there is nothing new to commit"
+        )
+    return left
 
 
 def _refuse_the_users_work(ctx: ToolContext, repo: Repository, chosen: list[str]) -> None:
@@ -313,7 +347,7 @@ def _refuse_the_users_work(ctx: ToolContext, repo: Repository, chosen: list[str]
         committed = repo.committed_blob(git_name)
         content = before[rel]
         was = None if content is None else repo.hash_object(git_name, content)
-        if committed != was:
+        if committed != was and committed != _committed_by_heph(ctx, repo, git_name):
             mixed.append(rel)
     if mixed:
         raise _UsersWork(
