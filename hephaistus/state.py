@@ -74,11 +74,12 @@ class AgentState:
         """A new task began: it is the last task from now on."""
         self.last_task = task
 
-    def answered(self, message: str) -> None:
+    def answered(self, message: str, *, carried_out: bool = True) -> None:
         """The task ended with this answer, kept for the next task's follow-ups; a plan that
-        was being carried out is done (the answer says what became of it)."""
+        was being carried out is done (the answer says what became of it), unless nothing was
+        `carried_out` (a dry run)."""
         self.last_answer = message
-        if self.plan is not None:
+        if self.plan is not None and carried_out:
             self.plan_done = self.plan_session
         self.plan = None
 

@@ -297,3 +297,15 @@ def test_a_second_go_does_not_carry_out_the_plan_again_unless_asked(
     assert heph("-c", "--mode", "plan", "plan more").code == 0
     chat_server.reply(final("Carried out."))
     assert heph("-c", "--mode", "edits", "go").code == 0  # a new plan: go carries it out
+
+
+def test_a_dry_run_go_leaves_the_plan_to_carry_out(planned, heph, chat_server, workspace):
+    chat_server.reply(act("write_file", path="b.py", content="b = 1\n"))
+    chat_server.reply(final("Would create b.py."))
+    assert heph("-c", "--mode", "edits", "--dry-run", "go").code == 0
+    assert not (workspace / "b.py").exists()
+    chat_server.reply(act("write_file", path="b.py", content="b = 1\n"))
+    chat_server.reply(final("Created b.py."))
+    went = heph("-c", "--mode", "edits", "go")
+    assert went.code == 0, went.stderr
+    assert (workspace / "b.py").read_text() == "b = 1\n"

@@ -398,11 +398,12 @@ def test_mode_go_and_a_thrown_away_plan_in_the_chat(ws):
 
 
 def test_a_second_go_in_the_chat_says_the_plan_was_carried_out(ws):
-    keys = "/mode plan\rplan the change\r/go\r/go\r/go again\r" + CTRL_D
+    keys = "/mode plan\rplan the change\r/go\r/go\r/go again again\r/go again\r" + CTRL_D
     code, shown, model, repl = chat(
         ws, keys, final("1. Set x to 2."), final("Done."), final("Done again.")
     )
     shown = " ".join(shown.split())
     assert code == 0 and "was carried out already; /go again carries it out" in shown
+    assert "/go takes ask, edits or auto, and again" in shown
     assert "Done." in shown and "Done again." in shown
     assert len(model.calls) == 3  # the plan, the first /go and /go again: the second asked nothing

@@ -314,7 +314,7 @@ class ReactEngine:
         return None
 
     def _answer(self, run: Run, final: Final) -> Outcome:
-        run.state.answered(final.message)
+        run.state.answered(final.message, carried_out=not run.runtime.policy.dry_run)
         run.session.record("ANSWER", "final", final.message)
         run.save_state()
         run.sink.final(final.message)

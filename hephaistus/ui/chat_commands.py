@@ -270,7 +270,8 @@ class ChatCommands:
         again = "again" in words
         named = [word for word in words if word != "again"]
         mode = named[0] if named else ("edits" if self.agent.policy.mode == "plan" else "")
-        if len(named) > 1 or (mode and (mode not in MODES or mode == "plan")):
+        wrong_mode = bool(mode) and (mode not in MODES or mode == "plan")
+        if len(named) > 1 or words.count("again") > 1 or wrong_mode:
             return self._warn("/go takes ask, edits or auto, and again")
         if not state.plan_session:
             return self._warn("no plan yet: /mode plan, then ask for one")
