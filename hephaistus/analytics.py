@@ -12,8 +12,8 @@ from hephaistus.session import DOCS_SESSION, Memo, SessionStore, load_session
 @dataclass(frozen=True)
 class SessionRow:
     """One line of `heph sessions`: the session's id, when it started (UTC), its steps, tokens
-    and outcome, its task on one line, and the permission mode it ran in ("-" for a session of
-    no task's, `heph docs --fix`'s)."""
+    and outcome, its task on one line, the permission mode it ran in ("-" for a session of no
+    task's, `heph docs --fix`'s), and whether it was a dry run."""
 
     id: str
     started: str
@@ -22,6 +22,7 @@ class SessionRow:
     outcome: str
     task: str
     mode: str = "-"
+    dry_run: bool = False
 
 
 def session_rows(store: SessionStore, limit: int) -> list[SessionRow]:
@@ -40,10 +41,11 @@ def session_rows(store: SessionStore, limit: int) -> list[SessionRow]:
         task = " ".join(str(recorded.header.get("task", "")).split())
         started = str(recorded.header.get("started", ""))[:19].replace("T", " ")
         mode = str(recorded.header.get("mode") or "-")
-        if recorded.header.get("dry_run"):
-            mode += ", dry run"
+        dry = recorded.header.get("dry_run") is True
         rows.append(
-            SessionRow(session_id, started, int(steps), int(tokens), recorded.outcome, task, mode)
+            SessionRow(
+                session_id, started, int(steps), int(tokens), recorded.outcome, task, mode, dry
+            )
         )
     return rows
 

@@ -76,3 +76,24 @@ def test_sessions_keep_their_ids_whole_and_pipes_get_no_padding(heph_main, works
     lines = piped.stdout.splitlines()
     assert all(line == line.rstrip() for line in lines)
     assert len(piped.stdout) < 2000
+
+
+def test_a_narrow_terminal_leaves_out_started_before_the_task(workspace):
+    from rich.console import Console
+
+    from hephaistus.analytics import session_rows
+    from hephaistus.session import SessionStore
+    from hephaistus.ui.tables import sessions_table
+
+    store = SessionStore(workspace / ".heph" / "sessions")
+    session = store.create(task="fix the failing test in app.py", mode="edits", dry_run=True)
+    session.end("answered", 0, "ok")
+    shown = {}
+    for width in (100, 140):
+        console = Console(width=width, record=True, force_terminal=True)
+        console.print(sessions_table(session_rows(store, 10)))
+        shown[width] = console.export_text()
+    assert "STARTED" not in shown[100] and "fix the failing test" in shown[100]
+    assert "STARTED" in shown[140] and "edits (dry)" in shown[140]
+    assert store.ids()[0] in shown[100]
+    assert [row.dry_run for row in session_rows(store, 10)] == [True]

@@ -7,6 +7,7 @@ row stays one whole line. Cell text from session files is shown safely.
 
 from __future__ import annotations
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 
 from hephaistus.analytics import ModelStats, SessionRow
@@ -14,13 +15,15 @@ from hephaistus.discovery import ModelInfo
 from hephaistus.ui.escape import visible
 
 
-def sessions_table(rows: list[SessionRow]) -> Table:
-    """The sessions as `heph sessions` lists them, the task cut to fit."""
+def sessions_table(rows: list[SessionRow]) -> _LeavingOut:
+    """The sessions as `heph sessions` lists them, the task cut to fit. In a terminal too
+    narrow to show some of the task beside the rest, STARTED is left out: the id begins with
+    the same time."""
     cells = [
         [
             row.id,
             row.started,
-            visible(row.mode),
+            visible(row.mode) + (" (dry)" if row.dry_run else ""),
             str(row.steps),
             str(row.tokens),
             row.outcome,
@@ -28,7 +31,32 @@ def sessions_table(rows: list[SessionRow]) -> Table:
         ]
         for row in rows
     ]
-    return _table(("ID", "STARTED (UTC)", "MODE", "STEPS", "TOKENS", "OUTCOME", "TASK"), cells)
+    headers = ("ID", "STARTED (UTC)", "MODE", "STEPS", "TOKENS", "OUTCOME", "TASK")
+    return _LeavingOut(headers, cells, optional=1)
+
+
+class _LeavingOut:
+    """A table whose `optional` column goes when the width leaves the last one (cut to fit)
+    fewer than TASK_ROOM characters."""
+
+    TASK_ROOM = 24
+
+    def __init__(self, headers: tuple[str, ...], cells: list[list[str]], optional: int) -> None:
+        self.headers, self.cells, self.optional = headers, cells, optional
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """The whole table where it fits, else the one without the optional column."""
+        fixed = sum(
+            max([len(header), *(len(row[index]) for row in self.cells)]) + 2
+            for index, header in enumerate(self.headers[:-1])
+        )
+        if fixed + self.TASK_ROOM <= options.max_width:
+            yield _table(self.headers, self.cells)
+            return
+        keep = [i for i in range(len(self.headers)) if i != self.optional]
+        yield _table(
+            tuple(self.headers[i] for i in keep), [[row[i] for i in keep] for row in self.cells]
+        )
 
 
 def models_table(models: list[ModelInfo], configured: str | None) -> Table:
