@@ -368,3 +368,11 @@ def test_each_subcommand_is_declared_once_and_shown_everywhere(heph):
         assert helped.code == 0 and f"usage: heph {command.name}" in helped.stdout
         module, _, function = command.runner.partition(":")
         assert callable(getattr(importlib.import_module(f"hephaistus.cli.{module}"), function))
+
+
+def test_a_stdout_that_takes_no_utf8_gets_escapes_not_a_traceback(heph_process, chat_server):
+    chat_server.reply(act("read_file", path="nothing-here.py"))
+    chat_server.reply(final("Done \U0001f600 \u2014 caf\u00e9"))
+    result = heph_process("--yes", "hi", env={"PYTHONIOENCODING": "ascii"})
+    assert result.code == 0, result.stderr
+    assert "Traceback" not in result.stderr and "\\U0001f600" in result.stdout

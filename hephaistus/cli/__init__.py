@@ -20,6 +20,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line `argv` (sys.argv's by default) and return the exit code. heph's own
     errors are printed, never raised; Ctrl-C and a closed pipe end it as a shell tool would."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _never_fail_to_print()
     previous = _end_on_signals()
     try:
         _current_folder()
@@ -47,6 +48,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as the shell's own tools end
+
+
+def _never_fail_to_print() -> None:
+    """A terminal or pipe that takes no UTF-8 (LC_ALL=C, PYTHONIOENCODING=ascii) gets what it
+    cannot show as escapes (`\\U0001f600`), never a traceback over the answer."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # a test's capture, a closed stream
+            pass
 
 
 def _current_folder() -> None:
