@@ -325,6 +325,7 @@ class Workspace:
         records would land wherever it leads."""
         self.check_heph_dir()
         self.heph_dir.mkdir(parents=True, exist_ok=True)
+        _ignore_all_of(self.heph_dir)
         git_dir = self._own_git_dir()
         if git_dir is not None:
             # Unanchored, so it also covers a workspace that is a subfolder of the repository.
@@ -340,6 +341,18 @@ class Workspace:
                 with exclude.open("a", encoding="utf-8") as handle:
                     handle.write(f"{sep}{HEPH_DIR}/\n")
         return self.heph_dir
+
+
+def _ignore_all_of(folder: Path) -> None:
+    """A `.gitignore` of `*` in `folder`: git ignores the folder whatever the repository's
+    layout (a worktree's or a submodule's `.git` file, whose exclude heph does not write).
+    Made only where none is, never through a link."""
+    try:
+        fd = os.open(folder / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW)
+    except OSError:
+        return  # there already (heph's, or the workspace's own), or not to be written
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write("# heph's own records: never committed\n*\n")
 
 
 class HephDirError(HephError):

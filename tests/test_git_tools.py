@@ -462,3 +462,22 @@ def test_continue_commits_what_the_earlier_sessions_of_the_conversation_changed(
     chat_server.reply(final("no"))
     assert heph("--yes", "commit", cwd=repo).code == 0
     assert "changed no files" in chat_server.requests[-1]["messages"][-1]["content"]
+
+
+def test_heph_s_records_stay_out_of_git_in_a_worktree_too(repo, tmp_path):
+    worktree = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(worktree))
+    Workspace.at(worktree).ensure_heph_dir()
+    (worktree / ".heph" / "sessions").mkdir()
+    (worktree / ".heph" / "sessions" / "x.jsonl").write_text("{}\n")
+    assert git(worktree, "status", "--porcelain") == ""
+
+
+def test_a_planted_gitignore_link_in_heph_s_folder_is_not_written_through(tmp_path):
+    root = tmp_path / "ws"
+    (root / ".heph").mkdir(parents=True)
+    target = tmp_path / "outside.txt"
+    target.write_text("theirs\n")
+    (root / ".heph" / ".gitignore").symlink_to(target)
+    Workspace.at(root).ensure_heph_dir()
+    assert target.read_text() == "theirs\n"
