@@ -25,9 +25,16 @@ PLAIN_CONFIG = re.compile(
     r"|precomposeunicode|symlinks|autocrlf|eol|safecrlf|quotepath)"
     r"|remote\.[^.\n]+\.(url|fetch|pushurl|tagopt|prune)"
     r"|branch\..+\.(remote|merge|rebase|pushremote)"
-    r"|user\.(name|email)|init\.defaultbranch|pull\.(rebase|ff)|push\.default|fetch\.prune)"
+    r"|user\.(name|email)|init\.defaultbranch|pull\.(rebase|ff)|push\.default|fetch\.prune"
+    r"|extensions\.objectformat)"
 )
-PLAIN_VALUES = {"core.repositoryformatversion": {"0"}, "core.bare": {"false"}}
+# Format version 1 only allows extensions; each other extension (a promisor's, say) is a key of
+# its own that needs trust. A SHA-256 repository's clone writes these two.
+PLAIN_VALUES = {
+    "core.repositoryformatversion": {"0", "1"},
+    "core.bare": {"false"},
+    "extensions.objectformat": {"sha1", "sha256"},
+}
 # Paths in a git directory that lead elsewhere, or are not what a clone makes.
 ODD_ENTRIES = ("commondir", "objects/info/alternates", "config.worktree")
 LINKED_ENTRIES = ("config", "HEAD", "objects", "refs", "hooks", "info", "packed-refs")

@@ -232,9 +232,9 @@ def test_a_sha256_repository_works(tmp_path):
     (root / "app.py").write_text("print(1)\n")
     git(root, "add", ".")
     git(root, "commit", "-qm", "base")
-    from hephaistus.repository import enable
+    from hephaistus.gitsetup import beyond_a_clone
 
-    enable(root)  # its format version and object format are beyond a clone: trusted here
+    assert beyond_a_clone(root) == []  # a clone writes its format version and object format too
     (root / "app.py").write_text("print(2)\n")
     ctx = context(root, "app.py")
     assert "branch: main\n" in call(ctx, "git_status").output
