@@ -340,6 +340,9 @@ def _environment(located: tuple[Path, Path], literal: bool) -> dict[str, str]:
         and not CREDENTIAL_TEXT.search(value)
     }
     work_tree, git_dir = located
+    index = environ.get("GIT_INDEX_FILE")
+    if index and not Path(os.path.realpath(index)).is_relative_to(os.path.realpath(git_dir)):
+        del environ["GIT_INDEX_FILE"]  # a hook's index is in its repository; another's is not
     environ.update(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(work_tree))
     if literal:
         environ["GIT_LITERAL_PATHSPECS"] = "1"

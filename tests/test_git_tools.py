@@ -481,3 +481,17 @@ def test_a_planted_gitignore_link_in_heph_s_folder_is_not_written_through(tmp_pa
     (root / ".heph" / ".gitignore").symlink_to(target)
     Workspace.at(root).ensure_heph_dir()
     assert target.read_text() == "theirs\n"
+
+
+def test_an_index_file_of_another_repository_is_not_used(repo, tmp_path, monkeypatch):
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
+    (repo / "new.py").write_text("n = 1\n")
+    ctx = context(repo, "new.py")
+    assert "?? new.py" in call(ctx, "git_status").output
+    assert call(ctx, "git_commit", message="new").ok
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    assert git(repo, "status", "--porcelain") == ""
+    assert git(other, "status", "--porcelain") == ""  # its index untouched
