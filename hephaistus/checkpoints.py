@@ -277,6 +277,22 @@ class CheckpointStore:
                     states[entry.path] = self.blob(session_id, entry.before) if exists else None
         return states
 
+    def contents_left(self, session_ids: list[str], rel: str) -> list[bytes]:
+        """Every content heph's writes left `rel` in, over the sessions not undone, oldest first
+        (what a commit of heph's between them may hold)."""
+        found = []
+        for session_id in session_ids:
+            if self.is_undone(session_id):
+                continue
+            for entry in self.entries(session_id):
+                if entry.path == rel:
+                    found += [
+                        self.blob(session_id, step.after)
+                        for step in entry.steps
+                        if step.after.exists and not step.after.link
+                    ]
+        return found
+
     def left_states(self, session_ids: list[str]) -> dict[str, FileState | None]:
         """Each file the sessions changed, as the last of them not undone left it (None:
         every session that wrote it was undone, so nothing of heph's is in it now)."""

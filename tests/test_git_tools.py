@@ -495,3 +495,17 @@ def test_an_index_file_of_another_repository_is_not_used(repo, tmp_path, monkeyp
     monkeypatch.delenv("GIT_INDEX_FILE")
     assert git(repo, "status", "--porcelain") == ""
     assert git(other, "status", "--porcelain") == ""  # its index untouched
+
+
+def test_continue_after_a_commit_commits_the_next_change_of_the_same_file(heph, chat_server, repo):
+    chat_server.reply(act("edit_file", path="app.py", old="print(1)", new="print(2)"))
+    chat_server.reply(act("git_commit", message="two"))
+    chat_server.reply(final("committed"))
+    assert heph("--yes", "make it two and commit", cwd=repo).code == 0
+    chat_server.reply(act("edit_file", path="app.py", old="print(2)", new="print(3)"))
+    chat_server.reply(act("git_commit", message="three"))
+    chat_server.reply(final("committed"))
+    result = heph("-c", "--yes", "now three, commit", cwd=repo)
+    assert result.code == 0, result.stderr
+    assert "committed" in chat_server.requests[-1]["messages"][-1]["content"]
+    assert git(repo, "log", "--format=%s") == "three\ntwo\nbase\n"

@@ -277,11 +277,15 @@ def _commit_targets(ctx: ToolContext, paths: list[str] | str | None) -> tuple[li
     return list(dict.fromkeys(chosen)), []
 
 
-def _committed_by_heph(ctx: ToolContext, repo: Repository, git_name: str) -> str | None:
-    """The blob of `git_name` in the newest commit heph made of it in this chat, if any: what
-    HEAD holds of a file heph committed before writing it again (no work of the user's)."""
-    made = [c.sha for c in ctx.journal.commits if git_name in c.paths]
-    return repo.blob_at(made[-1], git_name) if made else None
+def _committed_by_heph(ctx: ToolContext, repo: Repository, rel: str, committed: str) -> bool:
+    """Whether HEAD's blob `committed` of `rel` is a content heph's writes left it in (heph
+    committed it, in this conversation, before writing it again): no work of the user's."""
+    store = CheckpointStore(ctx.workspace.root, ctx.workspace.heph_dir)
+    git_name = repo.relative(ctx.workspace.root / rel)
+    return any(
+        repo.hash_object(git_name, content) == committed
+        for content in store.contents_left(list(ctx.sessions), rel)
+    )
 
 
 def _not_committed_yet(ctx: ToolContext, repo: Repository, chosen: list[str]) -> list[str]:
@@ -347,7 +351,7 @@ def _refuse_the_users_work(ctx: ToolContext, repo: Repository, chosen: list[str]
         committed = repo.committed_blob(git_name)
         content = before[rel]
         was = None if content is None else repo.hash_object(git_name, content)
-        if committed != was and committed != _committed_by_heph(ctx, repo, git_name):
+        if committed != was and not (committed and _committed_by_heph(ctx, repo, rel, committed)):
             mixed.append(rel)
     if mixed:
         raise _UsersWork(
