@@ -376,3 +376,11 @@ def test_a_stdout_that_takes_no_utf8_gets_escapes_not_a_traceback(heph_process, 
     result = heph_process("--yes", "hi", env={"PYTHONIOENCODING": "ascii"})
     assert result.code == 0, result.stderr
     assert "Traceback" not in result.stderr and "\\U0001f600" in result.stdout
+    for output in (["--json"], ["--output", "jsonl"]):  # JSON stays JSON: \\u escapes
+        chat_server.reply(final("Done \U0001f600 caf\u00e9"))
+        machine = heph_process("--yes", *output, "hi", env={"PYTHONIOENCODING": "ascii"})
+        assert machine.code == 0, machine.stderr
+        lines = [json.loads(line) for line in machine.stdout.splitlines()]
+        assert any(
+            "Done \U0001f600 caf\u00e9" in json.dumps(line, ensure_ascii=False) for line in lines
+        )

@@ -29,6 +29,7 @@ _UNSAFE = re.compile(
     "\u00ad\u115f\u1160\u180e\u200b\u2028\u2029\u2060-\u2064\u3164\ufeff\uffa0"
     "\U000e0000-\U000e007f]"
 )
+_NOT_ASCII = re.compile("[\x7f-\U0010ffff]")  # json.dumps escapes the C0 controls itself
 
 
 def visible(text: str) -> str:
@@ -38,12 +39,20 @@ def visible(text: str) -> str:
     return text.replace("\r\n", "\n").translate(_VISIBLE)
 
 
-def json_safe(line: str) -> str:
+def json_safe(line: str, *, ascii_only: bool = False) -> str:
     """A JSON text (json.dumps output) whose C1 controls, direction overrides and lone
-    surrogates are \\u escapes too, as json.dumps already does for the C0 ones."""
-    if not _UNSAFE.search(line):
+    surrogates are \\u escapes too, as json.dumps already does for the C0 ones; with
+    `ascii_only` (for a stream that takes no UTF-8), every character beyond ASCII."""
+    unsafe = _NOT_ASCII if ascii_only else _UNSAFE
+    if not unsafe.search(line):
         return line
-    return _UNSAFE.sub(lambda m: _json_escape(ord(m.group())), line)
+    return unsafe.sub(lambda m: _json_escape(ord(m.group())), line)
+
+
+def takes_utf8(stream: object) -> bool:
+    """Whether `stream` encodes text as UTF-8 (one whose encoding is unknown is taken to)."""
+    encoding = str(getattr(stream, "encoding", None) or "utf-8").lower().replace("_", "-")
+    return encoding in ("utf-8", "utf8")
 
 
 def _json_escape(code: int) -> str:

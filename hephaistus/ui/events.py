@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from hephaistus.redact import hide_values, secret_values
 from hephaistus.seams import NullSink
-from hephaistus.ui.escape import json_safe
+from hephaistus.ui.escape import json_safe, takes_utf8
 
 
 class EventStream(NullSink):
@@ -25,7 +25,7 @@ class EventStream(NullSink):
 
     def record(self, line: str) -> None:
         """A session record, as the session file got it (secrets already hidden)."""
-        self.stream.write(json_safe(line) + "\n")
+        self.stream.write(json_safe(line, ascii_only=not takes_utf8(self.stream)) + "\n")
         self.stream.flush()
 
     def notice(self, text: str) -> None:

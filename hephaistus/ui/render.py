@@ -20,7 +20,7 @@ from rich.text import Text
 
 from hephaistus.redact import hide_values, secret_values
 from hephaistus.tools import ToolResult
-from hephaistus.ui.escape import json_safe, visible
+from hephaistus.ui.escape import json_safe, takes_utf8, visible
 from hephaistus.values import Action, Usage
 
 PARTIAL_THOUGHT = re.compile(r'"thought"\s*:\s*"((?:[^"\\]|\\.)*)')
@@ -230,7 +230,8 @@ def describe_call(action: Action) -> str:
 
 def print_json(payload: dict[str, Any]) -> None:
     """`payload` as one line of JSON on stdout, with no character in it a terminal would act on."""
-    sys.stdout.write(json_safe(json.dumps(payload, ensure_ascii=False)) + "\n")
+    text = json.dumps(payload, ensure_ascii=False)
+    sys.stdout.write(json_safe(text, ascii_only=not takes_utf8(sys.stdout)) + "\n")
     sys.stdout.flush()
 
 
