@@ -343,10 +343,12 @@ def test_a_huge_diff_is_cut_once_and_says_its_real_size(repo):
     (repo / "app.py").write_text("".join(f"line = {n}\n" for n in range(50_000)))
     (repo / "untracked.py").write_text("")
     result = call(context(repo), "git_diff")
-    size = len(git(repo, "diff", "--no-renames", "--", ".").encode()) - 1  # its last newline
-    assert result.ok and f"the output was {size} bytes]" in result.output
-    assert result.output.count("more bytes cut") == 1 and "untracked.py" in result.output
-    assert len(result.output.encode()) <= 16_000
+    note = "(untracked files, not in any diff: untracked.py)\n"
+    size = len(note) + len(git(repo, "diff", "--no-renames", "--", ".").encode()) - 1
+    assert result.ok and result.output.startswith(note)  # the notes first: never cut off
+    assert f"the output was {size} bytes]" in result.output  # the diff's last newline: GitPython
+    assert result.output.count("more bytes cut") == 1
+    assert len(result.output.encode()) <= 16_000 + 100  # the limit, and the note that cut it
 
 
 def test_the_persons_color_settings_never_reach_the_model(repo, tmp_path, monkeypatch):
@@ -509,3 +511,14 @@ def test_continue_after_a_commit_commits_the_next_change_of_the_same_file(heph, 
     assert result.code == 0, result.stderr
     assert "committed" in chat_server.requests[-1]["messages"][-1]["content"]
     assert git(repo, "log", "--format=%s") == "three\ntwo\nbase\n"
+
+
+def test_in_a_small_window_a_huge_diff_is_still_cut_once(heph, chat_server, repo):
+    (repo / "app.py").write_text("".join(f"line = {n}\n" for n in range(50_000)))
+    chat_server.reply(act("git_diff"))
+    chat_server.reply(final("big"))
+    assert heph("-m", "some-local-model", "--yes", "what changed?", cwd=repo).code == 0
+    seen = chat_server.requests[1]["messages"][-1]["content"]
+    assert seen.count("more bytes cut") == 1
+    size = int(seen.split("the output was ")[1].split(" bytes")[0])
+    assert size > 600_000  # the diff's real size, not the size of a first cut

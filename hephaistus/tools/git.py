@@ -16,7 +16,7 @@ from hephaistus.checkpoints import CheckpointStore
 from hephaistus.redact import scrub
 from hephaistus.repository import GitError, Repository, is_disabled
 from hephaistus.tools.context import ToolContext
-from hephaistus.values import CommitMade, CommitRequest, Proposal, ToolResult, clip
+from hephaistus.values import CommitMade, CommitRequest, Proposal, ToolResult
 from hephaistus.workspace import PathError, is_secret_name
 
 LOG_LIMIT = 50
@@ -95,15 +95,16 @@ def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) ->
         untracked = [p for code, p in repo.changes() if code == "??"]
     except GitError as error:
         return ToolResult(False, str(error))
-    note = f"\n(untracked files, not in any diff: {', '.join(untracked)})" if untracked else ""
+    notes = [f"(untracked files, not in any diff: {', '.join(untracked)})"] if untracked else []
     if secret:
-        note += (
-            f"\n(left out as secret files: {', '.join(secret)}; allow_secrets = true shows them)"
+        notes.append(
+            f"(left out as secret files: {', '.join(secret)}; allow_secrets = true shows them)"
         )
     if not output.strip():
-        return ToolResult(True, ("no staged changes" if staged else "no unstaged changes") + note)
-    room = max(0, ctx.observation_limit - len(note.encode()) - 100)  # the notes stay whole
-    return ToolResult(True, clip(output, room) + note)
+        said = "no staged changes" if staged else "no unstaged changes"
+        return ToolResult(True, "\n".join([said, *notes]))
+    # The notes first: the runtime cuts a long diff's end to the window, once, saying its size.
+    return ToolResult(True, "\n".join([*notes, output]))
 
 
 def git_log(ctx: ToolContext, n: int = 10) -> ToolResult:
