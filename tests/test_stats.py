@@ -86,14 +86,18 @@ def test_a_narrow_terminal_leaves_out_started_before_the_task(workspace):
     from hephaistus.ui.tables import sessions_table
 
     store = SessionStore(workspace / ".heph" / "sessions")
-    session = store.create(task="fix the failing test in app.py", mode="edits", dry_run=True)
+    task = "fix the failing test in app.py and explain at length why it failed " * 3
+    session = store.create(task=task, mode="edits", dry_run=True)
     session.end("answered", 0, "ok")
     shown = {}
-    for width in (100, 140):
+    for width in (80, 100, 140):
         console = Console(width=width, record=True, force_terminal=True)
         console.print(sessions_table(session_rows(store, 10)))
         shown[width] = console.export_text()
-    assert "STARTED" not in shown[100] and "fix the failing test" in shown[100]
+    for width in (80, 100):  # every other column whole; the task cut, with an ellipsis
+        header = shown[width].splitlines()[0].split()
+        assert header == ["ID", "MODE", "STEPS", "TOKENS", "OUTCOME", "TASK"], shown[width]
+        assert "answered" in shown[width] and "fix the" in shown[width] and "…" in shown[width]
     assert "STARTED" in shown[140] and "edits (dry)" in shown[140]
     assert store.ids()[0] in shown[100]
     assert [row.dry_run for row in session_rows(store, 10)] == [True]

@@ -1,8 +1,9 @@
-"""The tables people read: the session list, the per-model stats and the models, as rich Tables.
+"""The tables people read: the session list, the per-model stats and the models.
 
-In a terminal rich fits them to its width: only one column (a task, a model's name) is cut,
-with an ellipsis, so an id can always be copied into `heph replay`; into a pipe or a file every
-row stays one whole line. Cell text from session files is shown safely.
+In a terminal each is fitted to its width: only one column (a task, a model's name) is cut,
+with an ellipsis, so an id can always be copied into `heph replay` (rich left to itself squeezes
+every column, ids and all); into a pipe or a file every row stays one whole line. Cell text from
+session files is shown safely.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from hephaistus.discovery import ModelInfo
 from hephaistus.ui.escape import visible
 
 
-def sessions_table(rows: list[SessionRow]) -> _LeavingOut:
+def sessions_table(rows: list[SessionRow]) -> _Fitted:
     """The sessions as `heph sessions` lists them, the task cut to fit. In a terminal too
     narrow to show some of the task beside the rest, STARTED is left out: the id begins with
     the same time."""
@@ -32,34 +33,10 @@ def sessions_table(rows: list[SessionRow]) -> _LeavingOut:
         for row in rows
     ]
     headers = ("ID", "STARTED (UTC)", "MODE", "STEPS", "TOKENS", "OUTCOME", "TASK")
-    return _LeavingOut(headers, cells, optional=1)
+    return _Fitted(headers, cells, optional=1)
 
 
-class _LeavingOut:
-    """A table whose `optional` column goes when the width leaves the last one (cut to fit)
-    fewer than TASK_ROOM characters."""
-
-    TASK_ROOM = 24
-
-    def __init__(self, headers: tuple[str, ...], cells: list[list[str]], optional: int) -> None:
-        self.headers, self.cells, self.optional = headers, cells, optional
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        """The whole table where it fits, else the one without the optional column."""
-        fixed = sum(
-            max([len(header), *(len(row[index]) for row in self.cells)]) + 2
-            for index, header in enumerate(self.headers[:-1])
-        )
-        if fixed + self.TASK_ROOM <= options.max_width:
-            yield _table(self.headers, self.cells)
-            return
-        keep = [i for i in range(len(self.headers)) if i != self.optional]
-        yield _table(
-            tuple(self.headers[i] for i in keep), [[row[i] for i in keep] for row in self.cells]
-        )
-
-
-def models_table(models: list[ModelInfo], configured: str | None) -> Table:
+def models_table(models: list[ModelInfo], configured: str | None) -> _Fitted:
     """The served models, `*` marking the one `configured`, the name cut to fit."""
     cells = [
         [
@@ -70,10 +47,10 @@ def models_table(models: list[ModelInfo], configured: str | None) -> Table:
         ]
         for model in models
     ]
-    return _table(("", "MODEL", "CONTEXT", "SCHEMA"), cells, cut=1)
+    return _Fitted(("", "MODEL", "CONTEXT", "SCHEMA"), cells, cut=1)
 
 
-def stats_table(rows: list[ModelStats]) -> Table:
+def stats_table(rows: list[ModelStats]) -> _Fitted:
     """One row per model, as `heph stats` shows it, the model's name cut to fit."""
     cells = [
         [
@@ -88,25 +65,51 @@ def stats_table(rows: list[ModelStats]) -> Table:
         for s in rows
     ]
     headers = ("MODEL", "SESSIONS", "ANSWERED", "STEPS", "WELL-FORMED", "EDITS OK", "TOKENS")
-    return _table(headers, cells, cut=0)
+    return _Fitted(headers, cells, cut=0)
 
 
-def _table(headers: tuple[str, ...], rows: list[list[str]], cut: int = -1) -> Table:
-    """Every column but the one at `cut` (default: the last) as wide as its widest cell,
-    never cut; that one takes what is left, cut with an ellipsis."""
-    table = Table(
-        box=None, pad_edge=False, show_edge=False, header_style="bold", padding=(0, 2, 0, 0)
-    )
-    cut = cut % len(headers)
-    for index, header in enumerate(headers):
-        if index == cut:
-            table.add_column(header, no_wrap=True, overflow="ellipsis")
-        else:
-            width = max([len(header), *(len(row[index]) for row in rows)])
-            table.add_column(header, no_wrap=True, min_width=width)
-    for row in rows:
-        table.add_row(*row)
-    return table
+class _Fitted:
+    """A table fitted to the width it is drawn in: every column but the one at `cut` (default:
+    the last) as wide as its widest cell, never cut; that one takes what is left, cut with an
+    ellipsis. When that leaves it fewer than CUT_ROOM characters, the `optional` column (if
+    any) is left out first."""
+
+    CUT_ROOM = 24
+
+    def __init__(
+        self,
+        headers: tuple[str, ...],
+        cells: list[list[str]],
+        cut: int = -1,
+        optional: int | None = None,
+    ) -> None:
+        self.headers, self.cells = headers, cells
+        self.cut, self.optional = cut % len(headers), optional
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """The table for `options.max_width`."""
+        shown = list(range(len(self.headers)))
+        widths = [
+            max([len(header), *(len(row[index]) for row in self.cells)])
+            for index, header in enumerate(self.headers)
+        ]
+        fixed = sum(widths[i] + 2 for i in shown if i != self.cut)
+        if self.optional is not None and fixed + self.CUT_ROOM > options.max_width:
+            shown.remove(self.optional)
+            fixed -= widths[self.optional] + 2
+        table = Table(
+            box=None, pad_edge=False, show_edge=False, header_style="bold", padding=(0, 2, 0, 0)
+        )
+        for index in shown:
+            header, width = self.headers[index], widths[index]
+            if index == self.cut:  # what is left: rich would squeeze the other columns first
+                room = max(1, min(width, options.max_width - fixed))
+                table.add_column(header, no_wrap=True, overflow="ellipsis", max_width=room)
+            else:
+                table.add_column(header, no_wrap=True, min_width=width, max_width=width)
+        for row in self.cells:
+            table.add_row(*(row[i] for i in shown))
+        yield table
 
 
 def _percent(rate: float | None) -> str:
