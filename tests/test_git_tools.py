@@ -522,3 +522,29 @@ def test_in_a_small_window_a_huge_diff_is_still_cut_once(heph, chat_server, repo
     assert seen.count("more bytes cut") == 1
     size = int(seen.split("the output was ")[1].split(" bytes")[0])
     assert size > 600_000  # the diff's real size, not the size of a first cut
+
+
+def test_ctrl_c_while_a_commit_hook_runs_leaves_the_index_as_it_was(repo):
+    import os
+    import signal
+    import threading
+    import time
+
+    marker = repo / ".git" / "hook-started"
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\nsleep 30\n")
+    hook.chmod(0o755)
+    (repo / "brand_new.py").write_text("x = 1\n")
+
+    def press_ctrl_c() -> None:
+        deadline = time.monotonic() + 10
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=press_ctrl_c, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        call(context(repo, "brand_new.py"), "git_commit", message="interrupted")
+    assert not (repo / ".git" / "index.lock").exists()
+    assert git(repo, "status", "--porcelain") == "?? brand_new.py\n"  # intent-to-add withdrawn
+    assert git(repo, "log", "--format=%s") == "base\n"

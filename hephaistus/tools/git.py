@@ -181,10 +181,20 @@ def _commit(
     if new_files:
         _git(repo, "add", "--intent-to-add", "--", *new_files, literal=True)
     named = [str(t) for t in targets]
-    result = _git(repo, "commit", "--only", "--no-edit", "-m", message, "--", *named, literal=True)
-    if isinstance(result, ToolResult):
+
+    def withdraw() -> None:  # the intent-to-add, so the person's index is as it was
         if new_files:
             _git(repo, "rm", "--cached", "--quiet", "--", *new_files, literal=True)
+
+    try:
+        result = _git(
+            repo, "commit", "--only", "--no-edit", "-m", message, "--", *named, literal=True
+        )
+    except BaseException:  # Ctrl-C while the hooks run: git and they ended together
+        withdraw()
+        raise
+    if isinstance(result, ToolResult):
+        withdraw()
         # What the hooks printed is the project's programs' output: scrubbed, as a command's.
         said = scrub(result.output)
         return ToolResult(False, f"git commit failed, nothing was committed:\n{said}")
