@@ -197,6 +197,7 @@ def _probe(bwrap: str) -> str | None:
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=PROBE_SECONDS,
+            env={"PATH": os.environ.get("PATH", "")},  # a probe needs none of heph's secrets
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"bubblewrap did not start: {error}"
