@@ -13,7 +13,7 @@ is pointed at no program for that moment; heph's runner needs no such check). No
 repository is parsed in this process either: so a SHA-256 repository works, and no variable of
 heph's environment (`GIT_COMMON_DIR`, say) leads GitPython to another repository's refs.
 
-Importing GitPython costs about a tenth of a second, so this module is imported only when a
+Importing GitPython costs about 140 ms, so this module is imported only when a
 git tool runs; `--version`, `--help` and the workspace's file listing never load it.
 """
 

@@ -2,7 +2,7 @@
 
 heph runs the `git` command itself, here: the workspace's listing and snapshots call `run`, and
 the git tools reach it through GitPython (`Repository.library`, imported only when a git tool
-runs: the import costs a tenth of a second), whose every command comes back here
+runs: the import costs about 140 ms), whose every command comes back here
 (`run_completed`). Output is read in its machine formats (`-z`, `--porcelain`), and every failure
 becomes a GitError carrying git's own message.
 
