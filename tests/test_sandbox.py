@@ -269,3 +269,42 @@ def test_git_works_inside_when_the_workspace_is_a_folder_of_a_repository(tmp_pat
     finally:
         request_cleanup(top.parent)
     assert done.exit_code == 0 and "?? ./" in done.output, done.output  # it found the repository
+
+
+def test_in_a_repository_secrets_at_any_depth_are_found_ignored_or_not(tmp_path):
+    from conftest import git
+
+    root = tmp_path / "repo"
+    deep = root.joinpath(*"abcdefghijkl")  # deeper than the walk goes
+    deep.mkdir(parents=True)
+    git(root, "init", "-q")
+    (root / ".gitignore").write_text(".env\nsecrets/\n")
+    (deep / ".env").write_text("KEY=1\n")  # ignored
+    (deep / "prod.pem").write_text("key\n")  # untracked
+    (deep / "secrets").mkdir()
+    (deep / "secrets" / "token.txt").write_text("t\n")  # in an ignored folder
+    (deep / ".ssh").mkdir()
+    (deep / ".ssh" / "id_ed25519").write_text("k\n")
+    (deep / "app.py").write_text("x = 1\n")
+    found = set(secret_files(root))
+    where = "/".join("abcdefghijkl")
+    assert {f"{where}/.env", f"{where}/prod.pem"} <= found
+    assert f"{where}/.ssh" in found or f"{where}/.ssh/id_ed25519" in found
+    assert f"{where}/app.py" not in found
+
+
+@needs_sandbox
+def test_a_deep_secret_of_a_repository_is_hidden_from_commands(tmp_path, monkeypatch):
+    from conftest import git
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = tmp_path / "repo"
+    deep = root.joinpath(*"abcdefghijkl")
+    deep.mkdir(parents=True)
+    git(root, "init", "-q")
+    (root / ".gitignore").write_text(".env\n")
+    (deep / ".env").write_text(f"KEY={SECRET}\n")
+    box = Contained(root, SandboxConfig())
+    line = f"cat {'/'.join('abcdefghijkl')}/.env; grep -r KEY . || true"
+    done = box.run(["/bin/sh", "-c", line], cwd=root, env={"PATH": os.environ["PATH"]}, timeout=20)
+    assert SECRET not in done.output

@@ -249,7 +249,28 @@ def walk(root: Path) -> Walked:
                     found.secrets.append(rel)
             elif is_secret_name(rel):
                 found.secrets.append(rel)
+    # Deeper, or past the walk's bound: in a repository git lists every file at any depth in
+    # a few milliseconds, ignored ones too (an ignored folder as one name).
+    walked = set(found.secrets)
+    for name in _git_listed(root):
+        rel = name.rstrip("/")  # an ignored folder, listed whole
+        if rel not in walked and is_secret_name(rel + "/x" if name.endswith("/") else rel):
+            found.secrets.append(rel)
+            walked.add(rel)
     return found
+
+
+def _git_listed(root: Path) -> list[str]:
+    """Every file git knows or sees under `root` (tracked, untracked, ignored: an ignored folder
+    as one name ending in /), relative to it; none outside a repository, or where heph runs no
+    git (an untrusted odd `.git`)."""
+    from hephaistus.repository import is_disabled, locate, names
+
+    if locate(root) is None or is_disabled(root):
+        return []
+    listed = names(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    ignored = ("--others", "--ignored", "--exclude-standard", "--directory")
+    return listed + names(root, "ls-files", "-z", *ignored)
 
 
 def secret_files(root: Path) -> list[str]:
