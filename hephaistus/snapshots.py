@@ -51,6 +51,7 @@ class Snapshots:
         # The repositories inside the workspace, as the last picture holds them (a commit id).
         self._nested: frozenset[str] = frozenset()
         self._looked = False
+        self._last: tuple[str, list[tuple[bytes, bytes, bytes]]] | None = None  # tree, entries
 
     def take(self, *, modes: bool = True) -> str | None:
         """The workspace as a tree id now; None when no snapshot can be taken (no git, a
@@ -82,16 +83,17 @@ class Snapshots:
         if tree is None:
             return None
         entries = self._index()  # read once a picture: its nested repositories and modes
+        self._last = (tree, entries)
         self._nested = frozenset(
-            os.fsdecode(path) + "/" for mode, path in entries if mode == b"160000"
+            os.fsdecode(path) + "/" for mode, _, path in entries if mode == b"160000"
         )
         if modes:  # kept for the next picture's changes, no longer
             unusual = self._unusual_modes(entries)
             self._modes = {**dict(list(self._modes.items())[-1:]), tree: unusual}
         return tree
 
-    def _index(self) -> list[tuple[bytes, bytes]]:
-        """(mode, path) of every entry of the picture just taken."""
+    def _index(self) -> list[tuple[bytes, bytes, bytes]]:
+        """(mode, blob id, path) of every entry of the picture just taken."""
         try:
             raw = self._git("ls-files", "--stage", "-z")
         except GitError:
@@ -99,7 +101,8 @@ class Snapshots:
         entries = []
         for entry in filter(None, raw.split(b"\0")):
             head, _, path = entry.partition(b"\t")
-            entries.append((head.split(b" ", 1)[0], path))
+            mode, sha = head.split(b" ")[:2]
+            entries.append((mode, sha, path))
         return entries
 
     def _tracked_though_ignored(self) -> list[str]:
@@ -119,12 +122,12 @@ class Snapshots:
             return []
         return [name for name in listed.split("\0") if name and not name.startswith(".heph/")]
 
-    def _unusual_modes(self, entries: list[tuple[bytes, bytes]]) -> dict[str, int]:
+    def _unusual_modes(self, entries: list[tuple[bytes, bytes, bytes]]) -> dict[str, int]:
         """The permission bits of each file git would not restore as they are (git keeps
         only whether a file is executable: 644 or 755), so undo can (a private 600 file)."""
         unusual = {}
         base = os.fsencode(self.root) + b"/"  # bytes, no Path: thousands of files a command
-        for kind, raw in entries:
+        for kind, _, raw in entries:
             if kind not in (b"100644", b"100755"):
                 continue
             try:
@@ -136,7 +139,33 @@ class Snapshots:
         return unusual
 
     def changes(self, before: str, after: str) -> list[Changed]:
-        """The files that differ between two snapshots, with both sides' content."""
+        """The files that differ between two snapshots, with both sides' content; and, when
+        `after` is the last picture, those whose permission bits alone changed (git sees only
+        the executable bit)."""
+        found = self._content_changes(before, after) if before != after else []
+        return found + self._mode_changes(before, after, {c.path for c in found})
+
+    def _mode_changes(self, before: str, after: str, changed: set[str]) -> list[Changed]:
+        was = self._modes.get(before)
+        if was is None or self._last is None or self._last[0] != after:
+            return []
+        entries = self._last[1]
+        now = self._unusual_modes(entries)
+        found = []
+        for kind, sha, raw in entries:
+            path = os.fsdecode(raw)
+            if kind not in (b"100644", b"100755") or path in changed:
+                continue
+            usual = 0o755 if kind == b"100755" else 0o644
+            old, new = was.get(path, usual), now.get(path, usual)
+            if old != new:
+                mode, blob = kind.decode(), sha.decode()
+                found.append(
+                    Changed(path, self._side(mode, blob, old), self._side(mode, blob, new))
+                )
+        return found
+
+    def _content_changes(self, before: str, after: str) -> list[Changed]:
         raw = self._git("diff-tree", "-r", "-z", "--no-renames", before, after)
         fields = raw.split(b"\0")
         found = []
@@ -279,7 +308,7 @@ def command_effects(
     from hephaistus.tools.writing import bytes_diff
 
     after = snapshots.take(modes=False) if before else None
-    if before is None or after is None or after == before:
+    if before is None or after is None:
         return ()
     made = []
     for change in snapshots.changes(before, after):

@@ -168,6 +168,28 @@ def test_links_and_private_modes_a_command_changed_come_back_as_they_were(tmp_pa
     assert os.readlink(tmp_path / "dangling") == "nowhere"
 
 
+def test_permission_bits_a_command_changed_alone_are_seen_and_undone(tmp_path):
+    from hephaistus.checkpoints import Checkpoints, CheckpointStore
+    from hephaistus.snapshots import command_effects
+
+    (tmp_path / ".heph").mkdir()
+    for name, mode in (("opened.txt", 0o600), ("closed.txt", 0o644), ("run.sh", 0o755)):
+        (tmp_path / name).write_text(f"{name}\n")
+        (tmp_path / name).chmod(mode)
+    snapshots = Snapshots(tmp_path, tmp_path / ".heph")
+    checkpoints = Checkpoints(tmp_path, tmp_path / ".heph", "s1")
+    before = snapshots.take()
+    (tmp_path / "opened.txt").chmod(0o644)  # what `chmod` in a command does
+    (tmp_path / "closed.txt").chmod(0o600)
+    (tmp_path / "run.sh").chmod(0o750)
+    made = {c.path for c in command_effects(snapshots, before, checkpoints)}
+    assert made == {"opened.txt", "closed.txt", "run.sh"}
+    CheckpointStore(tmp_path, tmp_path / ".heph").undo("s1")
+    modes = {name: (tmp_path / name).stat().st_mode & 0o777 for name in made}
+    assert modes == {"opened.txt": 0o600, "closed.txt": 0o644, "run.sh": 0o755}
+    assert (tmp_path / "closed.txt").read_text() == "closed.txt\n"
+
+
 def test_undo_leaves_a_link_someone_changed_since(tmp_path):
     from hephaistus.checkpoints import Checkpoints, CheckpointStore, UndoConflict
     from hephaistus.snapshots import command_effects
