@@ -104,9 +104,10 @@ def test_a_prompt_that_reads_and_edits_with_permission_then_one_that_is_rejected
 
 
 async def thinking(chat_server):
-    """Until the model server holds a request: the turn is under way."""
+    """Until the model server holds a chat request (not a probe of what it is): the model is
+    thinking about the turn."""
     for _ in range(400):
-        if chat_server.in_flight:
+        if chat_server.requests and chat_server.in_flight:
             return
         await asyncio.sleep(0.025)
     raise AssertionError("no request reached the model server")
