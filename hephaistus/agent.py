@@ -14,7 +14,7 @@ from hephaistus.checkpoints import Checkpoints
 from hephaistus.compaction import LEARNED_FROM_ERROR, Compactor, context_window
 from hephaistus.config import Config
 from hephaistus.engine import ReactEngine, Run
-from hephaistus.errors import ConfigError, HephError, ModelError, Terminated
+from hephaistus.errors import HephError, ModelError, Terminated
 from hephaistus.prompting import system_prompt
 from hephaistus.repomap import Focus, RepoMap, code_words
 from hephaistus.runtime.journal import Journal
@@ -81,6 +81,7 @@ class Agent:
             config.source_of,
         )
         self.messages: list[Message] = []
+        self.window_asked = False  # whether the server was asked its window (use_model says)
         self.use_model(model)
         self.announced = False  # -v has said what the run works with
         self.announced_folder = False  # said once that the workspace is no project folder
@@ -134,10 +135,17 @@ class Agent:
                 f"cannot create {self.workspace.heph_dir} (where sessions are kept): "
                 f"{error.strerror or error}"
             ) from None
-        if not self.window_asked:
-            self._ask_server_for_the_window()
-        if self.mcp is not None and not self.mcp_offered:
-            self._offer_mcp_tools(self.mcp)
+        try:  # the servers asked before the model: the slow part, where a cancel lands
+            if not self.window_asked:
+                self._ask_server_for_the_window()
+            if self.mcp is not None and not self.mcp_offered:
+                self._offer_mcp_tools(self.mcp)
+        except KeyboardInterrupt:
+            # Stopped before the model heard of it: a follow-up ("it is incorrect") still
+            # knows the task it follows.
+            self.state.task_started(task)
+            self.window_asked = False  # asked again (from the cache, if it got an answer)
+            raise
         if self.announce and not self.announced:
             self._announce()
         if not self.announced_folder and not self.workspace.is_project_folder():
@@ -152,7 +160,10 @@ class Agent:
         if changed:
             self.sink.notice(changed)
         self._say_if_uncontained()
-        asked = self._plan_to_carry_out(task)  # "go" after a plan: the task is that plan
+        from hephaistus import plans
+
+        # "go" after a plan: the task is that plan
+        asked = plans.task_for(task, self.state, self.policy.mode, self.workspace.heph_dir)
         summary = self._workspace_summary(task)  # before the session, so it never dangles
         prompt = self._system_prompt(task)
         if not self.messages:
@@ -238,32 +249,6 @@ class Agent:
             )
         elif why:
             self.sink.notice(f"{why}: commands run with all your access")
-
-    def _plan_to_carry_out(self, task: str) -> str:
-        """The task for the model: "go" carries out the last plan, which goes into the agent
-        state; anything else (and "go" where no plan was ever made) is itself. After a plan,
-        a "go" that cannot carry it out is an error: sent as it is, the model would do what the
-        conversation suggests, maybe the plan the person threw away."""
-        from hephaistus import plans
-
-        if not plans.is_go(task) or not self.state.plan_session:
-            return task
-        if self.policy.mode == "plan":
-            raise ConfigError(
-                "go carries out the last plan, and plan mode never does: /go in the chat, or "
-                "heph -c --mode edits go"
-            )
-        where = plans.path_of(self.workspace.heph_dir, self.state.plan_session)
-        if self.state.plan_done == self.state.plan_session and not plans.is_again(task):
-            raise ConfigError(plans.done_already(where))
-        plan = plans.load(self.workspace.heph_dir, self.state.plan_session)
-        if plan is None:
-            raise ConfigError(
-                f"the last plan ({where}) is gone, or is no plain file of at most "
-                f"{plans.MAX_PLAN_BYTES // 1024} KB: nothing was carried out"
-            )
-        self.state.carry_out(plan)
-        return plans.GO_TASK
 
     def _keep_plan(self, session_id: str, plan: str) -> None:
         """A plan-mode answer is the plan: saved for the person, and for "go"."""

@@ -10,8 +10,13 @@ a repository's files is never taken for the person's.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from hephaistus.errors import ConfigError
 from hephaistus.textfile import atomic_write, read_real
+
+if TYPE_CHECKING:
+    from hephaistus.state import AgentState
 
 FOLDER = "plans"
 MAX_PLAN_BYTES = 256 * 1024
@@ -76,4 +81,34 @@ def done_already(where: Path, again: str = "`go again`") -> str:
     return (
         f"the last plan ({where}) was carried out already; {again} carries it out once more, "
         "and a new plan comes from plan mode"
+    )
+
+
+def task_for(task: str, state: AgentState, mode: str, heph_dir: Path) -> str:
+    """The task for the model: "go" carries out the last plan, which goes into the agent
+    state; anything else (and "go" where no plan was ever made) is itself. After a plan, a "go"
+    that cannot carry it out is an error: sent as it is, the model would do what the
+    conversation suggests, maybe the plan the person threw away."""
+    if not is_go(task) or not state.plan_session:
+        return task
+    if mode == "plan":
+        raise ConfigError(
+            "go carries out the last plan, and plan mode never does: /go in the chat, or "
+            "heph -c --mode edits go"
+        )
+    where = path_of(heph_dir, state.plan_session)
+    if state.plan_done == state.plan_session and not is_again(task):
+        raise ConfigError(done_already(where))
+    plan = load(heph_dir, state.plan_session)
+    if plan is None:
+        raise ConfigError(gone(where))
+    state.carry_out(plan)
+    return GO_TASK
+
+
+def gone(where: Path) -> str:
+    """Why the last plan cannot be carried out: its file is gone, or no longer plain."""
+    return (
+        f"the last plan ({where}) is gone, or is no plain file of at most "
+        f"{MAX_PLAN_BYTES // 1024} KB: nothing was carried out"
     )

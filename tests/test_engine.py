@@ -186,3 +186,29 @@ def test_observations_are_clipped(ws):
     observation = model.calls[1][-1]["content"]
     assert len(observation.split("<agent_state>")[0].encode()) < 1200
     assert "more bytes cut" in observation
+
+
+def test_a_task_stopped_while_the_server_is_asked_is_the_last_task_of_the_follow_up(tmp_path):
+    from hephaistus.agent import Agent
+    from hephaistus.config import Config
+    from hephaistus.runtime.policy import Policy
+    from hephaistus.testing import ScriptedModel, final
+    from hephaistus.workspace import Workspace
+
+    class Probed(ScriptedModel):
+        stops = 1
+
+        def served_window(self, cache):
+            if self.stops:
+                self.stops -= 1
+                raise KeyboardInterrupt  # the editor cancels while the server is asked
+            return None
+
+    model = Probed([final("Sorry: here is the summary again.")])
+    agent = Agent(Workspace.at(tmp_path), Config(), model=model, policy=Policy("auto"))
+    try:
+        agent.execute("summarise notes.txt")
+    except KeyboardInterrupt:
+        pass
+    assert agent.execute("it is incorrect").status == "answered"
+    assert "last task: summarise notes.txt" in model.calls[0][-1]["content"]

@@ -279,10 +279,7 @@ class ChatCommands:
         if state.plan_done == state.plan_session and not again:
             return self._warn(plans.done_already(where, again="/go again"))
         if plans.load(self.agent.workspace.heph_dir, state.plan_session) is None:
-            return self._warn(
-                f"the last plan ({where}) is gone, or is no plain file of at most "
-                f"{plans.MAX_PLAN_BYTES // 1024} KB: nothing was carried out"
-            )
+            return self._warn(plans.gone(where))
         if mode:
             self.agent.set_mode(mode)  # and it stays so: the prompt shows it
         self.console.print(
