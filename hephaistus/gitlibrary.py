@@ -103,8 +103,3 @@ class RunnerGit(git.Git):
         if with_extended_output:
             return done.returncode, stdout, done.stderr.decode("utf-8", "replace")
         return stdout
-
-
-def open_library(top: Path) -> RunnerGit:
-    """GitPython's git command for the repository whose working tree is `top`."""
-    return RunnerGit(top)

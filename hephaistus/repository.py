@@ -80,9 +80,9 @@ class Repository:
     def library(self) -> RunnerGit:
         """GitPython's git command for this repository, its commands run by `run` (imported
         here, when a git tool first asks: no other run pays for the import)."""
-        from hephaistus.gitlibrary import open_library
+        from hephaistus.gitlibrary import RunnerGit
 
-        return open_library(self.top)
+        return RunnerGit(self.top)
 
     def command(self, verb: str, *args: str, literal: bool = False) -> str:
         """`git VERB ARGS` through GitPython, in the working tree's top folder (name files by
@@ -223,10 +223,8 @@ def run(
     """`git ARGS` in `cwd` (given `data` on its standard input): its output, or GitError with
     git's message. With text=False the output keeps undecodable file names (surrogate
     escapes), as the file system spells them; with `literal`, paths are names, not patterns."""
-    done = run_completed(cwd, *args, data=data, literal=literal)
-    if done.returncode != 0:
-        raise GitError(failure_message(done))
-    return done.stdout.decode("utf-8", "replace" if text else "surrogateescape")
+    output = _succeeded(run_completed(cwd, *args, data=data, literal=literal))
+    return output.decode("utf-8", "replace" if text else "surrogateescape")
 
 
 def run_completed(
@@ -256,7 +254,11 @@ def run_completed(
 
 def _git(command: list[str], cwd: Path, env: dict[str, str], data: bytes | None) -> bytes:
     """Run one git command line; its output, or GitError with git's own message."""
-    done = _completed(command, cwd, env, data)
+    return _succeeded(_completed(command, cwd, env, data))
+
+
+def _succeeded(done: subprocess.CompletedProcess[bytes]) -> bytes:
+    """A command's output, or GitError with what git said when it failed."""
     if done.returncode != 0:
         raise GitError(failure_message(done))
     return done.stdout
