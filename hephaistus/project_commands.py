@@ -9,7 +9,6 @@ and pytest is installed, `npm test` when package.json has a test script, `cargo 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
@@ -17,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from hephaistus.runtime.programs import command_path
 from hephaistus.textfile import text_of
 
 
@@ -61,7 +61,7 @@ def detect(root: Path) -> list[ProjectCommand]:
     has_python_tests = (
         (root / "tests").is_dir() or (root / "test").is_dir() or any(root.glob("test_*.py"))
     )
-    if has_python_tests and shutil.which("pytest"):
+    if has_python_tests and shutil.which("pytest", path=command_path()):
         found.append(ProjectCommand("test", "pytest -q", "detected: a tests folder and pytest"))
     elif has_python_tests:
         python = _python_with_pytest(root)
@@ -94,28 +94,30 @@ def detect(root: Path) -> list[ProjectCommand]:
 
 def _python_with_pytest(root: Path) -> str | None:
     """A Python that can import pytest, though no `pytest` is on PATH: the project's own
-    virtual environment's, else the one heph runs in."""
+    virtual environment's, else the one heph runs in. Told by the files it has, never by
+    running it: a workspace's program runs only in the sandbox."""
     import importlib.util
-    import subprocess
     import sys
 
     for venv in (".venv", "venv"):
         python = root / venv / "bin" / "python"
-        if python.is_file() and os.access(python, os.X_OK):
-            try:
-                done = subprocess.run(
-                    [str(python), "-c", "import pytest"],
-                    capture_output=True,
-                    timeout=10,
-                    stdin=subprocess.DEVNULL,
-                )
-            except (OSError, subprocess.SubprocessError):
-                continue
-            if done.returncode == 0:
-                return str(python)
+        sites = list((root / venv).glob("lib/python*/site-packages"))
+        if python.is_file() and any(_has_pytest(site) for site in sites):
+            return str(python)
     if importlib.util.find_spec("pytest") is not None:
         return sys.executable
     return None
+
+
+def _has_pytest(site: Path) -> bool:
+    """Whether a site-packages folder holds pytest, itself or in a folder a `.pth` file names."""
+    folders = [site]
+    for pth in site.glob("*.pth"):
+        text = text_of(pth) or ""
+        folders += [Path(line.strip()) for line in text.splitlines()[:50] if line.startswith("/")]
+    return any(
+        (folder / "pytest").is_dir() or (folder / "pytest.py").is_file() for folder in folders
+    )
 
 
 def describe(commands: dict[str, ProjectCommand]) -> str:

@@ -247,7 +247,7 @@ def run_completed(
     flags = ["--no-ext-diff", "--no-textconv", "--no-color"] if verb in DIFFING else []
     flags += ["--ignore-submodules=all"] if verb in NOT_RECURSING else []
     hooks_off = NO_HOOKS if verb not in INSPECTING | {"commit"} else ()
-    command = ["git", *ALWAYS, *hooks_off, *args[:1], *flags, *args[1:]]
+    command = [_program(), *ALWAYS, *hooks_off, *args[:1], *flags, *args[1:]]
     timeout = COMMIT_TIMEOUT if verb == "commit" else TIMEOUT
     return _completed(command, cwd, _environment(located, literal), data, timeout)
 
@@ -285,8 +285,6 @@ def _completed(
             env=env,
             start_new_session=True,
         )
-    except FileNotFoundError:
-        raise GitError("git is not installed (or not on PATH)") from None
     except OSError as error:
         raise GitError(f"git {_verb(command)} could not run: {error}") from None
     try:
@@ -365,5 +363,15 @@ def run_private(git_dir: Path, work_tree: Path, *args: str, data: bytes | None =
         "GIT_LITERAL_PATHSPECS": "1",
         "LC_ALL": "C",
     }
-    command = ["git", *ALWAYS, *NO_HOOKS, "-c", "core.autocrlf=false", *args]
+    command = [_program(), *ALWAYS, *NO_HOOKS, "-c", "core.autocrlf=false", *args]
     return _git(command, work_tree, env, data)
+
+
+def _program() -> str:
+    """The git heph runs: by absolute path, found where no workspace or command put it."""
+    from hephaistus.runtime.programs import find, missing
+
+    found = find("git")
+    if found is None:
+        raise GitError(missing("git"))
+    return found

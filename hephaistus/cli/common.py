@@ -56,6 +56,9 @@ def workspace_of(args: argparse.Namespace) -> Any:
             f"{workspace.root} is inside a {inside}/ folder, whose files heph never reads or "
             "writes; run heph in the project folder around it"
         )
+    from hephaistus.runtime.programs import settle
+
+    settle(workspace.root)  # heph's own programs come from no folder the workspace holds
     return workspace
 
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hephaistus.config_sections import SandboxConfig
 from hephaistus.runtime.executor import Completed, LocalExecutor
+from hephaistus.runtime.programs import command_path, find, missing, sandbox_caches
 
 # The person's credential stores, under the home folder: hidden (empty) in the sandbox.
 CREDENTIAL_STORES = (
@@ -170,10 +170,8 @@ def hidden_paths(workspace: Path, secrets: list[str]) -> tuple[Path, ...]:
 
 def cache_folder(workspace: Path) -> Path:
     """The sandbox's cache folder for `workspace`, outside it: in the user's cache folder."""
-    from platformdirs import user_cache_dir
-
     digest = hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
-    return Path(user_cache_dir("hephaistus", False)) / "sandbox" / digest
+    return sandbox_caches() / digest
 
 
 _probed: dict[str, str | None] = {}
@@ -188,9 +186,9 @@ def unavailable(bwrap: str = "bwrap") -> str | None:
 
 
 def _probe(bwrap: str) -> str | None:
-    found = shutil.which(bwrap)
+    found = find(bwrap)
     if found is None:
-        return f"bubblewrap ({bwrap}) is not installed"
+        return f"bubblewrap: {missing(bwrap)}"
     try:
         done = subprocess.run(
             [*isolated(found, network=False), "--", "true"],
@@ -328,7 +326,7 @@ class Contained:
         box = self._box()
         box.cache.mkdir(parents=True, exist_ok=True)
         (box.cache / EMPTY_FILE).write_bytes(b"")
-        return box.command(argv, self.workspace, {"PATH": os.environ.get("PATH", "")})
+        return box.command(argv, self.workspace, {"PATH": command_path()})
 
     def _box(self) -> Sandbox:
         if self._sandbox is None:
@@ -340,6 +338,6 @@ class Contained:
                 hidden=hidden_paths(root, walked.secrets),
                 kept=tuple(root / rel for rel in walked.internals),
                 network=self.settings.network,
-                bwrap=shutil.which(self.settings.bwrap) or self.settings.bwrap,
+                bwrap=find(self.settings.bwrap) or self.settings.bwrap,
             )
         return self._sandbox

@@ -187,8 +187,10 @@ def command_argv(command: str, extra: list[str]) -> list[str]:
 def child_environment(pass_env: Iterable[str] = ()) -> dict[str, str]:
     """The allowed variables of this process, without credentials, plus those the project
     config names (`pass_env`, glob patterns), which the user chose to share."""
+    from hephaistus.runtime.programs import command_path
+
     named = tuple(pass_env)
-    return {
+    chosen = {
         name: value
         for name, value in os.environ.items()
         if any(fnmatch.fnmatchcase(name, pattern) for pattern in named)
@@ -198,6 +200,9 @@ def child_environment(pass_env: Iterable[str] = ()) -> dict[str, str]:
             and not CREDENTIAL_TEXT.search(value)
         )
     }
+    if "PATH" in chosen:  # the PATH heph started with (its own leaves the workspace out)
+        chosen["PATH"] = command_path()
+    return chosen
 
 
 def observed(ctx: ToolContext, shown: str, ran: Completed) -> str:

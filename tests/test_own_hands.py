@@ -1,0 +1,146 @@
+"""What heph does itself, on the host, outside the sandbox: the programs it runs, the files it
+writes, the git it runs on its own records, and the person's own servers and hooks. Each test is
+an attack a cloned repository or a sandboxed command can make, run against the real sandbox and
+real git: it must change nothing outside the workspace and run nothing of theirs on the host."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from test_hostile_repo import clone, person
+
+from conftest import has_git
+from hephaistus.runtime.sandbox import unavailable
+from hephaistus.testing import act, final
+
+WHY_NOT = unavailable()
+needs_sandbox = pytest.mark.skipif(WHY_NOT is not None, reason=f"no sandbox here: {WHY_NOT}")
+pytestmark = pytest.mark.skipif(not has_git(), reason="needs git")
+
+
+def planted(folder: Path, marker: Path, *names: str) -> str:
+    """A shell line (for a sandboxed command) that writes programs named `names` into `folder`:
+    each, run, appends its name and the API key it sees to `marker`, then runs the real one."""
+    lines = [f"mkdir -p {folder}"]
+    for name in names:
+        real = shutil.which(name) or f"/usr/bin/{name}"
+        script = f'#!/bin/sh\necho "{name} $OPENAI_API_KEY" >> {marker}\nexec {real} "$@"\n'
+        lines.append(f"printf '%s' '{script}' > {folder}/{name} && chmod +x {folder}/{name}")
+    return " && ".join(lines)
+
+
+def plant_now(folder: Path, marker: Path, *names: str) -> None:
+    """The programs of `planted`, written by the test (as a clone brings them)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        real = shutil.which(name) or f"/usr/bin/{name}"
+        path = folder / name
+        path.write_text(f'#!/bin/sh\necho "{name} $OPENAI_API_KEY" >> {marker}\nexec {real} "$@"\n')
+        path.chmod(0o755)
+
+
+# -- 2. heph's own programs come from no folder the workspace holds -------------------------
+
+
+@needs_sandbox
+def test_programs_a_command_plants_on_an_activated_venvs_path_never_run_on_the_host(
+    heph_process, chat_server, home, tmp_path
+):
+    root = clone(tmp_path, {"app.py": "x = 1\n", ".gitignore": ".venv/\n"})
+    marker = tmp_path / "ran"
+    venv_bin = root / ".venv" / "bin"
+    env = {**person(home, chat_server), "PATH": f"{venv_bin}{os.pathsep}{os.environ['PATH']}"}
+    chat_server.reply(act("shell", command=planted(venv_bin, marker, "git", "uname", "bwrap")))
+    chat_server.reply(act("shell", command="echo second"))  # bwrap is looked for again
+    chat_server.reply(final("done"))
+    first = heph_process("--yes", "set up", cwd=root, env=env)
+    assert first.code == 0, first.stderr
+    assert (venv_bin / "git").exists()  # the command ran, in the sandbox
+    chat_server.reply(act("list_files"))  # a new run: openai asks `platform`, git lists files
+    chat_server.reply(act("shell", command="echo third"))
+    chat_server.reply(final("done"))
+    second = heph_process("--yes", "again", cwd=root, env=env)
+    assert second.code == 0, second.stderr
+    assert not marker.exists(), marker.read_text()
+
+
+@needs_sandbox
+def test_commands_in_the_sandbox_still_find_the_activated_venvs_programs(
+    heph, chat_server, home, tmp_path
+):
+    root = clone(tmp_path, {"app.py": "x = 1\n", ".gitignore": ".venv/\n"})
+    venv_bin = root / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "projtool").write_text("#!/bin/sh\necho projtool-ran\n")
+    (venv_bin / "projtool").chmod(0o755)
+    env = {**person(home, chat_server), "PATH": f"{venv_bin}{os.pathsep}{os.environ['PATH']}"}
+    chat_server.reply(act("shell", command="projtool"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "run it", cwd=root, env=env).code == 0
+    said = chat_server.requests[1]["messages"][-1]["content"]
+    assert "projtool-ran" in said and "exit code 0" in said
+    assert str(venv_bin) not in os.environ["PATH"].split(os.pathsep)  # not heph's own
+
+
+def test_a_relative_path_entry_of_a_clones_runs_nothing_at_start_or_in_plan_mode(
+    heph_process, chat_server, home, tmp_path
+):
+    marker = tmp_path / "ran"
+    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    plant_now(root / "bin", marker, "git", "uname", "bwrap")
+    env = {
+        **person(home, chat_server),
+        "PATH": f"./bin{os.pathsep}{os.pathsep}{os.environ['PATH']}",
+    }
+    chat_server.reply(act("list_files"))
+    chat_server.reply(act("shell", command="true"))
+    chat_server.reply(final("the plan"))
+    result = heph_process("--mode", "plan", "look around", cwd=root, env=env)
+    assert result.code == 0, result.stderr
+    assert not marker.exists(), marker.read_text()
+
+
+def test_git_only_in_the_workspace_is_not_run_and_heph_says_why(tmp_path, monkeypatch):
+    from hephaistus.repository import GitError, run
+    from hephaistus.runtime import programs
+
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    marker = tmp_path / "ran"
+    plant_now(root / "tools", marker, "git")
+    monkeypatch.setenv("PATH", str(root / "tools"))
+    programs.settle(root)
+    with pytest.raises(GitError, match="found only at .*tools/git.*runs no program from there"):
+        run(root, "status")
+    assert not marker.exists()
+    assert programs.command_path() == str(root / "tools")  # the sandbox's commands still see it
+
+
+def test_the_persons_configured_bwrap_is_not_taken_from_the_workspace(tmp_path, monkeypatch):
+    from hephaistus.runtime import programs
+
+    root = tmp_path / "ws"
+    plant_now(root / "bin", tmp_path / "ran", "bwrap")
+    monkeypatch.setenv("PATH", os.environ["PATH"])
+    programs.settle(root)
+    assert programs.find(str(root / "bin" / "bwrap")) is None
+    found = programs.find("bwrap")
+    assert found is None or not found.startswith(str(root))
+
+
+def test_finding_the_projects_test_command_runs_no_program_of_the_workspace(tmp_path, monkeypatch):
+    from hephaistus import project_commands
+
+    root = tmp_path / "ws"
+    (root / "tests").mkdir(parents=True)
+    marker = tmp_path / "ran"
+    python = root / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f"#!/bin/sh\necho ran >> {marker}\n")
+    python.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    project_commands.detect(root)
+    assert not marker.exists()
