@@ -197,7 +197,7 @@ class Agent:
             command_timeout=self.config.command_timeout,
             pass_env=self.config.pass_env,
             executor=self.executor,
-            snapshots=Snapshots(self.workspace.root, self.workspace.heph_dir),
+            snapshots=Snapshots(self.workspace.root),
             journal=self.journal,  # git_commit commits what heph changed in the chat
             sessions=tuple(self.session_ids),
         )

@@ -6,7 +6,7 @@ is handed to it and waited for with a timeout, so a server that hangs, dies or f
 an error the caller turns into one line, never a hang. Each server's connection is held open by
 one task on that loop (the package's contexts must be left by the task that entered them) until
 `close`, which ends every session and leaves no process behind. A server's stderr goes to its
-log under `.heph/logs/`.
+log, in heph's own folder for the workspace (userdirs.workspace_folder: `heph mcp` names it).
 """
 
 from __future__ import annotations

@@ -64,8 +64,12 @@ class McpTools:
         """The running servers (made on first use: imports nothing before)."""
         if self._hub is None:
             from hephaistus.mcp_client import McpHub
+            from hephaistus.userdirs import workspace_folder
 
-            self._hub = McpHub(self.heph_dir / "logs", self.command_line, cwd=self.root)
+            # The servers' logs are appended to: in heph's own folder for the workspace, never
+            # in .heph/, where a clone can commit a link in their place.
+            logs = workspace_folder(self.root, "logs")
+            self._hub = McpHub(logs, self.command_line, cwd=self.root)
         return self._hub
 
     def warm(self) -> None:

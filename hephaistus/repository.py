@@ -350,20 +350,22 @@ def _environment(located: tuple[Path, Path], literal: bool) -> dict[str, str]:
 
 
 def run_private(git_dir: Path, work_tree: Path, *args: str, data: bytes | None = None) -> bytes:
-    """`git ARGS` on heph's own repository `git_dir` (the workspace snapshots), over
-    `work_tree`: none of the person's git settings, system or global, and none of the
-    workspace's (no filter, driver or hook of theirs runs), and nothing of theirs is written.
-    Its output as bytes, or GitError."""
+    """`git ARGS` on heph's own repository `git_dir` (the workspace snapshots, which heph
+    made in the user's state folder), over `work_tree`: none of the person's git settings or
+    attributes, system or global, and none of the workspace's (no filter, driver or hook of
+    theirs runs), and nothing of theirs is written. Its output as bytes, or GitError."""
     env = {
         "PATH": os.environ.get("PATH", ""),
         "GIT_DIR": str(git_dir),
         **({"GIT_WORK_TREE": str(work_tree)} if args[:1] != ("init",) else {}),
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_ATTR_NOSYSTEM": "1",
         "GIT_LITERAL_PATHSPECS": "1",
         "LC_ALL": "C",
     }
-    command = [_program(), *ALWAYS, *NO_HOOKS, "-c", "core.autocrlf=false", *args]
+    own = ("-c", "core.autocrlf=false", "-c", f"core.attributesFile={os.devnull}")
+    command = [_program(), *ALWAYS, *NO_HOOKS, *own, *args]
     return _git(command, work_tree, env, data)
 
 

@@ -1,11 +1,15 @@
 """Snapshots of the workspace around each command heph runs, so what a command created, changed
 or deleted becomes effects like any write: shown as a diff, recorded, and undone by `heph undo`.
 
-A snapshot is a git tree in heph's own repository under `.heph/snapshots/` (its own index and
-objects: the person's index, objects and `git status` stay as they were), taken with none of the
-person's or the workspace's git settings. The workspace's `.gitignore` files are honoured, so
-ignored files (a `.venv`, build output) are not snapshotted; `.git/` and `.heph/` never are.
-Outside git this works the same: git is only heph's tool here.
+A snapshot is a git tree in heph's own repository (its own index and objects: the person's
+index, objects and `git status` stay as they were), kept in the user's state folder, one per
+workspace: never in the workspace, where a clone could commit a store whose config runs its
+filters, nor anywhere a sandboxed command can write or read (the sandbox hides the state
+folder). It is taken with none of the person's or the workspace's git settings, and no
+attribute of the workspace's changes what is kept (no filter, no line-ending or encoding
+conversion: heph's own `info/attributes` unsets them all). The workspace's `.gitignore` files
+are honoured, so ignored files (a `.venv`, build output) are not snapshotted; `.git/` and
+`.heph/` never are. Outside git this works the same: git is only heph's tool here.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ FOLDER = "snapshots"
 REGULAR = ("100644", "100755")  # what is restored: files and links (a submodule is left alone)
 LINK = "120000"
 LINK_MODE = stat.S_IFLNK | 0o777  # a side of a change that is a symbolic link
+# The store's own attributes, which come before the workspace's `.gitattributes`: a file is kept
+# byte for byte (no filter runs, no line ending or encoding is converted).
+NO_ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -diff -merge\n"
 
 
 @dataclass(frozen=True)
@@ -42,9 +49,9 @@ class Changed:
 class Snapshots:
     """Takes the workspace's picture before and after a command, and says what changed."""
 
-    def __init__(self, root: Path, heph_dir: Path) -> None:
+    def __init__(self, root: Path, store: Path | None = None) -> None:
         self.root = root
-        self.git_dir = heph_dir / FOLDER
+        self._store = store  # heph's repository (the state folder's for the workspace)
         self._modes: dict[str, dict[str, int]] = {}  # tree -> its files' unusual modes
         self._repository: Repository | None = None  # the person's, once looked for
         self._kept: list[str] | None = None  # its tracked files a .gitignore names
@@ -245,14 +252,24 @@ class Snapshots:
         names = (os.fsdecode(name) for name in raw.split(b"\0") if name)
         return frozenset(name for name in names if name.split("/")[0] != ".heph")
 
+    @property
+    def git_dir(self) -> Path:
+        """heph's own repository of snapshots for this workspace."""
+        if self._store is None:
+            from hephaistus.userdirs import workspace_folder
+
+            self._store = workspace_folder(self.root, FOLDER)
+        return self._store
+
     def _ready(self) -> None:
-        """heph's own repository, made once, blind to `.heph/`."""
+        """heph's own repository, made once, blind to `.heph/` and to every attribute."""
         if (self.git_dir / "HEAD").exists():
             return
-        self.git_dir.mkdir(parents=True, exist_ok=True)
+        self.git_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._git("init", "--quiet")
         (self.git_dir / "info").mkdir(exist_ok=True)
         (self.git_dir / "info" / "exclude").write_text("/.heph/\n")
+        (self.git_dir / "info" / "attributes").write_text(NO_ATTRIBUTES)
 
     def _git(self, *args: str) -> bytes:
         return run_private(self.git_dir, self.root, *args)

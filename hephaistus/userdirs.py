@@ -1,7 +1,8 @@
-"""Where heph keeps a person's own files (the user config, the chat history): the platform's
-folders (platformdirs: ~/Library/Application Support on macOS, %LOCALAPPDATA% on Windows, the
-XDG folders on Linux). `XDG_CONFIG_HOME` / `XDG_STATE_HOME` are honoured wherever they are set,
-and a folder an earlier version made under ~/.config or ~/.local/state keeps being used.
+"""Where heph keeps a person's own files (the user config, the chat history, its records of
+each workspace): the platform's folders (platformdirs: ~/Library/Application Support on macOS,
+%LOCALAPPDATA% on Windows, the XDG folders on Linux). `XDG_CONFIG_HOME` / `XDG_STATE_HOME` are
+honoured wherever they are set, and a folder an earlier version made under ~/.config or
+~/.local/state keeps being used.
 """
 
 from __future__ import annotations
@@ -26,6 +27,19 @@ def state_dir() -> Path:
 
     legacy = Path.home() / ".local" / "state" / APP
     return chosen(os.environ.get("XDG_STATE_HOME"), Path(user_state_dir(APP, False)), legacy)
+
+
+def workspace_folder(root: Path, kind: str) -> Path:
+    """heph's own records of the workspace at `root` that no repository and no command may
+    plant or replace (the snapshot store, server logs): in the user's state folder, which the
+    sandbox hides, one folder per workspace (by its real path), made by heph for the person
+    alone."""
+    import hashlib
+
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:16]
+    folder = state_dir() / "workspaces" / digest / kind
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return folder
 
 
 def chosen(xdg_home: str | None, platform: Path, legacy: Path) -> Path:

@@ -144,3 +144,134 @@ def test_finding_the_projects_test_command_runs_no_program_of_the_workspace(tmp_
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     project_commands.detect(root)
     assert not marker.exists()
+
+
+# -- 1, 4, 8. heph's own records live where no clone or command can plant or read them ---------
+
+
+def planted_store(marker: Path) -> dict[str, str]:
+    """A clone's `.heph/snapshots/`: a git directory whose config runs a filter on every .py."""
+    script = f"sh -c 'echo filter $OPENAI_API_KEY >> {marker}; cat'"
+    return {
+        ".heph/snapshots/HEAD": "ref: refs/heads/main\n",
+        ".heph/snapshots/config": (
+            "[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
+            f'[filter "fmt"]\n\tclean = "{script}"\n\tsmudge = "{script}"\n'
+        ),
+        ".heph/snapshots/info/attributes": "*.py filter=fmt\n",
+        ".gitattributes": "*.py filter=fmt\n",
+        "app.py": "x = 1\n",
+    }
+
+
+@needs_sandbox
+def test_a_snapshot_store_a_clone_commits_is_never_used(heph, chat_server, home, tmp_path):
+    marker = tmp_path / "ran"
+    root = clone(tmp_path, planted_store(marker))
+    (root / ".heph" / "snapshots" / "objects").mkdir()
+    (root / ".heph" / "snapshots" / "refs").mkdir()
+    chat_server.reply(act("shell", command="echo 'x = 2' > app.py"))
+    chat_server.reply(final("done"))
+    result = heph("--yes", "change it", cwd=root, env=person(home, chat_server))
+    assert result.code == 0, result.stderr
+    assert not marker.exists(), marker.read_text()
+    assert "app.py" in chat_server.requests[1]["messages"][-1]["content"]  # the change was seen
+    assert heph("undo", "--yes", cwd=root, env=person(home, chat_server)).code == 0
+    assert (root / "app.py").read_text() == "x = 1\n"
+    assert not marker.exists()
+
+
+@needs_sandbox
+@pytest.mark.parametrize(
+    "attributes",
+    ["* text eol=lf\n", "* text=auto eol=crlf\n", "*.txt working-tree-encoding=UTF-16\n"],
+)
+def test_undo_of_a_command_restores_the_bytes_whatever_the_attributes_say(
+    heph, chat_server, workspace, attributes
+):
+    original = "caf\u00e9\r\nline two\r\n".encode("utf-16") if "16" in attributes else None
+    original = original or b"first\r\nsecond\r\nno newline at the end"
+    root = workspace
+    (root / ".gitattributes").write_text(attributes)
+    (root / "notes.txt").write_bytes(original)
+    chat_server.reply(act("shell", command="rm notes.txt"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "remove it", cwd=root).code == 0
+    assert not (root / "notes.txt").exists()
+    assert heph("undo", "--yes", cwd=root).code == 0
+    assert (root / "notes.txt").read_bytes() == original
+
+
+def victim_file(tmp_path: Path) -> Path:
+    victim = tmp_path / "victim-bashrc"
+    victim.write_text("the person's shell settings\n")
+    return victim
+
+
+@needs_sandbox
+def test_a_started_marker_a_clone_links_elsewhere_is_never_written_through(
+    heph, chat_server, home, tmp_path
+):
+    victim = victim_file(tmp_path)
+    root = clone(tmp_path, {"app.py": "x = 1\n", ".gitignore": "build/\n"})
+    (root / ".heph" / "snapshots").mkdir(parents=True)
+    (root / ".heph" / "snapshots" / "started").symlink_to(victim)
+    chat_server.reply(act("shell", command="mkdir -p build && touch build/x"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "build", cwd=root, env=person(home, chat_server)).code == 0
+    assert victim.read_text() == "the person's shell settings\n"
+
+
+def test_an_mcp_servers_log_a_clone_links_elsewhere_is_never_appended_to(
+    heph, chat_server, home, tmp_path
+):
+    pytest.importorskip("mcp")
+    import json
+    import sys
+
+    from test_mcp import SERVER, user_config
+
+    victim = victim_file(tmp_path)
+    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    (root / ".heph" / "logs").mkdir(parents=True)
+    (root / ".heph" / "logs" / "mcp-t.log").symlink_to(victim)
+    line = f"echo server-said-this >&2; exec {sys.executable} {SERVER}"
+    env = person(home, chat_server)
+    config = (home / ".config" / "hephaistus" / "config.toml").read_text()
+    user_config(
+        home,
+        config + f'[mcp_servers.t]\ncommand = "/bin/sh"\nargs = ["-c", {json.dumps(line)}]\n',
+    )
+    heph("trust", "--yes", cwd=root, env=env)  # the person's server runs on the host here
+    chat_server.reply(act("mcp__t__add", a=2, b=40))
+    chat_server.reply(final("42"))
+    result = heph("--yes", "add", cwd=root, env=env)
+    assert result.code == 0, result.stderr
+    assert "42" in chat_server.requests[1]["messages"][-1]["content"]
+    assert victim.read_text() == "the person's shell settings\n"
+
+
+@needs_sandbox
+def test_a_secret_the_sandbox_hides_is_not_readable_from_the_snapshots(
+    heph, chat_server, workspace, monkeypatch
+):
+    import tempfile
+
+    # The state folder where a person's is (under home, seen read-only inside), not in /tmp,
+    # which the sandbox replaces with its own.
+    state = Path(tempfile.mkdtemp(prefix="heph-state-", dir="/var/tmp"))
+    try:
+        (workspace / ".env").write_text("API_TOKEN=hidden-value-0123456789\n")
+        (workspace / "app.py").write_text("x = 1\n")
+        stores = f".heph/snapshots {state}/hephaistus/workspaces/*/snapshots"
+        dump = "GIT_DIR=$d git cat-file --batch-all-objects --batch 2>/dev/null"
+        look = f"for d in {stores}; do {dump}; done | grep -a hidden-value; echo searched"
+        chat_server.reply(act("shell", command="touch made.txt"))  # a snapshot pair is taken
+        chat_server.reply(act("shell", command=look))
+        chat_server.reply(final("done"))
+        assert heph("--yes", "look", env={"XDG_STATE_HOME": str(state)}).code == 0
+        assert any(state.glob("hephaistus/workspaces/*/snapshots/HEAD"))  # the store is there
+        seen = chat_server.requests[2]["messages"][-1]["content"]
+        assert "searched" in seen and "hidden-value-0123456789" not in seen
+    finally:
+        shutil.rmtree(state, ignore_errors=True)

@@ -75,7 +75,7 @@ def test_two_snapshots_name_what_changed_between_them(tmp_path):
     (tmp_path / ".heph").mkdir()
     (tmp_path / "same.txt").write_text("same\n")
     (tmp_path / "edit.txt").write_text("old\n")
-    snapshots = Snapshots(tmp_path, tmp_path / ".heph")
+    snapshots = Snapshots(tmp_path)
     before = snapshots.take()
     (tmp_path / "edit.txt").write_text("new\n")
     (tmp_path / "made.txt").write_text("made\n")
@@ -96,7 +96,7 @@ def test_a_binary_file_a_command_deletes_is_named_not_diffed_and_comes_back(tmp_
     (tmp_path / ".heph").mkdir()
     blob = bytes(range(256)) * 4000  # 1 MB of every byte
     (tmp_path / "data.bin").write_bytes(blob)
-    snapshots = Snapshots(tmp_path, tmp_path / ".heph")
+    snapshots = Snapshots(tmp_path)
     checkpoints = Checkpoints(tmp_path, tmp_path / ".heph", "s1")
     before = snapshots.take()
     (tmp_path / "data.bin").unlink()
@@ -144,7 +144,7 @@ def test_links_and_private_modes_a_command_changed_come_back_as_they_were(tmp_pa
     (tmp_path / "docs").mkdir()
     os.symlink("../key.txt", tmp_path / "docs" / "current")
     os.symlink("nowhere", tmp_path / "dangling")
-    snapshots = Snapshots(tmp_path, tmp_path / ".heph")
+    snapshots = Snapshots(tmp_path)
     checkpoints = Checkpoints(tmp_path, tmp_path / ".heph", "s1")
     before = snapshots.take()
     # What a command might do: delete a private file, rewrite another, repoint and remove
@@ -176,7 +176,7 @@ def test_permission_bits_a_command_changed_alone_are_seen_and_undone(tmp_path):
     for name, mode in (("opened.txt", 0o600), ("closed.txt", 0o644), ("run.sh", 0o755)):
         (tmp_path / name).write_text(f"{name}\n")
         (tmp_path / name).chmod(mode)
-    snapshots = Snapshots(tmp_path, tmp_path / ".heph")
+    snapshots = Snapshots(tmp_path)
     checkpoints = Checkpoints(tmp_path, tmp_path / ".heph", "s1")
     before = snapshots.take()
     (tmp_path / "opened.txt").chmod(0o644)  # what `chmod` in a command does
@@ -195,7 +195,7 @@ def test_undo_leaves_a_link_someone_changed_since(tmp_path):
     from hephaistus.snapshots import command_effects
 
     (tmp_path / ".heph").mkdir()
-    snapshots = Snapshots(tmp_path, tmp_path / ".heph")
+    snapshots = Snapshots(tmp_path)
     checkpoints = Checkpoints(tmp_path, tmp_path / ".heph", "s1")
     before = snapshots.take()
     os.symlink("a", tmp_path / "link")
@@ -216,7 +216,7 @@ def test_a_folder_a_command_swapped_for_a_link_comes_back(tmp_path):
     (root / "src" / "calc").mkdir(parents=True)
     (root / "src" / "calc" / "__init__.py").write_text("X = 1\n")
     (tmp_path / "elsewhere").mkdir()
-    snapshots = Snapshots(root, root / ".heph")
+    snapshots = Snapshots(root)
     checkpoints = Checkpoints(root, root / ".heph", "s1")
     before = snapshots.take()
     shutil.rmtree(root / "src")  # rm -rf src && ln -s ../elsewhere src
@@ -260,7 +260,7 @@ def test_changes_inside_a_nested_repository_are_named_not_hidden(tmp_path):
     (tmp_path / ".pytest_cache").mkdir()
     (tmp_path / ".pytest_cache" / ".gitignore").write_text("*\n")
     (tmp_path / ".gitignore").write_text(".pytest_cache/\n")
-    snapshots = Snapshots(tmp_path, tmp_path / ".heph")
+    snapshots = Snapshots(tmp_path)
     snapshots.take()
     watch = snapshots.watch_ignored()
     (nested / "v.txt").unlink()
