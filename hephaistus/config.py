@@ -26,11 +26,12 @@ from hephaistus.config_sections import (
     SandboxConfig,
     check_docs_table,
     check_sandbox_table,
+    mode_asking_more,
     sandbox_keys,
 )
 from hephaistus.config_values import check_known, check_type, coerce, documented
 from hephaistus.errors import ConfigError
-from hephaistus.runtime.permissions import MODES
+from hephaistus.runtime.permissions import DEFAULT_MODE, MODES
 
 if TYPE_CHECKING:
     from hephaistus.mcp_config import McpServerConfig
@@ -59,7 +60,8 @@ class Config:
     mode: str = field(
         default="ask",
         metadata=documented(
-            "what runs unasked: ask, edits, plan or auto (a workspace's files may not say auto)",
+            "what runs unasked: ask, edits, plan or auto (a workspace's files: only a mode "
+            "that asks more than yours)",
             harmless=True,
         ),
     )
@@ -288,14 +290,11 @@ def load_config(
     layers = [(f"the user config {user_path}", _read_toml_table(user_path, None), True)]
     in_workspace = workspace_tables(workspace)
     layers += [(source, table, trusted) for source, table in in_workspace]
+    own_mode = layers[0][1].get("mode", DEFAULT_MODE)  # the person's: their file's, or the default
     chosen = bool((flags or {}).get("mode"))  # --mode or --yes: what a file says is moot
     for source, found, whole in layers:
-        if source in dict(in_workspace) and found.get("mode") == "auto" and not chosen:
-            found = {key: value for key, value in found.items() if key != "mode"}
-            ignored.append(
-                f'{source}: mode = "auto" is ignored: a workspace\'s files may set ask, edits or '
-                "plan; only you choose auto (--mode auto, --yes, or your user config)"
-            )
+        if source in dict(in_workspace) and "mode" in found:
+            found = mode_asking_more(found, source, own_mode, ignored, quiet=chosen)
         if not whole:
             found = {key: value for key, value in found.items() if not needs_trust(key)}
         docs.update(found.pop("docs", {}))

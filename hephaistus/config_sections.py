@@ -1,5 +1,6 @@
 """The tables of a config file: `[docs]` (what `heph docs` checks and writes) and `[sandbox]`
-(how the processes heph starts are contained), with their checks."""
+(how the processes heph starts are contained), with their checks; and what of the person's own
+choices a workspace's files may set (`[sandbox]` keys, `mode`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from hephaistus.config_values import check_known, check_type, documented
 from hephaistus.errors import ConfigError
+from hephaistus.runtime.permissions import asks_at_least
 
 
 @dataclass(frozen=True)
@@ -92,3 +94,21 @@ def sandbox_keys(
     for key in USER_ONLY_SANDBOX_KEYS & table.keys():
         ignored.append(f"{source}: [sandbox] {key} is ignored: only your user config sets it")
     return {key: value for key, value in table.items() if key not in USER_ONLY_SANDBOX_KEYS}
+
+
+def mode_asking_more(
+    found: dict[str, Any], source: str, own: str, ignored: list[str], *, quiet: bool
+) -> dict[str, Any]:
+    """A workspace table without its `mode` when that asks less than the person's own mode
+    (`own`): a clone's `edits` never lifts the person's `ask`, and only the person chooses
+    `auto`. Said in `ignored`, unless a flag chose the mode (`quiet`)."""
+    mode = found["mode"]
+    if mode != "auto" and asks_at_least(mode, own):
+        return found
+    if not quiet:
+        ignored.append(
+            f'{source}: mode = "{mode}" is ignored: a workspace\'s files may only ask more than '
+            f"your own mode, {own}; only you choose {mode} (--mode {mode}"
+            f"{', --yes' if mode == 'auto' else ''}, or mode in your user config)"
+        )
+    return {key: value for key, value in found.items() if key != "mode"}

@@ -210,3 +210,22 @@ def test_a_hostile_config_file_is_a_clear_error(tmp_path, user_home, name, text,
     (tmp_path / name).write_text(text)
     with pytest.raises(ConfigError, match=words):
         load_config(tmp_path, {}, {})
+
+
+@pytest.mark.parametrize("own", ["ask", "edits", "plan", "auto", None])
+@pytest.mark.parametrize("theirs", ["ask", "edits", "plan", "auto"])
+@pytest.mark.parametrize("trusted", [False, True])
+def test_a_workspaces_mode_applies_only_when_it_asks_more_than_the_persons(
+    tmp_path, user_home, own, theirs, trusted
+):
+    if own:
+        (user_home / "config.toml").write_text(f'mode = "{own}"\n')
+    (tmp_path / ".heph.toml").write_text(f'mode = "{theirs}"\n')
+    asking = ("auto", "edits", "ask", "plan")  # DESIGN's order, least asking first
+    mine = own or "ask"
+    wins = theirs != "auto" and asking.index(theirs) >= asking.index(mine)
+    config = load_config(tmp_path, {}, {}, trusted=trusted)
+    assert config.mode == (theirs if wins else mine)
+    assert any(f'mode = "{theirs}" is ignored' in why for why in config.ignored) == (not wins)
+    flagged = load_config(tmp_path, {"mode": "edits"}, {}, trusted=trusted)
+    assert flagged.mode == "edits" and not any("mode" in why for why in flagged.ignored)

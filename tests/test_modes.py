@@ -204,7 +204,9 @@ def test_a_workspace_file_may_not_choose_auto(heph, chat_server, workspace):
         assert chosen.code == 0 and "is ignored" not in chosen.stderr
 
 
-def test_a_workspace_file_may_choose_plan_or_edits_and_heph_says_so(heph, chat_server, workspace):
+def test_a_workspace_file_may_ask_more_with_plan_or_edits_and_heph_says_so(
+    heph, chat_server, workspace, home
+):
     (workspace / ".heph.toml").write_text('mode = "plan"\n')
     chat_server.reply(act("write_file", path="a.py", content="1\n"))
     chat_server.reply(final("the plan"))
@@ -212,11 +214,17 @@ def test_a_workspace_file_may_choose_plan_or_edits_and_heph_says_so(heph, chat_s
     assert result.code == 0 and result.json["mode"] == "plan"
     assert result.json["plan"].endswith(f"{result.json['session']}.md")
     assert not (workspace / "a.py").exists()
-    (workspace / ".heph.toml").write_text('mode = "edits"\n')
+    (workspace / ".heph.toml").write_text('mode = "edits"\n')  # more than the person's auto
+    (home / ".config" / "hephaistus").mkdir(parents=True)
+    (home / ".config" / "hephaistus" / "config.toml").write_text(
+        'mode = "auto"\n[commands]\nhello = "true"\n'
+    )
     chat_server.reply(act("write_file", path="a.py", content="1\n"))
+    chat_server.reply(act("run_command", name="hello"))
     chat_server.reply(final("wrote it"))
-    lowered = heph("write a")
-    assert "edits mode, set by .heph.toml: writes files unasked" in lowered.stderr
+    asked_more = heph("write a")
+    assert "edits mode, set by .heph.toml: writes files unasked" in asked_more.stderr
+    assert asked_more.code == 3 and (workspace / "a.py").read_text() == "1\n"  # the command asks
 
 
 def test_yes_is_auto_and_contradicting_it_is_a_usage_error(heph, chat_server, workspace):

@@ -20,6 +20,7 @@ EFFECTS = ("read", "write", "command", "external", "git")
 DEFAULT_MODE = "ask"
 CYCLE = ("ask", "edits", "plan")  # what Shift+Tab steps through in the chat; never to auto
 WORKSPACE_MODES = ("ask", "edits", "plan")  # a workspace's own file may not say `auto`
+BY_ASKING = ("auto", "edits", "ask", "plan")  # least asking first
 
 TABLE: dict[str, dict[str, Verdict]] = {
     "ask": {"read": "allow", "write": "ask", "command": "ask", "external": "ask", "git": "ask"},
@@ -83,6 +84,12 @@ def describe_approval(key: str) -> str:
     if name == ANY_NAME:
         return {"command": "every project command"}.get(effect, f"every {effect}")
     return f"the command `{name}`" if effect == "command" else f"{effect} {name}"
+
+
+def asks_at_least(mode: str, than: str) -> bool:
+    """Whether `mode` asks at least as much as `than` (plan > ask > edits > auto): what a
+    workspace's files may set over the person's own mode."""
+    return BY_ASKING.index(mode) >= BY_ASKING.index(than)
 
 
 def next_mode(mode: str) -> str:
