@@ -275,3 +275,29 @@ def test_a_secret_the_sandbox_hides_is_not_readable_from_the_snapshots(
         assert "searched" in seen and "hidden-value-0123456789" not in seen
     finally:
         shutil.rmtree(state, ignore_errors=True)
+
+
+# -- 3. heph writes nothing into a folder the sandbox can write ------------------------------
+
+
+@needs_sandbox
+@pytest.mark.parametrize("planted", ["link", "fifo"])
+def test_what_a_command_leaves_in_the_sandboxs_cache_heph_never_writes_through(
+    heph, chat_server, workspace, home, tmp_path, planted
+):
+    victim = victim_file(tmp_path)
+    (workspace / ".env").write_text("TOKEN=x\n")  # a secret: hidden with an empty file
+    cache = "${XDG_CACHE_HOME%/xdg}"  # the sandbox's cache folder, as a command sees it
+    plant = (
+        f"ln -sf {victim} {cache}/.empty"
+        if planted == "link"
+        else f"rm -f {cache}/.empty; mkfifo {cache}/.empty"
+    )
+    chat_server.reply(act("shell", command=f"{plant}; ls -la {cache}"))
+    chat_server.reply(act("shell", command="cat .env; echo second"))
+    chat_server.reply(final("done"))
+    result = heph("--yes", "clean up", timeout=30)
+    assert result.code == 0, result.stderr
+    assert victim.read_text() == "the person's shell settings\n"
+    second = chat_server.requests[2]["messages"][-1]["content"]
+    assert "second" in second and "TOKEN" not in second

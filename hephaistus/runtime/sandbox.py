@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import subprocess
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -55,7 +56,7 @@ CACHE_VARIABLES = {
     "npm_config_cache": "npm",
     "GOCACHE": "go",
 }
-EMPTY_FILE = ".empty"  # in the cache folder: what a hidden file shows inside
+EMPTY_FILE = "empty"  # in heph's state folder: what a hidden file shows inside
 PROBE_SECONDS = 5.0
 
 
@@ -84,7 +85,6 @@ class Sandbox:
         """Run `argv` inside the sandbox, as the local executor runs it outside: no standard
         input, a group of its own that a timeout or Ctrl-C kills whole."""
         self.cache.mkdir(parents=True, exist_ok=True)
-        (self.cache / EMPTY_FILE).write_bytes(b"")  # what hidden files show: always empty
         inside = {**env, **{name: str(self.cache / sub) for name, sub in CACHE_VARIABLES.items()}}
         # The workspace is a mount of its own inside: git in a workspace that is a folder of a
         # repository would stop at it, not finding the repository.
@@ -110,8 +110,10 @@ class Sandbox:
         line += ["--bind", str(self.cache), str(self.cache)]
         for toolchain in toolchains_in_tmp(argv, env or {}, self.workspace):
             line += ["--ro-bind", str(toolchain), str(toolchain)]
-        for path in self.hidden:
-            line += _hide(path, self.cache / EMPTY_FILE)
+        if self.hidden:
+            empty = empty_file()
+            for path in self.hidden:
+                line += _hide(path, empty)
         return [*line, "--chdir", str(cwd), "--", *argv]
 
 
@@ -144,6 +146,26 @@ def toolchains_in_tmp(argv: list[str], env: dict[str, str], workspace: Path) -> 
         if not inside and folder not in found and folder != Path("/tmp"):
             found.append(folder)
     return found
+
+
+def empty_file() -> Path:
+    """An empty file heph made in its state folder, which no command can write or replace
+    (the sandbox hides it): what a hidden file shows inside. Made with an exclusive, no-follow
+    open and checked before each use; never written through (a link or a named pipe planted
+    where heph looks is an error, not a target)."""
+    from hephaistus.userdirs import state_dir
+
+    folder = state_dir()
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = folder / EMPTY_FILE
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444))
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    if not stat.S_ISREG(info.st_mode) or info.st_size or info.st_uid != os.getuid():
+        raise OSError(f"{path} is not the empty file heph made; remove it and run heph again")
+    return path
 
 
 def _hide(path: Path, empty: Path) -> list[str]:
@@ -325,7 +347,6 @@ class Contained:
             raise OSError(f"a workspace's MCP server runs only in the sandbox, and {why}")
         box = self._box()
         box.cache.mkdir(parents=True, exist_ok=True)
-        (box.cache / EMPTY_FILE).write_bytes(b"")
         return box.command(argv, self.workspace, {"PATH": command_path()})
 
     def _box(self) -> Sandbox:
