@@ -4,11 +4,15 @@ Configured: `[commands]` in .heph.toml or `[tool.hephaistus.commands]` in pyproj
 `--test-cmd` for one run. Detected, only when nothing is configured: pytest when there are tests
 and pytest is installed, `npm test` when package.json has a test script, `cargo test`,
 `go test ./...`, and `make test` when the Makefile has that target.
+
+A configured command is trusted together with the workspace files it names (`files_named`): a
+pull that changes only the script it runs changes what was trusted.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -131,3 +135,57 @@ def describe(commands: dict[str, ProjectCommand]) -> str:
     lines = ["Project commands:"]
     lines += [f"- {command.name}: `{command.command}`" for command in commands.values()]
     return "\n".join(lines)
+
+
+def command_lines(key: str, value: object) -> list[str]:
+    """The command lines a setting holds: a project command's, test_cmd's, and each MCP
+    server's command with its arguments."""
+    if key.startswith("commands.") or key == "test_cmd":
+        return [value] if isinstance(value, str) else []
+    if key != "mcp_servers" or not isinstance(value, dict):
+        return []
+    entries = [entry for entry in value.values() if isinstance(entry, dict)]
+    return [
+        shlex.join([entry["command"], *map(str, entry.get("args") or [])])
+        for entry in entries
+        if isinstance(entry.get("command"), str)
+    ]
+
+
+NAMED_AT_MOST = 32  # files of one command line covered; a line naming more is not a script's
+
+
+def files_named(root: Path, line: str, depth: int = 2) -> list[str]:
+    """The workspace files (relative POSIX paths) the command `line` runs or names: its program
+    when that is a workspace path (written so, or found there on the commands' PATH), and each
+    word, or an option's value after `=`, that is an existing file inside the workspace. A quoted
+    word that is itself a command line (`sh -c "sh ci/test.sh"`) is read too, `depth` levels."""
+    try:
+        words = shlex.split(line)
+    except ValueError:  # unbalanced quotes: the shell reads it somehow; take plain words
+        words = line.split()
+    found = [_program_in(root, words[0])] if words and "/" not in words[0] else []
+    for word in words:
+        found += [_file_in(root, piece) for piece in (word, word.partition("=")[2]) if piece]
+        if depth > 1 and any(space in word for space in " \t\n"):
+            found += files_named(root, word, depth - 1)
+    return list(dict.fromkeys(f for f in found if f))[:NAMED_AT_MOST]
+
+
+def _file_in(root: Path, word: str) -> str | None:
+    """`word` as the path of a file (links followed) lying in the workspace, relative to it."""
+    path = os.path.normpath(os.path.join(root, word))  # an absolute word stays itself
+    relative = os.path.relpath(path, root)
+    if relative.split(os.sep)[0] in ("..", "."):  # outside, or the root itself
+        return None
+    return Path(relative).as_posix() if os.path.isfile(path) else None
+
+
+def _program_in(root: Path, name: str) -> str | None:
+    """The program `name` runs as on the commands' PATH, when that is a workspace file (an
+    activated `.venv/bin`, a relative entry: run from the workspace root)."""
+    for entry in command_path().split(os.pathsep):
+        candidate = os.path.join(root, entry, name)  # "" and "./bin" are the root's
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return _file_in(root, candidate)
+    return None

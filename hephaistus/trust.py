@@ -9,6 +9,11 @@ workspace: `heph trust`, the question asked once in a terminal, or `--trust` for
 person's answer is kept in the user's state folder under a digest of exactly those settings,
 so a change to any of them (a pull, a new commit) makes the workspace untrusted again until it
 is approved again. `--yes` never grants trust.
+
+A command is trusted with the workspace files it names (project_commands.files_named), each
+listed beside it with a short digest that the answer's digest covers whole. Of a file past
+READ_AT_MOST bytes, that much counts with its size and modification time; an unreadable one
+counts as such; one that leads out of the workspace (a link), by where it leads.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ ASK_AT_MOST = 40  # settings shown in the question; more are for `heph trust --s
 NAMED_AT_MOST = 12  # settings named in the notice
 PROMPT_LIMIT = 256 * 1024  # bytes of a prompt override read (a larger one is refused)
 RECORDS = "trust.json"
+READ_AT_MOST = 1024 * 1024  # bytes of a file a command names that its digest covers
 GIT_PREFIX = "git: "  # the sources of the repository's git setup: "git: .git/config", ...
 
 
@@ -41,8 +47,9 @@ class Setting:
     """One setting of the workspace's files that needs trust, exactly as it is written."""
 
     source: str  # ".heph.toml", "pyproject.toml [tool.hephaistus]", ".heph/prompts/system.md"
-    key: str  # "base_url", "commands.test", "system prompt"
-    value: str  # as written (TOML/JSON spelling), or what the file does
+    key: str  # "base_url", "commands.test", "system prompt", "commands.test names ci/test.sh"
+    value: str  # as written (TOML/JSON spelling), or what the file does, or its short digest
+    proof: str = ""  # a file a command names: what its content is known by (the whole digest)
 
     def shown(self) -> str:
         """The setting in one line, `source: key = value`."""
@@ -60,17 +67,66 @@ class Decision:
 
 
 def settings_needing_trust(root: Path) -> list[Setting]:
-    """Every setting of the workspace's files that applies only in a trusted workspace."""
+    """Every setting of the workspace's files that applies only in a trusted workspace, each
+    command followed by the workspace files it names."""
+    return _config_settings(root) + _git_settings(root) + _prompt_settings(root)
+
+
+def _config_settings(root: Path) -> list[Setting]:
+    from hephaistus.project_commands import command_lines, files_named
+
     found: list[Setting] = []
     for source, table in workspace_tables(root):
-        found += [Setting(source, key, _spelled(value)) for key, value in trust_requiring(table)]
-    if any(os.path.lexists(folder / ".git") for folder in (root, *root.parents)):
-        from hephaistus.gitsetup import beyond_a_clone
+        for key, value in trust_requiring(table):
+            found.append(Setting(source, key, _spelled(value)))
+            named = [rel for line in command_lines(key, value) for rel in files_named(root, line)]
+            found += [_named_file(root, source, key, rel) for rel in dict.fromkeys(named)]
+    return found
 
-        found += [
-            Setting(GIT_PREFIX + item.source, item.key, _spelled(item.value))
-            for item in beyond_a_clone(root)
-        ]
+
+def _named_file(root: Path, source: str, key: str, rel: str) -> Setting:
+    """A file the command of `key` names, as a setting beside it: a short digest shown, the
+    whole one covered by the answer's digest."""
+    proof, shown = _file_proof(root, rel)
+    return Setting(source, f"{key} names {rel}", shown, proof)
+
+
+def _file_proof(root: Path, rel: str) -> tuple[str, str]:
+    """What the file `rel` is known by, and that in short: see the module's docstring."""
+    real = os.path.realpath(root / rel)
+    if os.path.commonpath([real, os.path.realpath(root)]) != os.path.realpath(root):
+        return f"leads to {real}", f"leads to {real}, outside the workspace"
+    try:  # non-blocking: a FIFO put in its place must not hang heph's start
+        handle = os.fdopen(os.open(real, os.O_RDONLY | os.O_NONBLOCK), "rb")
+        with handle:
+            info = os.fstat(handle.fileno())
+            body = handle.read(READ_AT_MOST) if stat.S_ISREG(info.st_mode) else b""
+    except OSError as error:
+        return f"unreadable: {error.strerror}", f"unreadable ({error.strerror})"
+    if not stat.S_ISREG(info.st_mode):
+        return "not a file", "not a file"
+    sha = hashlib.sha256(body).hexdigest()
+    size = f"{info.st_size:,} byte{'' if info.st_size == 1 else 's'}"
+    if info.st_size <= READ_AT_MOST:
+        return f"sha256 {sha}", f"sha256 {sha[:12]}, {size}"
+    when = datetime.fromtimestamp(info.st_mtime, timezone.utc).isoformat(timespec="seconds")
+    proof = f"sha256 {sha} of the start, {info.st_size} bytes, modified {info.st_mtime_ns}"
+    return proof, f"sha256 {sha[:12]} of its first MiB, {size}, modified {when}"
+
+
+def _git_settings(root: Path) -> list[Setting]:
+    if not any(os.path.lexists(folder / ".git") for folder in (root, *root.parents)):
+        return []
+    from hephaistus.gitsetup import beyond_a_clone
+
+    return [
+        Setting(GIT_PREFIX + item.source, item.key, _spelled(item.value))
+        for item in beyond_a_clone(root)
+    ]
+
+
+def _prompt_settings(root: Path) -> list[Setting]:
+    found: list[Setting] = []
     for name in PROMPT_NAMES:
         prompt = prompt_override(root, name)
         if prompt is not None:
@@ -103,11 +159,18 @@ def prompt_override(root: Path, name: str) -> bytes | None:
         return None
 
 
+def _kept(setting: Setting) -> list[str]:
+    """A setting as its digest and the record hold it (a proof only where there is one: the
+    digests of answers given before files were covered stay the same)."""
+    proof = [setting.proof] if setting.proof else []
+    return [setting.source, setting.key, setting.value, *proof]
+
+
 def digest(settings: list[Setting] | tuple[Setting, ...]) -> str:
     """What the person's answer is kept under: any change to any setting changes it."""
-    body = json.dumps(
-        sorted([s.source, s.key, s.value] for s in settings), ensure_ascii=False
-    ).encode("utf-8", "surrogateescape")
+    body = json.dumps(sorted(_kept(s) for s in settings), ensure_ascii=False).encode(
+        "utf-8", "surrogateescape"
+    )
     return hashlib.sha256(body).hexdigest()
 
 
@@ -138,14 +201,16 @@ class TrustStore:
         return [
             Setting(*item)
             for item in kept
-            if isinstance(item, list) and len(item) == 3 and all(isinstance(i, str) for i in item)
+            if isinstance(item, list)
+            and len(item) in (3, 4)
+            and all(isinstance(i, str) for i in item)
         ]
 
     def record(self, root: Path, settings: list[Setting], trusted: bool) -> None:
         """Keep the person's answer about `settings`, with their digest, so any change asks
         again."""
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        shown = [[s.source, s.key, s.value] for s in settings]
+        shown = [_kept(s) for s in settings]
         record = {"digest": digest(settings), "trusted": trusted, "at": now, "settings": shown}
         self.records.put(root, record)
 
@@ -204,8 +269,7 @@ def recheck(root: Path) -> str | None:
     decision = _decided.get(str(root))
     if decision is None or not decision.trusted or not _git_part(decision.settings):
         return None
-    now = [s for s in settings_needing_trust(root) if s.source.startswith(GIT_PREFIX)]
-    if digest(now) == digest(_git_part(decision.settings)):
+    if digest(_git_settings(root)) == digest(_git_part(decision.settings)):
         return None
     from hephaistus import repository
 
@@ -270,11 +334,12 @@ def notice(decision: Decision) -> str:
     """The one line said when an untrusted workspace's settings were left out (the first few
     named; `heph trust --show` lists them all)."""
     by_source: dict[str, list[str]] = {}
-    for setting in decision.settings[:NAMED_AT_MOST]:
+    settings = [s for s in decision.settings if not s.proof]  # the files are for --show
+    for setting in settings[:NAMED_AT_MOST]:
         by_source.setdefault(setting.source, []).append(setting.key)
     listed = "; ".join(f"{', '.join(keys)} ({source})" for source, keys in by_source.items())
-    if len(decision.settings) > NAMED_AT_MOST:
-        listed += f"; and {len(decision.settings) - NAMED_AT_MOST:,} more"
+    if len(settings) > NAMED_AT_MOST:
+        listed += f"; and {len(settings) - NAMED_AT_MOST:,} more"
     why = {
         "changed": "its settings changed since you trusted it",
         "declined": "you chose not to trust it",

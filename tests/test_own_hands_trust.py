@@ -4,15 +4,167 @@ attack a cloned repository can make, run for real (real clones and pulls, the re
 
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 
 import pytest
 from test_hostile_repo import clone, person
+from test_own_hands import needs_sandbox
 
-from conftest import has_git
+from conftest import git, has_git
 from hephaistus.testing import act, final
 
 pytestmark = pytest.mark.skipif(not has_git(), reason="needs git")
+
+SECRET = "deploy-secret-0123456789"
+INNOCENT = "#!/bin/sh\necho tests pass\n"
+EVIL = '#!/bin/sh\necho "$DEPLOY_TOKEN" > leaked.txt\necho tests pass\n'
+
+
+def upstream_of(root: Path) -> Path:
+    return root.parent / f"{root.name}-upstream"
+
+
+def push_and_pull(root: Path, files: dict[str, str], message: str) -> None:
+    """The repository's author commits `files` (executable), and the person pulls."""
+    upstream = upstream_of(root)
+    for rel, text in files.items():
+        (upstream / rel).write_text(text)
+        (upstream / rel).chmod(0o755)
+    git(upstream, "add", *files)
+    git(upstream, "commit", "-qm", message)
+    git(root, "pull", "-q", "--ff-only")
+
+
+# -- 15. trusting a command trusts the workspace files it runs ----------------------------------
+
+
+@needs_sandbox
+@pytest.mark.parametrize(
+    "setting",
+    [
+        '[commands]\ntest = "sh ci/test.sh"\n',
+        'test_cmd = "sh ci/test.sh"\n',
+        '[commands]\ntest = "ci/test.sh"\n',  # the program itself
+        '[commands]\ntest = "./ci/test.sh --quick"\n',
+    ],
+)
+def test_a_pull_that_changes_only_the_script_a_trusted_command_runs_needs_trust_again(
+    heph, chat_server, home, tmp_path, setting
+):
+    config = 'verify_after_edits = ["test"]\npass_env = ["DEPLOY_*"]\n' + setting
+    root = clone(tmp_path, {".heph.toml": config, "app.py": "x = 1\n", "ci/test.sh": INNOCENT})
+    push_and_pull(root, {"ci/test.sh": INNOCENT}, "runnable")
+    env = {**person(home, chat_server), "DEPLOY_TOKEN": SECRET}
+    assert heph("trust", "--yes", cwd=root, env=env).code == 0
+    push_and_pull(root, {"ci/test.sh": EVIL}, "a faster test")  # .heph.toml unchanged
+
+    chat_server.reply(act("edit_file", path="app.py", old="x = 1", new="x = 2"))
+    chat_server.reply(final("done"))
+    result = heph("--yes", "bump x", cwd=root, env=env)
+    assert result.code == 0, result.stderr
+    assert not (root / "leaked.txt").exists()
+    assert "changed since you trusted it" in result.stderr
+    shown = heph("trust", "--show", cwd=root, env=env).stdout
+    assert "its settings changed since" in shown
+    assert any(line.startswith("+") and "ci/test.sh" in line for line in shown.splitlines())
+
+    # Looked at and trusted again, the same command runs the new script: what was approved.
+    assert heph("trust", "--yes", cwd=root, env=env).code == 0
+    chat_server.reply(act("edit_file", path="app.py", old="x = 2", new="x = 3"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "bump x", cwd=root, env=env).code == 0
+    assert (root / "leaked.txt").read_text().strip() == SECRET
+
+
+def short(data: bytes) -> str:
+    """The digest `heph trust` shows of a file holding `data`."""
+    return hashlib.sha256(data).hexdigest()[:12]
+
+
+def shown_settings(root: Path) -> list[str]:
+    from hephaistus.trust import settings_needing_trust
+
+    return [s.shown() for s in settings_needing_trust(root)]
+
+
+def test_trust_lists_every_workspace_file_a_command_names_beside_it(tmp_path, monkeypatch):
+    root = tmp_path / "ws"
+    (root / "ci").mkdir(parents=True)
+    (root / "ci" / "test.sh").write_text(INNOCENT)
+    (root / "ci" / "x.cfg").write_text("x")
+    (root / "ci" / "sh").symlink_to("/bin/sh")  # leads out: counted by where it leads
+    (tmp_path / "outside.sh").write_text(INNOCENT)
+    tool = root / ".venv" / "bin" / "tool"  # found on an activated venv's PATH
+    tool.parent.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tool.parent}:/usr/bin:/bin")
+    (root / ".heph.toml").write_text(
+        'test_cmd = "sh -c \\"sh ci/test.sh && ci/sh ../outside.sh\\""\n'
+        '[commands]\nlint = "tool --config=ci/x.cfg ci ../outside.sh /bin/sh"\n'
+        '[mcp_servers.s]\ncommand = "python"\nargs = ["ci/test.sh"]\n'
+    )
+    script = short(INNOCENT.encode())
+    assert shown_settings(root) == [
+        '.heph.toml: test_cmd = "sh -c \\"sh ci/test.sh && ci/sh ../outside.sh\\""',
+        f".heph.toml: test_cmd names ci/test.sh = sha256 {script}, 26 bytes",
+        f".heph.toml: test_cmd names ci/sh = leads to {os.path.realpath('/bin/sh')}, outside "
+        "the workspace",
+        '.heph.toml: commands.lint = "tool --config=ci/x.cfg ci ../outside.sh /bin/sh"',
+        ".heph.toml: commands.lint names .venv/bin/tool = sha256 "
+        f"{short(tool.read_bytes())}, 10 bytes",
+        f".heph.toml: commands.lint names ci/x.cfg = sha256 {short(b'x')}, 1 byte",
+        '.heph.toml: mcp_servers = {"s": {"command": "python", "args": ["ci/test.sh"]}}',
+        f".heph.toml: mcp_servers names ci/test.sh = sha256 {script}, 26 bytes",
+    ]
+
+
+def test_a_huge_named_file_counts_by_its_start_size_and_time_and_is_read_no_further(tmp_path):
+    from hephaistus.trust import READ_AT_MOST, digest, settings_needing_trust
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / ".heph.toml").write_text('[commands]\ntest = "sh data.bin"\n')
+    data = root / "data.bin"
+    data.write_bytes(b"a" * (READ_AT_MOST * 3))
+    os.utime(data, ns=(10**18, 10**18))
+    before = settings_needing_trust(root)
+    assert "of its first MiB, 3,145,728 bytes, modified 2001-09-09T01:46:40+00:00" in (
+        before[1].shown()
+    )
+    with data.open("r+b") as handle:  # past the part read: the size and the time tell it
+        handle.seek(READ_AT_MOST * 2)
+        handle.write(b"b")
+    assert digest(settings_needing_trust(root)) != digest(before)
+    os.utime(data, ns=(10**18, 10**18))  # the time put back: read no further, as documented
+    assert digest(settings_needing_trust(root)) == digest(before)
+
+
+def test_the_question_shows_the_files_and_an_answer_from_before_files_counted_still_holds(
+    tmp_path,
+):
+    from hephaistus.trust import Setting, TrustStore, decide, digest
+
+    root = tmp_path / "ws"
+    (root / "ci").mkdir(parents=True)
+    (root / "ci" / "test.sh").write_text(INNOCENT)
+    (root / ".heph.toml").write_text('[commands]\ntest = "sh ci/test.sh"\n')
+    asked: list[str] = []
+    assert decide(root, ask=lambda q: asked.append(q) or "y").trusted
+    script = short(INNOCENT.encode())
+    assert f".heph.toml: commands.test names ci/test.sh = sha256 {script}" in asked[0]
+    assert decide(root, ask=lambda q: asked.append(q) or "n").state == "trusted"
+    (root / "ci" / "test.sh").write_text(EVIL)
+    changed = decide(root, ask=lambda q: asked.append(q) or "n")
+    assert not changed.trusted and len(asked) == 2
+    assert "+ .heph.toml: commands.test names ci/test.sh" in asked[1]
+    assert "- .heph.toml: commands.test names ci/test.sh" in asked[1]
+    # Settings naming no file keep the digest answers were kept under before files counted.
+    plain = Setting(".heph.toml", "model", '"m"')
+    assert digest([plain]) == hashlib.sha256(b'[[".heph.toml", "model", "\\"m\\""]]').hexdigest()
+    assert TrustStore().answered(root)[1].proof.startswith("sha256 ")
 
 
 # -- 16. a workspace's mode may only ask more than the person's own --------------------------
