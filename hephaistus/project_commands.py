@@ -153,23 +153,40 @@ def command_lines(key: str, value: object) -> list[str]:
 
 
 NAMED_AT_MOST = 32  # files of one command line covered; a line naming more is not a script's
+# What a runner reads by itself, unnamed: its recipe is the script `make test` runs.
+READ_BY_RUNNER = {
+    "make": ("GNUmakefile", "makefile", "Makefile"),
+    "npm": ("package.json",),
+    "pnpm": ("package.json",),
+    "yarn": ("package.json",),
+    "just": ("justfile", "Justfile", ".justfile"),
+    "tox": ("tox.ini",),
+    "nox": ("noxfile.py",),
+}
 
 
 def files_named(root: Path, line: str, depth: int = 2) -> list[str]:
     """The workspace files (relative POSIX paths) the command `line` runs or names: its program
-    when that is a workspace path (written so, or found there on the commands' PATH), and each
-    word, or an option's value after `=`, that is an existing file inside the workspace. A quoted
-    word that is itself a command line (`sh -c "sh ci/test.sh"`) is read too, `depth` levels."""
+    when that is a workspace path (written so, or found there on the commands' PATH), the file
+    a known runner reads by itself (make's Makefile), and each word, or an option's value after
+    `=`, that is an existing file inside the workspace. A quoted word that is itself a command
+    line (`sh -c "sh ci/test.sh"`) is read too, `depth` levels."""
     try:
         words = shlex.split(line)
     except ValueError:  # unbalanced quotes: the shell reads it somehow; take plain words
         words = line.split()
     found = [_program_in(root, words[0])] if words and "/" not in words[0] else []
+    found += [_file_in(root, name) for name in READ_BY_RUNNER.get(_runner(words), ())]
     for word in words:
         found += [_file_in(root, piece) for piece in (word, word.partition("=")[2]) if piece]
         if depth > 1 and any(space in word for space in " \t\n"):
             found += files_named(root, word, depth - 1)
     return list(dict.fromkeys(f for f in found if f))[:NAMED_AT_MOST]
+
+
+def _runner(words: list[str]) -> str:
+    """The program a command line starts, by name (`make` for `/usr/bin/make -j4 test`)."""
+    return os.path.basename(words[0]) if words else ""
 
 
 def _file_in(root: Path, word: str) -> str | None:

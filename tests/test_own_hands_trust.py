@@ -40,25 +40,33 @@ def push_and_pull(root: Path, files: dict[str, str], message: str) -> None:
 # -- 15. trusting a command trusts the workspace files it runs ----------------------------------
 
 
+SCRIPTS = {
+    "ci/test.sh": (INNOCENT, EVIL),
+    "Makefile": ("test:\n\t@echo tests pass\n", 'test:\n\t@echo "$$DEPLOY_TOKEN" > leaked.txt\n'),
+}
+
+
 @needs_sandbox
 @pytest.mark.parametrize(
-    "setting",
+    "setting, script",
     [
-        '[commands]\ntest = "sh ci/test.sh"\n',
-        'test_cmd = "sh ci/test.sh"\n',
-        '[commands]\ntest = "ci/test.sh"\n',  # the program itself
-        '[commands]\ntest = "./ci/test.sh --quick"\n',
+        ('[commands]\ntest = "sh ci/test.sh"\n', "ci/test.sh"),
+        ('test_cmd = "sh ci/test.sh"\n', "ci/test.sh"),
+        ('[commands]\ntest = "ci/test.sh"\n', "ci/test.sh"),  # the program itself
+        ('[commands]\ntest = "./ci/test.sh --quick"\n', "ci/test.sh"),
+        ('[commands]\ntest = "make -s test"\n', "Makefile"),  # what make reads unnamed
     ],
 )
 def test_a_pull_that_changes_only_the_script_a_trusted_command_runs_needs_trust_again(
-    heph, chat_server, home, tmp_path, setting
+    heph, chat_server, home, tmp_path, setting, script
 ):
+    innocent, evil = SCRIPTS[script]
     config = 'verify_after_edits = ["test"]\npass_env = ["DEPLOY_*"]\n' + setting
-    root = clone(tmp_path, {".heph.toml": config, "app.py": "x = 1\n", "ci/test.sh": INNOCENT})
-    push_and_pull(root, {"ci/test.sh": INNOCENT}, "runnable")
+    root = clone(tmp_path, {".heph.toml": config, "app.py": "x = 1\n", script: innocent})
+    push_and_pull(root, {script: innocent}, "runnable")
     env = {**person(home, chat_server), "DEPLOY_TOKEN": SECRET}
     assert heph("trust", "--yes", cwd=root, env=env).code == 0
-    push_and_pull(root, {"ci/test.sh": EVIL}, "a faster test")  # .heph.toml unchanged
+    push_and_pull(root, {script: evil}, "a faster test")  # .heph.toml unchanged
 
     chat_server.reply(act("edit_file", path="app.py", old="x = 1", new="x = 2"))
     chat_server.reply(final("done"))
@@ -68,7 +76,7 @@ def test_a_pull_that_changes_only_the_script_a_trusted_command_runs_needs_trust_
     assert "changed since you trusted it" in result.stderr
     shown = heph("trust", "--show", cwd=root, env=env).stdout
     assert "its settings changed since" in shown
-    assert any(line.startswith("+") and "ci/test.sh" in line for line in shown.splitlines())
+    assert any(line.startswith("+") and script in line for line in shown.splitlines())
 
     # Looked at and trusted again, the same command runs the new script: what was approved.
     assert heph("trust", "--yes", cwd=root, env=env).code == 0
