@@ -301,3 +301,138 @@ def test_what_a_command_leaves_in_the_sandboxs_cache_heph_never_writes_through(
     assert victim.read_text() == "the person's shell settings\n"
     second = chat_server.requests[2]["messages"][-1]["content"]
     assert "second" in second and "TOKEN" not in second
+
+
+# -- 8, 11. The sandbox hides heph's records, the remote's credentials and the stores ------
+
+
+@pytest.fixture
+def visible_home(tmp_path):
+    """A home folder the sandbox shows (read-only), as a person's is: not under /tmp, which
+    the sandbox replaces with its own."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="heph-home-", dir="/var/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def seen_inside(heph, chat_server, paths: list[str], cwd: Path, home: Path | None = None) -> str:
+    """What a sandboxed command can read of `paths` (written into the workspace, so the
+    scrubbing of its output does not hide what the sandbox shows)."""
+    reads = "; ".join(f"cat {path} 2>/dev/null" for path in paths)
+    chat_server.reply(act("shell", command=f"({reads}) > seen.txt; echo read"))
+    chat_server.reply(final("done"))
+    env = {"HOME": str(home)} if home else None
+    result = heph("--yes", "look", cwd=cwd, env=env)
+    assert result.code == 0, result.stderr
+    assert "read" in chat_server.requests[-1]["messages"][-1]["content"]
+    return (cwd / "seen.txt").read_text(errors="replace")
+
+
+@needs_sandbox
+def test_heph_records_are_not_readable_inside(heph, chat_server, workspace):
+    (workspace / "app.py").write_text("x = 1\n")
+    chat_server.reply(final("the last answer: canary-4711"))
+    assert heph("--yes", "first task, canary-4711").code == 0
+    seen = seen_inside(
+        heph, chat_server, [".heph/state.json", ".heph/sessions/*", ".heph/*/*"], workspace
+    )
+    assert "canary-4711" not in seen
+
+
+TOKEN_HEX = "0123456789abcdef0123456789abcdef01234567"
+
+
+@needs_sandbox
+def test_the_remotes_credentials_in_git_config_are_not_readable_inside(
+    heph, chat_server, visible_home, tmp_path
+):
+    home = visible_home
+    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    config = root / ".git" / "config"
+    with config.open("a") as handle:
+        handle.write(
+            f'[remote "mirror"]\n\turl = https://x-access-token:{TOKEN_HEX}@example.com/r.git\n'
+            '[http "https://example.com/"]\n\textraheader = AUTHORIZATION: basic '
+            "c2VjcmV0LWJhc2ljLWF1dGgtdmFsdWU=\n"
+        )
+    (home / ".gitconfig").write_text(
+        f'[url "https://{TOKEN_HEX[::-1]}@example.com/"]\n\tinsteadOf = https://example.com/\n'
+        "[user]\n\tname = Person\n"
+    )
+    seen = seen_inside(
+        heph,
+        chat_server,
+        [".git/config", str(home / ".gitconfig")],
+        root,
+        home,
+    )
+    assert TOKEN_HEX not in seen and TOKEN_HEX[::-1] not in seen
+    assert "c2VjcmV0LWJhc2ljLWF1dGgtdmFsdWU=" not in seen
+    assert "example.com/r.git" in seen and "name = Person" in seen  # the rest is there
+    assert TOKEN_HEX in config.read_text()  # the person's file is as it was
+
+
+@needs_sandbox
+def test_credential_stores_linked_secrets_and_deep_secrets_are_empty_inside(
+    heph, chat_server, visible_home, workspace
+):
+    home = visible_home
+    stores = [
+        ".pgpass",
+        ".vault-token",
+        ".my.cnf",
+        ".config/containers/auth.json",
+        ".codex/auth.json",
+        ".claude/.credentials.json",
+        ".config/github-copilot/apps.json",
+        ".cache/huggingface/token",
+        ".gem/credentials",
+        ".config/pip/pip.conf",
+        ".local/share/fish/fish_history",
+        ".local/share/keyrings/login.keyring",
+        ".s3cfg",
+        ".config/rclone/rclone.conf",
+        ".kaggle/kaggle.json",
+        ".terraformrc",
+    ]
+    for number, name in enumerate(stores):
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(f"secret-of-store-{number}\n")
+    elsewhere = home / "kept-elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "token").write_text("secret-behind-a-link\n")
+    (home / ".netrc").symlink_to(elsewhere / "token")  # a store that is a link
+    (workspace / ".env").symlink_to(elsewhere / "token")  # a workspace secret that is a link
+    deep = workspace.joinpath(*"abcdefghijk")
+    deep.mkdir(parents=True)
+    (deep / ".env").write_text("secret-eleven-folders-down\n")
+    paths = [str(home / name) for name in [*stores, ".netrc"]]
+    seen = seen_inside(heph, chat_server, [*paths, ".env", str(deep / ".env")], workspace, home)
+    assert "secret-" not in seen, seen
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        (
+            "\turl = https://x-access-token:SECRET@h.example/r.git\n",
+            "\turl = https://x-access-token@h.example/r.git\n",
+        ),
+        (
+            "\turl = https://ghp_0123456789abcdefghij0123@h.example/r\n",
+            "\turl = https://h.example/r\n",
+        ),
+        ("\turl = ssh://git@h.example/r.git\n", None),
+        ("\turl = git@h.example:o/r.git\n", None),
+        ("\textraHeader = AUTHORIZATION: basic SECRET\n", "\textraHeader = (hidden by heph)\n"),
+        ("\thelper = !f() { echo password=SECRET; }; f\n", "\thelper = (hidden by heph)\n"),
+        ("\thelper = store\n", None),
+        ("\tname = Person\n", None),
+    ],
+)
+def test_git_configuration_shown_inside_keeps_all_but_credentials(line, shown):
+    from hephaistus.runtime.hidden import without_credentials
+
+    assert without_credentials(f"[remote]\n{line}") == (f"[remote]\n{shown}" if shown else None)

@@ -14,7 +14,8 @@ import pytest
 from test_run_command import processes_running
 
 from hephaistus.config_sections import SandboxConfig
-from hephaistus.runtime.sandbox import Contained, Sandbox, hidden_paths, secret_files, unavailable
+from hephaistus.runtime.hidden import hidden_paths, secret_files
+from hephaistus.runtime.sandbox import Contained, Sandbox, unavailable
 from hephaistus.testing import act, final
 
 WHY_NOT = unavailable()

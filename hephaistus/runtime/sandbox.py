@@ -19,35 +19,9 @@ from pathlib import Path
 
 from hephaistus.config_sections import SandboxConfig
 from hephaistus.runtime.executor import Completed, LocalExecutor
+from hephaistus.runtime.hidden import cleaned_git_configs, hidden_paths, walk
 from hephaistus.runtime.programs import command_path, find, missing, sandbox_caches
 
-# The person's credential stores, under the home folder: hidden (empty) in the sandbox.
-CREDENTIAL_STORES = (
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".config/gcloud",
-    ".docker",
-    ".kube",
-    ".netrc",
-    ".npmrc",
-    ".pypirc",
-    ".git-credentials",
-    ".config/gh",
-    ".azure",
-    ".config/git/credentials",
-    ".config/hub",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".terraform.d/credentials.tfrc.json",
-    ".m2/settings.xml",
-    ".gradle/gradle.properties",
-    ".bash_history",
-    ".zsh_history",
-    ".python_history",
-    ".psql_history",
-    ".mysql_history",
-)
 # Tools' caches point into the sandbox's own cache folder (the rest of home is read-only).
 CACHE_VARIABLES = {
     "XDG_CACHE_HOME": "xdg",
@@ -67,7 +41,7 @@ class Sandbox:
     workspace: Path
     cache: Path  # the sandbox's cache folder for this workspace (pip, uv, npm, go)
     hidden: tuple[Path, ...] = ()  # files and folders that look empty inside
-    kept: tuple[Path, ...] = ()  # read-only inside: nested repositories' .git, nested .heph
+    kept: tuple[Path, ...] = ()  # nested repositories' .git (read-only), nested .heph (hidden)
     network: bool = False
     read_only: bool = False  # the workspace too (plan mode's shell)
     bwrap: str = "bwrap"
@@ -103,17 +77,21 @@ class Sandbox:
             line += ["--tmpfs", runtime_dir]
         # Binds come after the tmpfs mounts: a workspace under /tmp stays reachable.
         line += ["--ro-bind" if self.read_only else "--bind", root, root]
-        own = [self.workspace / name for name in (".git", ".heph")]
-        for path in [*own, *self.kept]:
-            if path.exists() and not path.is_symlink():
-                line += ["--ro-bind", str(path), str(path)]
+        for path in [self.workspace / ".git", self.workspace / ".heph", *self.kept]:
+            if not path.exists() or path.is_symlink():
+                continue
+            # heph's records are its own (sessions, state): not even read inside.
+            hide = path.name == ".heph" and path.is_dir()
+            shown = ["--tmpfs", str(path), "--remount-ro"] if hide else ["--ro-bind", str(path)]
+            line += [*shown, str(path)]
         line += ["--bind", str(self.cache), str(self.cache)]
         for toolchain in toolchains_in_tmp(argv, env or {}, self.workspace):
             line += ["--ro-bind", str(toolchain), str(toolchain)]
-        if self.hidden:
-            empty = empty_file()
-            for path in self.hidden:
-                line += _hide(path, empty)
+        empty = empty_file()
+        for path in self.hidden:
+            line += _hide(path, empty)
+        for config, copy in cleaned_git_configs(self.workspace, own_folder(self.workspace)):
+            line += ["--ro-bind", str(copy or empty), str(config)]
         return [*line, "--chdir", str(cwd), "--", *argv]
 
 
@@ -148,6 +126,14 @@ def toolchains_in_tmp(argv: list[str], env: dict[str, str], workspace: Path) -> 
     return found
 
 
+def own_folder(workspace: Path) -> Path:
+    """heph's folder of what it shows inside the sandbox of `workspace` (cleaned copies): in
+    the user's state folder, which no command can write or read."""
+    from hephaistus.userdirs import workspace_folder
+
+    return workspace_folder(workspace, "sandbox")
+
+
 def empty_file() -> Path:
     """An empty file heph made in its state folder, which no command can write or replace
     (the sandbox hides it): what a hidden file shows inside. Made with an exclusive, no-follow
@@ -176,18 +162,6 @@ def _hide(path: Path, empty: Path) -> list[str]:
     if path.is_dir():
         return ["--tmpfs", str(path)]
     return ["--ro-bind", str(empty), str(path)]
-
-
-def hidden_paths(workspace: Path, secrets: list[str]) -> tuple[Path, ...]:
-    """What the sandbox hides: the person's credential stores, heph's own config and state
-    folders, and the workspace's secret files (`secrets`, workspace-relative)."""
-    from hephaistus.userdirs import config_dir, state_dir
-
-    home = Path.home()
-    paths = [home / name for name in CREDENTIAL_STORES]
-    paths += [config_dir(), state_dir()]
-    paths += [workspace / rel for rel in secrets]
-    return tuple(paths)
 
 
 def cache_folder(workspace: Path) -> Path:
@@ -225,77 +199,6 @@ def _probe(bwrap: str) -> str | None:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         return f"bubblewrap cannot make a sandbox here: {said[-1] if said else done.returncode}"
     return None
-
-
-SKIPPED_FOLDERS = {".git", ".heph", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
-SECRET_WALK_DEPTH = 8
-SECRET_WALK_ENTRIES = 20_000
-
-
-@dataclass(frozen=True)
-class Walked:
-    """What a walk of the workspace found for the sandbox (workspace-relative names)."""
-
-    secrets: list[str]  # secret files and folders: hidden inside
-    internals: list[str]  # nested repositories' `.git` and heph's `.heph`: read-only inside
-
-
-def walk(root: Path) -> Walked:
-    """The workspace's secret files (`.env`, keys: workspace.is_secret_name), ignored ones
-    included, and the `.git` and `.heph` of repositories and workspaces nested in it (a
-    vendored repository: a hook written there would run at the person's next commit in it).
-    A bounded walk: these sit near the top of a project."""
-    from hephaistus.workspace import is_secret_name
-
-    found = Walked([], [])
-    pending = [(root, 0)]
-    seen = 0
-    while pending and seen < SECRET_WALK_ENTRIES:
-        folder, depth = pending.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            seen += 1
-            rel = os.path.relpath(entry.path, root)
-            if entry.name in (".git", ".heph") and not entry.is_symlink():
-                if folder != root:  # the workspace's own are bound read-only anyway
-                    found.internals.append(rel)
-            elif entry.is_dir(follow_symlinks=False):
-                if entry.name not in SKIPPED_FOLDERS and depth < SECRET_WALK_DEPTH:
-                    pending.append((Path(entry.path), depth + 1))
-                if is_secret_name(rel + "/x"):  # a folder of secrets (.ssh inside)
-                    found.secrets.append(rel)
-            elif is_secret_name(rel):
-                found.secrets.append(rel)
-    # Deeper, or past the walk's bound: in a repository git lists every file at any depth in
-    # a few milliseconds, ignored ones too (an ignored folder as one name).
-    walked = set(found.secrets)
-    for name in _git_listed(root):
-        rel = name.rstrip("/")  # an ignored folder, listed whole
-        if rel not in walked and is_secret_name(rel + "/x" if name.endswith("/") else rel):
-            found.secrets.append(rel)
-            walked.add(rel)
-    return found
-
-
-def _git_listed(root: Path) -> list[str]:
-    """Every file git knows or sees under `root` (tracked, untracked, ignored: an ignored folder
-    as one name ending in /), relative to it; none outside a repository, or where heph runs no
-    git (an untrusted odd `.git`)."""
-    from hephaistus.repository import is_disabled, locate, names
-
-    if locate(root) is None or is_disabled(root):
-        return []
-    listed = names(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    ignored = ("--others", "--ignored", "--exclude-standard", "--directory")
-    return listed + names(root, "ls-files", "-z", *ignored)
-
-
-def secret_files(root: Path) -> list[str]:
-    """The workspace's secret files, to hide inside (see walk)."""
-    return walk(root).secrets
 
 
 class Contained:

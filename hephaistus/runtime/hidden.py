@@ -1,0 +1,318 @@
+"""What the sandbox hides from a command: the person's credential stores (a maintained list; a
+store that is a link hides what it points to), heph's own config and state folders, the
+workspace's secret files at any depth (ignored ones too, in git or not), and the credentials
+of the git configuration a command reads (a remote's token, an extra header), which it sees in a
+copy without them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+# The person's credential stores, under the home folder: hidden (empty) in the sandbox. Tokens,
+# passwords and keys of cloud, package, database and assistant tools, the shells' histories
+# (commands typed with a secret in them) and the browsers' profiles (their cookies).
+CREDENTIAL_STORES = (
+    # keys and cloud accounts
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".password-store",
+    ".local/share/keyrings",
+    ".config/gcloud",
+    ".azure",
+    ".oci",
+    ".config/doctl",
+    ".config/hcloud",
+    ".config/op",
+    ".s3cfg",
+    ".config/rclone",
+    ".vault-token",
+    ".terraformrc",
+    ".terraform.d/credentials.tfrc.json",
+    ".pulumi/credentials.json",
+    ".fly",
+    ".config/netlify",
+    ".local/share/com.vercel.cli",
+    ".wrangler",
+    ".config/.wrangler",
+    ".supabase",
+    ".databrickscfg",
+    ".snowflake",
+    ".dbt/profiles.yml",
+    ".kaggle",
+    ".config/kaggle",
+    ".cache/huggingface/token",
+    ".huggingface/token",
+    ".config/sops",
+    ".config/stripe",
+    ".ngrok2",
+    ".config/ngrok",
+    # containers and clusters
+    ".docker",
+    ".config/containers/auth.json",
+    ".kube",
+    # git hosts and package registries
+    ".netrc",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".config/gh",
+    ".config/hub",
+    ".config/glab-cli",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".config/configstore",
+    ".pypirc",
+    ".config/pip/pip.conf",
+    ".pip/pip.conf",
+    ".config/pypoetry/auth.toml",
+    ".gem/credentials",
+    ".local/share/gem/credentials",
+    ".bundle/config",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
+    ".ivy2/.credentials",
+    ".sbt/credentials",
+    ".nuget/NuGet/NuGet.Config",
+    ".composer/auth.json",
+    ".config/composer/auth.json",
+    # databases
+    ".pgpass",
+    ".my.cnf",
+    ".mylogin.cnf",
+    # assistants and model providers
+    ".codex/auth.json",
+    ".claude/.credentials.json",
+    ".claude.json",
+    ".config/github-copilot",
+    ".gemini",
+    ".config/io.datasette.llm/keys.json",
+    ".aider.conf.yml",
+    # shells' and tools' histories
+    ".bash_history",
+    ".zsh_history",
+    ".histfile",
+    ".local/share/fish/fish_history",
+    ".local/share/atuin",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".rediscli_history",
+    # browsers' profiles
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+)
+# What only root may read on the machine (a sandbox run as root reads it otherwise).
+ROOT_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssl/private")
+
+
+def hidden_paths(workspace: Path, secrets: list[str]) -> tuple[Path, ...]:
+    """What the sandbox hides: the person's credential stores, heph's own config and state
+    folders, the machine's secrets only root may read, and the workspace's secret files
+    (`secrets`, workspace-relative). A store or secret that is a link hides what it points
+    to, unless that holds the workspace (a clone's `.env -> ..` hides nothing of the rest)."""
+    from hephaistus.userdirs import config_dir, state_dir
+
+    home = Path.home()
+    paths = [home / name for name in CREDENTIAL_STORES]
+    paths += [config_dir(), state_dir()]
+    paths += [Path(name) for name in ROOT_SECRETS] + _host_keys()
+    paths += [workspace / rel for rel in secrets]
+    hidden: list[Path] = []
+    for path in paths:
+        if path.is_symlink():
+            path = Path(os.path.realpath(path))
+            if path == workspace or path in workspace.parents:
+                continue
+        if path not in hidden:
+            hidden.append(path)
+    return tuple(hidden)
+
+
+def _host_keys() -> list[Path]:
+    """The machine's SSH host keys (private: root's alone)."""
+    try:
+        names = os.listdir("/etc/ssh")
+    except OSError:
+        return []
+    return [Path("/etc/ssh", name) for name in names if name.endswith("_key")]
+
+
+SKIPPED_FOLDERS = {".git", ".heph", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
+SECRET_WALK_DEPTH = 8
+SECRET_WALK_ENTRIES = 20_000
+
+
+@dataclass(frozen=True)
+class Walked:
+    """What a walk of the workspace found for the sandbox (workspace-relative names)."""
+
+    secrets: list[str]  # secret files and folders: hidden inside
+    internals: list[str]  # nested repositories' `.git` and heph's `.heph`: read-only inside
+
+
+def walk(root: Path) -> Walked:
+    """The workspace's secret files (`.env`, keys: workspace.is_secret_name), ignored ones
+    included, and the `.git` and `.heph` of repositories and workspaces nested in it (a
+    vendored repository: a hook written there would run at the person's next commit in it).
+    A bounded walk near the top, where these sit, then git's list of every file at any depth."""
+    from hephaistus.workspace import is_secret_name
+
+    found = Walked([], [])
+    pending = [(root, 0)]
+    seen = 0
+    while pending and seen < SECRET_WALK_ENTRIES:
+        folder, depth = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            rel = os.path.relpath(entry.path, root)
+            if entry.name in (".git", ".heph") and not entry.is_symlink():
+                if folder != root:  # the workspace's own are bound read-only anyway
+                    found.internals.append(rel)
+            elif entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIPPED_FOLDERS and depth < SECRET_WALK_DEPTH:
+                    pending.append((Path(entry.path), depth + 1))
+                if is_secret_name(rel + "/x"):  # a folder of secrets (.ssh inside)
+                    found.secrets.append(rel)
+            elif is_secret_name(rel):
+                found.secrets.append(rel)
+    # Deeper, or past the walk's bound: git lists every file at any depth in a few
+    # milliseconds, ignored ones too (an ignored folder as one name).
+    walked = set(found.secrets)
+    for name in _git_listed(root):
+        rel = name.rstrip("/")  # an ignored folder, listed whole
+        if rel not in walked and is_secret_name(rel + "/x" if name.endswith("/") else rel):
+            found.secrets.append(rel)
+            walked.add(rel)
+    return found
+
+
+UNTRACKED = ("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+IGNORED = ("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+
+
+def _git_listed(root: Path) -> list[str]:
+    """Every file git sees under `root` (tracked, untracked, ignored: an ignored folder as one
+    name ending in /), relative to it. In a repository the person's git lists them (none where
+    heph runs no git there: an untrusted odd `.git`); outside one, heph's own snapshot store
+    over the workspace does, once it exists (the picture before a command makes it)."""
+    from hephaistus.repository import GitError, is_disabled, locate, names, run_private
+    from hephaistus.userdirs import workspace_folder
+
+    located = locate(root)
+    if located is not None:
+        return [] if is_disabled(root) else names(root, *UNTRACKED) + names(root, *IGNORED)
+    store = workspace_folder(root, "snapshots")
+    if not (store / "HEAD").is_file():
+        return []
+    listed: list[str] = []
+    for args in (UNTRACKED, IGNORED):
+        try:
+            listed += os.fsdecode(run_private(store, root, *args)).split("\0")
+        except GitError:
+            continue
+    return [name for name in listed if name]
+
+
+def secret_files(root: Path) -> list[str]:
+    """The workspace's secret files, to hide inside (see walk)."""
+    return walk(root).secrets
+
+
+# -- the git configuration a command reads, without its credentials ------------------------
+
+# A URL's user and password (`https://user:TOKEN@host`), or a user name that is a token
+# (`https://ghp_…@host`); `ssh://git@host` keeps its user.
+URL_CREDENTIALS = re.compile(
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s/@:\"]*)(?::[^\s/@\"]*)?@"
+)
+TOKEN_USER = 20  # characters: a user name this long is a token, not a name
+SECRET_KEYS = re.compile(r"^(\s*)(extraheader|helper|token|password)(\s*=\s*)(.*)$", re.I)
+HIDDEN_VALUE = "(hidden by heph)"
+
+
+def without_credentials(text: str) -> str | None:
+    """`text` (a git configuration file) with every URL's password and token removed and the
+    values of extra headers, inline credential helpers, tokens and passwords hidden; None when
+    it holds none of them."""
+
+    def url(match: re.Match[str]) -> str:
+        user = match["user"]
+        has_password = match.group(0).count(":") > 1
+        if not has_password and len(user) < TOKEN_USER:
+            return match.group(0)
+        return f"{match['scheme']}{user}@" if user and len(user) < TOKEN_USER else match["scheme"]
+
+    lines = []
+    for line in text.splitlines(keepends=True):
+        secret = SECRET_KEYS.match(line.rstrip("\r\n"))
+        helper = secret is not None and secret[2].lower() == "helper"
+        if secret and (not helper or secret[4].lstrip("\"'").startswith("!")):
+            line = f"{secret[1]}{secret[2]}{secret[3]}{HIDDEN_VALUE}\n"
+        lines.append(URL_CREDENTIALS.sub(url, line))
+    cleaned = "".join(lines)
+    return None if cleaned == text else cleaned
+
+
+def git_configs(workspace: Path) -> list[Path]:
+    """The git configuration files a command in `workspace` reads that may hold credentials:
+    its repository's `config` (the common one of a worktree) and the person's global ones."""
+    from hephaistus.repository import locate
+
+    home = Path.home()
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+    found = [home / ".gitconfig", Path(xdg) / "git" / "config"]
+    located = locate(workspace)
+    if located is not None:
+        git_dir = located[1]
+        try:
+            common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+            git_dir = git_dir / common if common else git_dir
+        except OSError:
+            pass
+        found.append(git_dir / "config")
+    return [Path(os.path.realpath(path)) for path in found]
+
+
+CONFIG_LIMIT = 1 << 20  # bytes: a larger git configuration is hidden whole, not read
+
+
+def cleaned_git_configs(workspace: Path, folder: Path) -> list[tuple[Path, Path | None]]:
+    """(a git configuration, its copy without credentials in `folder`) for each of `workspace`'s
+    that holds some; None as the copy when it could not be read (it is hidden whole)."""
+    shown: list[tuple[Path, Path | None]] = []
+    for number, path in enumerate(git_configs(workspace)):
+        try:
+            if not path.is_file():
+                continue
+            if path.stat().st_size > CONFIG_LIMIT:
+                shown.append((path, None))
+                continue
+            cleaned = without_credentials(path.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            shown.append((path, None))
+            continue
+        if cleaned is None:
+            continue
+        copy = folder / f"gitconfig-{number}"
+        temporary = folder / f".gitconfig-{number}.{os.getpid()}"
+        temporary.write_text(cleaned, encoding="utf-8")
+        os.replace(temporary, copy)
+        shown.append((path, copy))
+    return shown
