@@ -241,15 +241,17 @@ class Contained:
             return LocalExecutor().run(argv, cwd=cwd, env=env, timeout=timeout)
         return self._box().run(argv, cwd=cwd, env=env, timeout=timeout, read_only=read_only)
 
-    def command_line(self, argv: list[str]) -> list[str]:
+    def command_line(self, argv: list[str], *, network: bool | None = None) -> list[str]:
         """The line that runs `argv` in the sandbox, in the workspace root, for a process that
-        keeps running and is spoken to (a workspace's MCP server); OSError where there is no
-        sandbox: such a process never runs outside one."""
+        keeps running and is spoken to (an MCP server); OSError where there is no sandbox:
+        such a process never runs outside one. `network`: reachable or not, whatever the
+        settings say (None: as they say)."""
         why = self.why_not() if self.settings.enabled else "the sandbox is turned off"
         if why is not None:
             raise OSError(f"a workspace's MCP server runs only in the sandbox, and {why}")
         box = self._box()
         box.cache.mkdir(parents=True, exist_ok=True)
+        box = box if network is None else replace(box, network=network)
         return box.command(argv, self.workspace, {"PATH": command_path()})
 
     def _box(self) -> Sandbox:
