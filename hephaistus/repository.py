@@ -10,12 +10,16 @@ A repository's `.git/` is the repository author's text when it came unpacked fro
 its config can make git run programs (filters, drivers, fsmonitor, signing, a hooks path, a
 promisor remote's fetch), its hooks are programs, and its layout can lead to another repository
 (a `gitdir:` file, `commondir`, alternates). `gitsetup` lists all that; while the workspace is
-untrusted and its `.git/` holds any of it, heph runs no git there at all (`disable`). And
-whatever the trust, each git command runs pinned to the `.git` found around the workspace
+untrusted and its `.git/` holds any of it, heph runs no git there at all (`disable`). The
+repository is located once per run, when the workspace opens (`settle`, before the trust
+decision): a `.git` a command makes later, in the workspace or a folder of it, leads nothing
+heph runs elsewhere. And whatever the trust, each git command runs pinned to that `.git`
 (`GIT_DIR`, `GIT_WORK_TREE`: no other repository is discovered, `core.worktree` is ignored),
 without the person's credentials in its environment, asking no fsmonitor, fetching nothing,
 running no hook but a commit's, never looking into submodules, never running external diff
-drivers, and taking the file names heph passes literally (a file named `[.]env` is that file).
+drivers, taking no optional lock and refreshing no index (looking at git leaves the person's
+`.git/index` as it was), and taking the file names heph passes literally (a file named `[.]env`
+is that file).
 """
 
 from __future__ import annotations
@@ -39,7 +43,11 @@ DIFFING = {"diff", "log", "show"}  # no driver runs, no color is asked: heph rea
 NOT_RECURSING = {"diff", "status"}  # a submodule's own config could run its programs
 NAMING_FILES = {"add", "commit", "rm", "ls-files", "diff", "hash-object"}  # literal pathspecs
 INSPECTING = {"config", "rev-parse"}  # read the setup, run nothing: allowed when disabled
+# `git diff` rewrites the index to refresh its stat data, optional locks or not (git 2.39).
+NOT_REFRESHING = ("-c", "diff.autoRefreshIndex=false")
 _disabled: set[str] = set()  # work trees where heph runs no git (an untrusted odd .git/)
+Located = tuple[Path, Path]  # (work tree, git directory)
+_settled: dict[Path, Located | None] = {}  # workspace root -> its repository, found at start
 
 
 class GitError(Exception):
@@ -156,7 +164,30 @@ class Repository:
         return self.command("log", f"-{count}", "--oneline", "--decorate")
 
 
-def locate(folder: Path) -> tuple[Path, Path] | None:
+def settle(root: Path) -> None:
+    """Locate the repository around the workspace `root` now, as the run starts: from here on
+    every git call for `root`, a folder in it or that repository's top uses this location, and
+    a `.git` that appears later (a command can write one in a subfolder workspace, or where
+    there was no repository) changes nothing heph runs."""
+    root = Path(os.path.abspath(root))
+    _settled[root] = _nearest(root)
+
+
+def locate(folder: Path) -> Located | None:
+    """(work tree, git directory) of the repository around `folder`: as settled when its
+    workspace opened, else the `.git` nearest around it (see `_nearest`)."""
+    folder = Path(os.path.abspath(folder))
+    best: Path | None = None
+    for root, located in _settled.items():
+        within = folder == root or root in folder.parents
+        if (within or (located is not None and folder == located[0])) and (
+            best is None or len(root.parts) > len(best.parts)
+        ):
+            best = root
+    return _settled[best] if best is not None else _nearest(folder)
+
+
+def _nearest(folder: Path) -> Located | None:
     """(work tree, git directory) of the `.git` nearest around `folder`: a folder, or a
     `gitdir:` file's target (a worktree's, a submodule's); None when there is none. A bare
     repository is never found this way, and no `.git` farther up is looked for."""
@@ -247,7 +278,8 @@ def run_completed(
     flags = ["--no-ext-diff", "--no-textconv", "--no-color"] if verb in DIFFING else []
     flags += ["--ignore-submodules=all"] if verb in NOT_RECURSING else []
     hooks_off = NO_HOOKS if verb not in INSPECTING | {"commit"} else ()
-    command = [_program(), *ALWAYS, *hooks_off, *args[:1], *flags, *args[1:]]
+    refresh_off = NOT_REFRESHING if verb == "diff" else ()
+    command = [_program(), *ALWAYS, *hooks_off, *refresh_off, *args[:1], *flags, *args[1:]]
     timeout = COMMIT_TIMEOUT if verb == "commit" else TIMEOUT
     return _completed(command, cwd, _environment(located, literal), data, timeout)
 
@@ -326,7 +358,7 @@ PLACING = {  # the caller's variables that would lead git to another repository
 }
 
 
-def _environment(located: tuple[Path, Path], literal: bool) -> dict[str, str]:
+def _environment(located: Located, literal: bool) -> dict[str, str]:
     """This process's environment without credentials (a hook of the person's own needs no
     API key), pinned to the repository found. The person's own git settings in it stay
     (`GIT_CONFIG_GLOBAL`; `GIT_INDEX_FILE`, which a commit's hook runs heph with)."""
@@ -343,7 +375,8 @@ def _environment(located: tuple[Path, Path], literal: bool) -> dict[str, str]:
     index = environ.get("GIT_INDEX_FILE")
     if index and not Path(os.path.realpath(index)).is_relative_to(os.path.realpath(git_dir)):
         del environ["GIT_INDEX_FILE"]  # a hook's index is in its repository; another's is not
-    environ.update(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(work_tree))
+    # No optional lock: `git status` would rewrite the index to refresh its stat data.
+    environ.update(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(work_tree), GIT_OPTIONAL_LOCKS="0")
     if literal:
         environ["GIT_LITERAL_PATHSPECS"] = "1"
     return environ

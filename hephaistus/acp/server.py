@@ -159,12 +159,14 @@ class AcpServer:
         from hephaistus.config import load_config
         from hephaistus.endpoint import with_endpoint
         from hephaistus.errors import HephError
+        from hephaistus.repository import settle as locate_repository
         from hephaistus.runtime.policy import Policy
         from hephaistus.runtime.programs import settle
         from hephaistus.workspace import Workspace
 
         workspace = Workspace.at(root)
         settle(workspace.root)  # heph's own programs come from no folder the workspace holds
+        locate_repository(workspace.root)  # once, before the trust decision
         decision = trust.decide(workspace.root, for_this_run=False, ask=None)
         try:
             config = load_config(workspace.root, trusted=decision.trusted)

@@ -78,14 +78,10 @@ def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) ->
         scope = f":(literal){real}"  # the path named, never a pattern
     # No renames: a secret file renamed is its deletion (named, so left out) and an addition.
     args.append("--no-renames")
-    changed = _git(repo, "diff", *args, "--name-only", "-z", "--", scope)
+    changed = _changed_names(repo, staged, scope)
     if isinstance(changed, ToolResult):
         return changed
-    secret = (
-        []
-        if ctx.allow_secrets
-        else [name for name in changed.split("\0") if name and is_secret_name(name)]
-    )
+    secret = [] if ctx.allow_secrets else [name for name in changed if is_secret_name(name)]
     # Secret files stay out of the diff, as they stay out of read_file and search.
     hidden = [f":(top,exclude,literal){name}" for name in secret]
     output = _git(repo, "diff", *args, "--", scope, *hidden)
@@ -238,6 +234,20 @@ def _git(repo: Repository, *args: str, literal: bool = False) -> str | ToolResul
         return repo.command(*args, literal=literal)
     except GitError as error:
         return ToolResult(False, str(error))
+
+
+def _changed_names(repo: Repository, staged: bool, scope: str) -> list[str] | ToolResult:
+    """The files a diff of `scope` shows (staged: against HEAD; else: against the index),
+    named from the top, as `git status` finds them: it compares the content of a file whose
+    times alone changed without writing the index (`git diff --name-only`, kept from writing it,
+    would name that file)."""
+    listed = _git(
+        repo, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=no", "--", scope
+    )
+    if isinstance(listed, ToolResult):
+        return listed
+    column = 0 if staged else 1
+    return [item[3:] for item in listed.split("\0") if len(item) > 3 and item[column] not in " ?"]
 
 
 def _session_paths(ctx: ToolContext, repo: Repository) -> set[str]:
