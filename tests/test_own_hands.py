@@ -436,3 +436,43 @@ def test_git_configuration_shown_inside_keeps_all_but_credentials(line, shown):
     from hephaistus.runtime.hidden import without_credentials
 
     assert without_credentials(f"[remote]\n{line}") == (f"[remote]\n{shown}" if shown else None)
+
+
+# -- 10. Every host Unix socket is out of reach ----------------------------------------------
+
+
+@needs_sandbox
+def test_a_host_unix_socket_anywhere_cannot_be_reached_inside(visible_home, workspace):
+    import socket
+    import sys
+
+    from hephaistus.config_sections import SandboxConfig
+    from hephaistus.runtime.sandbox import Contained
+
+    places = [
+        visible_home / ".1password" / "agent.sock",
+        visible_home / ".colima" / "default" / "docker.sock",
+        visible_home / "beside-the-workspace" / "dev.sock",
+        workspace / "run" / "server.sock",
+    ]
+    listeners = []
+    try:
+        for path in places:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            listener = socket.socket(socket.AF_UNIX)
+            listener.bind(str(path))
+            listener.listen()
+            listeners.append(listener)
+        probe = "import socket, sys\nfor p in sys.argv[1:]:\n"
+        probe += "    s = socket.socket(socket.AF_UNIX)\n    try:\n        s.connect(p)\n"
+        probe += "        print('reached', p)\n    except OSError as e:\n        print('no', e)\n"
+        box = Contained(workspace, SandboxConfig())
+        env = {"PATH": os.environ["PATH"], "HOME": str(visible_home)}
+        argv = [sys.executable, "-c", probe, *map(str, places)]
+        done = box.run(argv, cwd=workspace, env=env, timeout=20)
+        assert done.exit_code == 0, done.output
+        said = done.output.splitlines()
+        assert len(said) == len(places) and all(line.startswith("no ") for line in said), said
+    finally:
+        for listener in listeners:
+            listener.close()

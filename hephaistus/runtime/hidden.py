@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -316,3 +317,34 @@ def cleaned_git_configs(workspace: Path, folder: Path) -> list[tuple[Path, Path 
         os.replace(temporary, copy)
         shown.append((path, copy))
     return shown
+
+
+# -- the host's Unix sockets ---------------------------------------------------------------
+
+
+def host_sockets(shown: list[Path]) -> list[Path]:
+    """The host's listening Unix sockets that a command could reach through the folders the
+    sandbox shows (`shown`: the workspace, its toolchains; the rest of /tmp and /run are the
+    sandbox's own): a socket is a door to a program outside (docker, an SSH or password
+    agent), so each is hidden, wherever it lies. The kernel lists every bound one (in
+    /proc/net/unix), so none is missed however deep."""
+    try:
+        with open("/proc/net/unix", "rb") as listing:
+            lines = listing.read().decode("utf-8", "surrogateescape").splitlines()[1:]
+    except OSError:
+        return []
+    found: list[Path] = []
+    for line in lines:
+        fields = line.split(None, 7)
+        if len(fields) < 8 or not fields[7].startswith("/"):
+            continue  # unnamed, or abstract (@name): the sandbox's network namespace hides those
+        path = Path(fields[7])
+        private = path.parts[1:2] in (("tmp",), ("run",))
+        if private and not any(path.is_relative_to(folder) for folder in shown):
+            continue
+        try:
+            if stat.S_ISSOCK(os.lstat(path).st_mode) and path not in found:
+                found.append(path)
+        except OSError:
+            continue  # gone, or in another mount namespace
+    return found

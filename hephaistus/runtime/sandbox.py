@@ -19,7 +19,7 @@ from pathlib import Path
 
 from hephaistus.config_sections import SandboxConfig
 from hephaistus.runtime.executor import Completed, LocalExecutor
-from hephaistus.runtime.hidden import cleaned_git_configs, hidden_paths, walk
+from hephaistus.runtime.hidden import cleaned_git_configs, hidden_paths, host_sockets, walk
 from hephaistus.runtime.programs import command_path, find, missing, sandbox_caches
 
 # Tools' caches point into the sandbox's own cache folder (the rest of home is read-only).
@@ -85,11 +85,14 @@ class Sandbox:
             shown = ["--tmpfs", str(path), "--remount-ro"] if hide else ["--ro-bind", str(path)]
             line += [*shown, str(path)]
         line += ["--bind", str(self.cache), str(self.cache)]
-        for toolchain in toolchains_in_tmp(argv, env or {}, self.workspace):
+        toolchains = toolchains_in_tmp(argv, env or {}, self.workspace)
+        for toolchain in toolchains:
             line += ["--ro-bind", str(toolchain), str(toolchain)]
         empty = empty_file()
         for path in self.hidden:
             line += _hide(path, empty)
+        for path in host_sockets([self.workspace, *toolchains]):
+            line += ["--ro-bind", str(empty), str(path)]
         for config, copy in cleaned_git_configs(self.workspace, own_folder(self.workspace)):
             line += ["--ro-bind", str(copy or empty), str(config)]
         return [*line, "--chdir", str(cwd), "--", *argv]
