@@ -476,3 +476,102 @@ def test_a_host_unix_socket_anywhere_cannot_be_reached_inside(visible_home, work
     finally:
         for listener in listeners:
             listener.close()
+
+
+# -- 12, 13. As root or not: the host's devices and root's files stay out of reach, and a
+# command's processes are limited ---------------------------------------------------------
+
+ATTACK = (
+    "chmod 600 /dev/null /dev/zero 2>&1; chown 1:1 /dev/null 2>&1; echo x > /dev/null; "
+    "head -c 200 /etc/shadow 2>&1; echo; echo uid=$(id -u); "
+    "i=0; while [ $i -lt 200 ]; do sleep 5 & i=$((i+1)); done"
+)
+ATTACKER = """
+import json, os, sys
+from pathlib import Path
+from hephaistus.config_sections import SandboxConfig
+from hephaistus.runtime import limits
+from hephaistus.runtime.sandbox import Contained
+limits.PROCESSES = 64
+root = Path(sys.argv[1])
+done = Contained(root, SandboxConfig()).run(
+    ["/bin/sh", "-c", sys.argv[2]], cwd=root, env={"PATH": "/usr/bin:/bin"}, timeout=30
+)
+print(json.dumps([done.exit_code, done.output]))
+"""
+
+
+def as_nobody(folder: Path, script: str, *args: str) -> str:
+    """Run a Python `script` as the unprivileged user nobody, with heph importable, HOME and
+    the user folders in `folder`: the Python of the system (the test's may lie under a home
+    folder nobody cannot enter). Skips where that cannot be arranged."""
+    import subprocess
+    import sys
+
+    import hephaistus
+
+    python = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+    setpriv = shutil.which("setpriv")
+    if os.getuid() != 0 or setpriv is None or not os.path.exists(python):
+        pytest.skip("needs root, setpriv and the system's Python of this version")
+    checkout = str(Path(hephaistus.__file__).parent.parent)
+    site = [path for path in sys.path if path.endswith("site-packages")]
+    env = {"HOME": str(folder), "PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join([checkout, *site])}
+    done = subprocess.run(
+        [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    if "ModuleNotFoundError" in done.stderr or "Permission denied" in done.stderr:
+        pytest.skip(f"nobody cannot import heph here: {done.stderr.strip().splitlines()[-1]}")
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@needs_sandbox
+@pytest.mark.parametrize("user", ["this user", "nobody"])
+def test_a_command_cannot_change_the_hosts_devices_read_roots_files_or_fork_without_end(
+    tmp_path, monkeypatch, user
+):
+    import json
+    import stat
+    import tempfile
+
+    from hephaistus.runtime import limits
+
+    folder = Path(tempfile.mkdtemp(prefix="heph-user-", dir="/var/tmp"))
+    devices = {name: os.stat(f"/dev/{name}") for name in ("null", "zero")}
+    shadow = Path("/etc/shadow").read_text()[:20] if os.access("/etc/shadow", os.R_OK) else None
+    try:
+        (folder / "ws").mkdir()
+        if user == "nobody":
+            os.chown(folder, 65534, 65534)
+            os.chown(folder / "ws", 65534, 65534)
+            code, output = json.loads(as_nobody(folder, ATTACKER, str(folder / "ws"), ATTACK))
+        else:
+            monkeypatch.setattr(limits, "PROCESSES", 64)
+            monkeypatch.setenv("HOME", str(folder))
+            from hephaistus.config_sections import SandboxConfig
+            from hephaistus.runtime.sandbox import Contained
+
+            env = {"PATH": "/usr/bin:/bin"}
+            box = Contained(folder / "ws", SandboxConfig())
+            done = box.run(["/bin/sh", "-c", ATTACK], cwd=folder / "ws", env=env, timeout=30)
+            code, output = done.exit_code, done.output
+    finally:
+        changed = []
+        for name, before in devices.items():
+            after = os.stat(f"/dev/{name}")
+            if (after.st_mode, after.st_uid) != (before.st_mode, before.st_uid):
+                changed.append(name)
+                os.chmod(f"/dev/{name}", stat.S_IMODE(before.st_mode))  # put the host's back
+                os.chown(f"/dev/{name}", before.st_uid, before.st_gid)
+        shutil.rmtree(folder, ignore_errors=True)
+    assert changed == [], output
+    assert code is not None and "uid=" in output, output  # ended, not timed out
+    if shadow:
+        assert shadow not in output
+    assert "uid=0\n" not in output  # root outside is nobody inside
+    assert "Cannot fork" in output or "Resource temporarily unavailable" in output, output

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
@@ -58,9 +59,12 @@ class LocalExecutor:
         env: dict[str, str],
         timeout: float,
         read_only: bool = False,
+        before_start: Callable[[], None] | None = None,
     ) -> Completed:
         """Run `argv` with stdout and stderr together; a timeout kills its whole group. It
-        cannot keep the workspace read-only: what needs that (the shell) never runs here."""
+        cannot keep the workspace read-only: what needs that (the shell) never runs here.
+        `before_start` runs in the new process before `argv` starts (async-signal-safe calls
+        only: a sandbox joining its process limit)."""
         started = time.monotonic()
         try:
             process = subprocess.Popen(
@@ -71,6 +75,7 @@ class LocalExecutor:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
+                preexec_fn=before_start,
             )
         except OSError as error:
             return Completed(127, f"cannot start {argv[0]}: {error.strerror or error}", 0.0)

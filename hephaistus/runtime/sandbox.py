@@ -20,6 +20,7 @@ from pathlib import Path
 from hephaistus.config_sections import SandboxConfig
 from hephaistus.runtime.executor import Completed, LocalExecutor
 from hephaistus.runtime.hidden import cleaned_git_configs, hidden_paths, host_sockets, walk
+from hephaistus.runtime.limits import ProcessLimit
 from hephaistus.runtime.programs import command_path, find, missing, sandbox_caches
 
 # Tools' caches point into the sandbox's own cache folder (the rest of home is read-only).
@@ -64,12 +65,24 @@ class Sandbox:
         # repository would stop at it, not finding the repository.
         inside["GIT_DISCOVERY_ACROSS_FILESYSTEM"] = "1"
         box = replace(self, read_only=True) if read_only else self
-        line = box.command(argv, cwd, inside)
-        return self.local.run(line, cwd=cwd, env=inside, timeout=timeout)
+        limit = ProcessLimit()
+        line = box.command(argv, cwd, inside, limit)
+        try:
+            return self.local.run(
+                line, cwd=cwd, env=inside, timeout=timeout, before_start=limit.enter
+            )
+        finally:
+            limit.release()
 
-    def command(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> list[str]:
+    def command(
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str] | None = None,
+        limit: ProcessLimit | None = None,
+    ) -> list[str]:
         """The bwrap command line that runs `argv` in `cwd`, inside (with `env`, whose PATH
-        and VIRTUAL_ENV say where the toolchain is)."""
+        and VIRTUAL_ENV say where the toolchain is), under `limit`'s process limit."""
         root = str(self.workspace)
         line = isolated(self.bwrap, self.network)
         runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
@@ -95,7 +108,7 @@ class Sandbox:
             line += ["--ro-bind", str(empty), str(path)]
         for config, copy in cleaned_git_configs(self.workspace, own_folder(self.workspace)):
             line += ["--ro-bind", str(copy or empty), str(config)]
-        return [*line, "--chdir", str(cwd), "--", *argv]
+        return [*line, "--chdir", str(cwd), "--", *(limit.wrap(argv) if limit else argv)]
 
 
 def isolated(bwrap: str, network: bool) -> list[str]:
@@ -105,7 +118,51 @@ def isolated(bwrap: str, network: bool) -> list[str]:
     line = [bwrap, "--die-with-parent", "--new-session", "--unshare-all"]
     line += ["--share-net"] if network else []
     line += ["--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    if os.getuid() == 0:  # root outside is nobody inside (tools that refuse root then run)
+        line += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
+        for node, name in private_devices():
+            line += ["--dev-bind", str(node), f"/dev/{name}"]
     return [*line, "--tmpfs", "/tmp", "--tmpfs", "/run"]
+
+
+NOBODY = 65534
+DEVICES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8), "urandom": (1, 9)}
+DEVICES_FOLDER = "devices"
+
+
+def private_devices() -> list[tuple[Path, str]]:
+    """As root: heph's own copies of /dev's null, zero, full, random and urandom (made in its
+    state folder, owned by nobody), shown in the sandbox instead of the host's. A process of
+    root's changes the mode or owner of a node root owns (`cp -p x /dev/null` left the host's
+    644); of these it is not the owner. None where they cannot be made or used (a file system
+    mounted nodev): then the host's are shown."""
+    from hephaistus.userdirs import state_dir
+
+    folder = state_dir() / DEVICES_FOLDER
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        made = [(_device(folder / name, *numbers), name) for name, numbers in DEVICES.items()]
+        os.close(os.open(folder / "null", os.O_WRONLY | os.O_NOFOLLOW))  # refused if nodev
+    except OSError:
+        return []
+    return made
+
+
+def _device(node: Path, major: int, minor: int) -> Path:
+    """The character device `node` (major, minor), nobody's, that everyone may read and
+    write: made anew when it is anything else."""
+    try:
+        info = os.lstat(node)
+        wanted = (stat.S_IFCHR | 0o666, os.makedev(major, minor), NOBODY)
+        if (info.st_mode, info.st_rdev, info.st_uid) == wanted:
+            return node
+        os.unlink(node)
+    except FileNotFoundError:
+        pass
+    os.mknod(node, stat.S_IFCHR | 0o600, os.makedev(major, minor))
+    os.chown(node, NOBODY, NOBODY, follow_symlinks=False)
+    os.chmod(node, 0o666, follow_symlinks=False)  # not the umask's
+    return node
 
 
 def toolchains_in_tmp(argv: list[str], env: dict[str, str], workspace: Path) -> list[Path]:
