@@ -179,12 +179,14 @@ class ConsoleSink:
         self._print(Text(f"  ! {self.safe(text)}", style="yellow"))
 
     def final(self, message: str) -> None:
-        """The answer on stdout: Markdown on a terminal, plain text into a pipe or file."""
+        """The answer on stdout: Markdown on a terminal, plain text into a pipe or file. A link
+        shows its target beside its text (`docs (https://...)`), never as a terminal hyperlink:
+        the model's text would choose what the person reads and, apart, where a click goes."""
         message = self.safe(message)
         if self.out.is_terminal:
             from rich.markdown import Markdown
 
-            self._print(Markdown(message), out=True)
+            self._print(Markdown(message, hyperlinks=False), out=True)
         else:
             self._print(message, markup=False, out=True)
 
