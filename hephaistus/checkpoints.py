@@ -3,14 +3,19 @@
 Layout under `.heph/checkpoints/<session id>/`: `blobs/<sha256>` holds file contents, and
 `files.json` lists, in order, each file the session changed with its state before the first write
 and after the last one (existence, mode, content hash). Each write is recorded before it happens,
-under the file's lock, from the very bytes about to be written, so a crash between the record and
-the write leaves the file in a state the record knows. Undo restores the before-states, byte for
-byte; it refuses when a file is in neither of heph's states (someone else edited it) unless
-forced, and it records what it replaced so redo can put heph's version back. Git is never touched.
+under the workspace's lock, from the very bytes about to be written, so a crash between the
+record and the write leaves the file in a state the record knows. Undo restores the
+before-states, byte for byte; it refuses when a file is in neither of heph's states (someone
+else edited it) unless forced, and it records what it replaced so redo can put heph's version
+back. Git is never touched.
 
 The manifest is signed (see provenance): a checkpoint that came with the workspace's files (a
 repository's own `.heph/checkpoints/99999999-.../`) is not one, and is never listed or undone.
 Every blob is checked against its hash before anything is restored.
+
+A file a command made or changed over LARGEST_KEPT is not copied (see filestate): undo deletes
+such a file a command made, but cannot bring back what one held before. The git repositories a
+command made are listed too: undo removes them.
 """
 
 from __future__ import annotations
@@ -19,28 +24,19 @@ import hashlib
 import json
 import os
 import stat
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hephaistus import provenance
+from hephaistus.filestate import FileState, Side, file_sha, holds
 from hephaistus.textfile import atomic_write, new_file_mode, read_real
 
-
-@dataclass
-class FileState:
-    """A file as heph saw it: whether it existed, its mode, and the sha256 of its content (the
-    name of the blob that holds it)."""
-
-    exists: bool
-    mode: int | None = None  # permission bits; with S_IFLNK, a link (its blob: the target)
-    sha: str | None = None
-
-    @property
-    def link(self) -> bool:
-        """Whether it is a symbolic link (a command made or removed one)."""
-        return self.mode is not None and stat.S_ISLNK(self.mode)
+if TYPE_CHECKING:
+    from hephaistus.undo import UndoResult
 
 
 @dataclass
@@ -68,6 +64,21 @@ class Entry:
     # The folders the first write made for the file (it was new, and so were they), deepest
     # first: undo removes them again when it leaves them empty.
     made_folders: list[str] = field(default_factory=list)
+
+    def as_record(self) -> dict[str, Any]:
+        """The entry as the manifest holds it (asdict's deep copies cost seconds for a
+        command's thousands of files)."""
+        steps = [
+            {"before": vars(s.before).copy(), "after": vars(s.after).copy()} for s in self.steps
+        ]
+        return {
+            "path": self.path,
+            "before": vars(self.before).copy(),
+            "after": vars(self.after).copy(),
+            "previous": None if self.previous is None else vars(self.previous).copy(),
+            "steps": steps,
+            "made_folders": list(self.made_folders),
+        }
 
     def interleaved(self) -> bool:
         """Whether someone else wrote the file between two of heph's writes."""
@@ -127,8 +138,10 @@ class Checkpoints:
         self.folder = heph_dir / "checkpoints" / session_id
         self.temp_dir = heph_dir / "tmp"
         self._entries: dict[str, Entry] = {}
+        self._repositories: list[str] = []  # the `.git`s commands made, workspace-relative
+        self._deferred = False
 
-    # -- recording (called before every write, under the file's lock) -----------------------
+    # -- recording (called before every write, under the workspace's lock) ------------------
     def record(self, rel: str, data: bytes | None, mode: int | None = None) -> None:
         """Note that `rel` is about to hold `data` (None: to be deleted), with `mode` (default:
         the file's own, or a new file's): its state before the session's first write is kept,
@@ -151,19 +164,42 @@ class Checkpoints:
         entry.steps.append(Step(found, entry.after))
         self._save()
 
-    def record_change(
-        self, rel: str, before: tuple[bytes, int] | None, after: tuple[bytes, int] | None
-    ) -> None:
+    def record_change(self, rel: str, before: Side | None, after: Side | None) -> None:
         """Note a change someone else made for heph (a command): `rel` held `before`
-        (content and mode; None: it did not exist) and now holds `after`."""
-        found = self._store(*before) if before else FileState(False)
+        (content and mode; None: it did not exist) and now holds `after`. A content of None
+        was too large to keep: only the hash of the file as it is now is kept of it."""
+        found = self._side(rel, before, now=False)
         entry = self._entries.get(rel)
         if entry is None:
             entry = self._entries[rel] = Entry(rel, found, found)
-        now = self._store(*after) if after else FileState(False)
-        entry.previous, entry.after = entry.after, now
+        entry.previous, entry.after = entry.after, self._side(rel, after, now=True)
         entry.steps.append(Step(found, entry.after))
         self._save()
+
+    def record_repositories(self, made: list[str]) -> None:
+        """Note the git repositories (their `.git`, workspace-relative) a command made."""
+        self._repositories += [rel for rel in made if rel not in self._repositories]
+        self._save()
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Within the block, the manifest is saved once, at its end (signing it again after
+        each of a command's 5,000 files made recording them quadratic)."""
+        self._deferred = True
+        try:
+            yield
+        finally:
+            self._deferred = False
+            if self._entries or self._repositories:
+                self._save()
+
+    def _side(self, rel: str, side: Side | None, *, now: bool) -> FileState:
+        if side is None:
+            return FileState(False)
+        data, mode = side
+        if data is not None:
+            return self._store(data, mode)
+        return FileState(True, mode, file_sha(self.root / rel) if now else None, kept=False)
 
     def _store(self, data: bytes, mode: int) -> FileState:
         sha = hashlib.sha256(data).hexdigest()
@@ -173,10 +209,12 @@ class Checkpoints:
         return FileState(True, mode, sha)
 
     def _save(self) -> None:
-        manifest = [asdict(entry) for entry in self._entries.values()]
-        body = {"session": self.session_id, "files": manifest}
+        if self._deferred:
+            return
+        manifest = [entry.as_record() for entry in self._entries.values()]
+        body = {"session": self.session_id, "files": manifest, "repositories": self._repositories}
         record = provenance.signed(f"checkpoint {self.root}", body)
-        data = json.dumps(record, indent=1).encode()
+        data = json.dumps(record).encode()
         atomic_write(self.folder / MANIFEST, data, temp_dir=self.temp_dir)
 
 
@@ -190,18 +228,6 @@ def _missing(rel: str, root: Path) -> list[str]:
     return missing
 
 
-@dataclass(frozen=True)
-class UndoResult:
-    """What an undo (or redo) did, file by file."""
-
-    session_id: str
-    restored: list[str]  # files put back as they were
-    deleted: list[str]  # files heph had created
-    # Files another run also wrote between heph's writes: only heph's own lines were taken back.
-    own_lines_only: list[str] = field(default_factory=list)
-    taken: dict[str, int] = field(default_factory=dict)  # --force: others' lines taken away
-
-
 class CheckpointStore:
     """All sessions' checkpoints in a workspace: what can be undone, and undoing it."""
 
@@ -212,8 +238,10 @@ class CheckpointStore:
         self.temp_dir = heph_dir / "tmp"
 
     def sessions_with_changes(self) -> list[str]:
-        """The sessions whose checkpoints heph made here, oldest first."""
-        return [name for name in self._folders() if self.entries(name)]
+        """The sessions whose checkpoints heph made here, oldest first: their records hold a
+        file or a repository."""
+        records = ((name, self._record(name)) for name in self._folders())
+        return [name for name, r in records if r and (r["files"] or r.get("repositories"))]
 
     def foreign(self) -> list[str]:
         """The checkpoint folders heph did not make on this machine (they came with the
@@ -221,7 +249,7 @@ class CheckpointStore:
         return [
             name
             for name in self._folders()
-            if self.manifest(self.folder / name) and not self.entries(name)
+            if self.manifest(self.folder / name) and self._record(name) is None
         ]
 
     def _folders(self) -> list[str]:
@@ -273,6 +301,8 @@ class CheckpointStore:
         for session_id in session_ids:
             for entry in self.entries(session_id):
                 if entry.path not in states:
+                    if not entry.before.kept:
+                        continue  # too large to have been kept: no earlier content to give
                     exists = entry.before.exists
                     states[entry.path] = self.blob(session_id, entry.before) if exists else None
         return states
@@ -289,7 +319,7 @@ class CheckpointStore:
                     found += [
                         self.blob(session_id, step.after)
                         for step in entry.steps
-                        if step.after.exists and not step.after.link
+                        if step.after.exists and step.after.kept and not step.after.link
                     ]
         return found
 
@@ -306,16 +336,29 @@ class CheckpointStore:
                     states.setdefault(entry.path, None)
         return states
 
-    def entries(self, session_id: str) -> list[Entry]:
-        """One entry per file the session changed; none when heph did not make the record."""
+    def repositories(self, session_id: str) -> list[str]:
+        """The git repositories (their `.git`) the session's commands made."""
+        record = self._record(session_id)
+        made = record.get("repositories", []) if record else []
+        return [rel for rel in made if isinstance(rel, str)]
+
+    def _record(self, session_id: str) -> dict[str, Any] | None:
+        """The session's manifest, when heph made it (signed, for this workspace)."""
         manifest = self.manifest(self.folder / session_id)
         if manifest is None:
-            return []
+            return None
         try:
             record = json.loads(read_real(manifest))
         except (OSError, ValueError):
-            return []
+            return None
         if not provenance.is_ours(self._kind, record) or record.get("session") != session_id:
+            return None
+        return record if isinstance(record.get("files"), list) else None
+
+    def entries(self, session_id: str) -> list[Entry]:
+        """One entry per file the session changed; none when heph did not make the record."""
+        record = self._record(session_id)
+        if record is None:
             return []
         entries = []
         for raw in record["files"]:
@@ -342,14 +385,5 @@ class CheckpointStore:
         return folder / MANIFEST if (folder / MANIFEST).is_file() else None
 
     def holds(self, rel: str, state: FileState) -> bool:
-        """Whether the file `rel` is in `state` now."""
-        path = self.root / rel
-        if not state.exists:
-            return not os.path.lexists(path)
-        if state.link:
-            if not path.is_symlink():
-                return False
-            return hashlib.sha256(os.fsencode(os.readlink(path))).hexdigest() == state.sha
-        if path.is_symlink() or not path.is_file():
-            return False
-        return hashlib.sha256(read_real(path)).hexdigest() == state.sha
+        """Whether the file `rel` is in `state` now (see filestate.holds)."""
+        return holds(self.root, rel, state)

@@ -1,20 +1,20 @@
 """The write transaction, the one way heph writes a workspace file (the writing tools and
-`heph docs --fix` alike): under the file's lock the file is read again, and written only if it
-still holds what the change was made from; the new content is checkpointed first (undo can
-always bring back what was there), then written atomically, keeping the file's encoding and
-line endings. A delete and a move are the same transaction: a move writes the new path and
-deletes the old one, both checkpointed before either happens.
+`heph docs --fix` alike): under the workspace's lock, which undo holds too (one lock file: one
+for each of a command's 5,000 files made undo take seconds to start), the file is read again,
+and written only if it still holds what the change was made from; the new content is
+checkpointed first (undo can always bring back what was there), then written atomically,
+keeping the file's encoding and line endings. A delete and a move are the same transaction: a
+move writes the new path and deletes the old one, both checkpointed before either happens.
 """
 
 from __future__ import annotations
 
 import stat
 from collections.abc import Callable
-from contextlib import ExitStack
 from pathlib import Path
 
 from hephaistus.checkpoints import Checkpoints
-from hephaistus.locks import file_lock
+from hephaistus.locks import workspace_lock
 from hephaistus.textfile import (
     NEW_FILE,
     TextFile,
@@ -45,7 +45,7 @@ def write_checkpointed(
     written)."""
     if not workspace.heph_dir.is_dir():
         workspace.ensure_heph_dir()  # for the lock, kept out of git
-    with file_lock(workspace.heph_dir, rel):  # no other heph run writes between check and write
+    with workspace_lock(workspace.heph_dir):  # no other heph run writes between check and write
         now = _current(real, rel)
         if now != old:
             if rebase is None:
@@ -83,9 +83,7 @@ def move_checkpointed(
     there already), holding `content` when given (a patch that changes and moves a file)."""
     if not workspace.heph_dir.is_dir():
         workspace.ensure_heph_dir()
-    with ExitStack() as locks:  # both files' locks, in one order, so no two runs deadlock
-        for rel in sorted({source[0], *([to[0]] if to else [])}):
-            locks.enter_context(file_lock(workspace.heph_dir, rel))
+    with workspace_lock(workspace.heph_dir):
         rel, real = source
         if not real.is_file() or read_real(real) != expected:
             raise ChangedOnDisk(rel)

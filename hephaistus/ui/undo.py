@@ -51,5 +51,21 @@ def undo_report(result: Any, verb: str = "restored") -> list[str]:
             lines.append(f"  {verb} {path}, taking away {taken} another run wrote meanwhile")
         else:
             lines.append(f"  {verb} {path}")
-    lines += [f"  deleted  {path} (heph had created it)" for path in result.deleted]
+    from hephaistus.filestate import LARGEST_KEPT
+
+    for path in result.deleted:
+        lines.append(
+            f"  deleted  {path} (heph had created it; too large to keep a copy of: redo cannot "
+            "bring it back)"
+            if path in result.unkept
+            else f"  deleted  {path} (heph had created it)"
+        )
+    made = result.repositories
+    lines += [f"  removed  {path} (a git repository a command made)" for path in made]
+    lines += [
+        f"  left     {path} as it is (over {LARGEST_KEPT // 2**20} MB when a command changed "
+        "it: heph kept no copy)"
+        for path in result.unkept
+        if path not in result.deleted
+    ]
     return lines
