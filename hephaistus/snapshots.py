@@ -10,16 +10,31 @@ attribute of the workspace's changes what is kept (no filter, no line-ending or 
 conversion: heph's own `info/attributes` unsets them all). The workspace's `.gitignore` files
 are honoured, so ignored files (a `.venv`, build output) are not snapshotted; `.git/` and
 `.heph/` never are. Outside git this works the same: git is only heph's tool here.
+
+What a command did to what the pictures leave out, and what needs a word of its own (a git
+repository it made, which undo removes; a setuid file; a file too large to keep a copy of, which
+is never read whole): see leftovers.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hephaistus.filestate import LARGEST_KEPT, Side
+from hephaistus.leftovers import (
+    SPECIAL,
+    Remarks,
+    Watch,
+    changed_since,
+    repositories_in,
+    special_name,
+)
 from hephaistus.repository import GitError, run_private
 from hephaistus.values import FileChange
 
@@ -34,16 +49,33 @@ LINK_MODE = stat.S_IFLNK | 0o777  # a side of a change that is a symbolic link
 # The store's own attributes, which come before the workspace's `.gitattributes`: a file is kept
 # byte for byte (no filter runs, no line ending or encoding is converted).
 NO_ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -diff -merge\n"
+# git streams a file over this into the store instead of mapping it whole into its memory
+# (compressed quickly, as git's loose objects are).
+STREAMED = ("-c", f"core.bigFileThreshold={LARGEST_KEPT}", "-c", "pack.compression=1")
+READ_AT_ONCE = 64 * 2**20  # bytes of the store's contents read in one go, at most
 
 
 @dataclass(frozen=True)
 class Changed:
     """One file a command created, changed or deleted: before and after (content and mode;
-    None where it did not exist)."""
+    None where it did not exist), and the size of each side."""
 
     path: str
-    before: tuple[bytes, int] | None
-    after: tuple[bytes, int] | None
+    before: Side | None
+    after: Side | None
+    sizes: tuple[int, int] = (0, 0)
+
+
+@dataclass(frozen=True)
+class _Named:
+    """A change as git names it: each side's git mode, blob id and permission bits."""
+
+    path: str
+    before: tuple[str, str, int] | None
+    after: tuple[str, str, int] | None
+
+    def blobs(self) -> list[str]:
+        return [side[1] for side in (self.before, self.after) if side]
 
 
 class Snapshots:
@@ -59,18 +91,25 @@ class Snapshots:
         self._nested: frozenset[str] = frozenset()
         self._looked = False
         self._last: tuple[str, list[tuple[bytes, bytes, bytes]]] | None = None  # tree, entries
+        self._left_out: frozenset[str] = frozenset()  # what the last picture could not hold
+        # Where the workspace holds a `.git`: before the command, and in the last picture.
+        self._repositories: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+        self._remarks = Remarks()  # on the command since the picture before it
 
     def take(self, *, modes: bool = True) -> str | None:
         """The workspace as a tree id now; None when no snapshot can be taken (no git, a
         workspace git cannot read): then a command's changes are not heph's to undo. With
         `modes`, the files' exact permission bits are kept with it (for a picture taken
         before a command: what undo restores)."""
+        if modes:  # a new command's: nothing is said of it yet, whatever comes of this
+            self._remarks = Remarks()
+            self._repositories = (self._repositories[1], self._repositories[1])
         try:
             self._ready()
         except (GitError, OSError):
             return None
         try:
-            self._git("add", "--all", "--ignore-errors", "--", ".")
+            self._git(*STREAMED, "add", "--all", "--ignore-errors", "--", ".")
         except GitError:
             pass  # an unreadable file: what could be read is in the picture all the same
         # What the person's repository tracks though ignored: asked before a command, and the
@@ -80,7 +119,7 @@ class Snapshots:
         kept = self._kept
         if kept:
             try:
-                self._git("add", "--force", "--ignore-errors", "--", *kept)
+                self._git(*STREAMED, "add", "--force", "--ignore-errors", "--", *kept)
             except GitError:
                 pass
         try:
@@ -94,10 +133,38 @@ class Snapshots:
         self._nested = frozenset(
             os.fsdecode(path) + "/" for mode, _, path in entries if mode == b"160000"
         )
+        self._left_out = self._not_held()
+        folders = {
+            os.fsdecode(raw if mode == b"160000" else os.path.dirname(raw))
+            for mode, _, raw in entries
+        }
+        repositories = repositories_in(self.root, folders, self._left_out)
+        self._repositories = (repositories if modes else self._repositories[0], repositories)
         if modes:  # kept for the next picture's changes, no longer
             unusual = self._unusual_modes(entries)
             self._modes = {**dict(list(self._modes.items())[-1:]), tree: unusual}
         return tree
+
+    def _not_held(self) -> frozenset[str]:
+        """What the picture just taken leaves out, as git names it (a folder for all it holds):
+        what git ignores, and the repositories nested without a commit, which git cannot add."""
+        try:
+            raw = self._git("ls-files", "--others", "--directory", "--no-empty-directory", "-z")
+        except GitError:
+            return frozenset()
+        names = (os.fsdecode(name) for name in raw.split(b"\0") if name)
+        return frozenset(name for name in names if name.split("/")[0] != ".heph")
+
+    def repositories_made(self) -> list[str]:
+        """The `.git`s that are in the last picture's workspace and were not before."""
+        before, now = self._repositories
+        return sorted(now - before)
+
+    @property
+    def remarks(self) -> list[str]:
+        """What the command since the picture before it did that needs a word of its own: the
+        repositories it made, its setuid files, its files too large to keep a copy of."""
+        return self._remarks.lines(self.repositories_made())
 
     def _index(self) -> list[tuple[bytes, bytes, bytes]]:
         """(mode, blob id, path) of every entry of the picture just taken."""
@@ -145,14 +212,16 @@ class Snapshots:
                 unusual[os.fsdecode(raw)] = stat.S_IMODE(mode)
         return unusual
 
-    def changes(self, before: str, after: str) -> list[Changed]:
+    def changes(self, before: str, after: str) -> Iterator[Changed]:
         """The files that differ between two snapshots, with both sides' content; and, when
         `after` is the last picture, those whose permission bits alone changed (git sees only
-        the executable bit)."""
-        found = self._content_changes(before, after) if before != after else []
-        return found + self._mode_changes(before, after, {c.path for c in found})
+        the executable bit). Read from the store a few at a time: a command's thousands of
+        files, or its huge ones, are never in memory at once."""
+        named = self._content_changes(before, after) if before != after else []
+        named += self._mode_changes(before, after, {n.path for n in named})
+        return self._read(named)
 
-    def _mode_changes(self, before: str, after: str, changed: set[str]) -> list[Changed]:
+    def _mode_changes(self, before: str, after: str, changed: set[str]) -> list[_Named]:
         was = self._modes.get(before)
         if was is None or self._last is None or self._last[0] != after:
             return []
@@ -167,12 +236,10 @@ class Snapshots:
             old, new = was.get(path, usual), now.get(path, usual)
             if old != new:
                 mode, blob = kind.decode(), sha.decode()
-                found.append(
-                    Changed(path, self._side(mode, blob, old), self._side(mode, blob, new))
-                )
+                found.append(_Named(path, (mode, blob, old), (mode, blob, new)))
         return found
 
-    def _content_changes(self, before: str, after: str) -> list[Changed]:
+    def _content_changes(self, before: str, after: str) -> list[_Named]:
         raw = self._git("diff-tree", "-r", "-z", "--no-renames", before, after)
         fields = raw.split(b"\0")
         found = []
@@ -186,9 +253,8 @@ class Snapshots:
             kinds = ("000000", LINK, *REGULAR)
             if old_mode not in kinds or new_mode not in kinds:
                 continue  # a submodule: not heph's to write back
-            before_side = self._side(old_mode, old_sha, self._modes.get(before, {}).get(path))
-            after_side = self._side(new_mode, new_sha, self._mode_now(path))
-            found.append(Changed(path, before_side, after_side))
+            was = _side(old_mode, old_sha, self._modes.get(before, {}).get(path))
+            found.append(_Named(path, was, _side(new_mode, new_sha, self._mode_now(path))))
         return found
 
     def _mode_now(self, rel: str) -> int | None:
@@ -198,16 +264,79 @@ class Snapshots:
             return None
         return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
 
-    def _side(self, mode: str, sha: str, bits: int | None) -> tuple[bytes, int] | None:
-        """Content and mode of one side of a change: a link's target with LINK_MODE, a
-        file's content with its permission bits (git's 644 or 755 unless `bits` knows
-        better)."""
-        if mode == "000000":
-            return None
-        data = self._git("cat-file", "blob", sha)
-        if mode == LINK:
-            return data, LINK_MODE
-        return data, bits if bits is not None else 0o755 if mode == "100755" else 0o644
+    def _read(self, named: list[_Named]) -> Iterator[Changed]:
+        """The changes with their contents, read in batches of at most READ_AT_ONCE bytes; a
+        content over LARGEST_KEPT is never read."""
+        sizes = self._sizes({sha for change in named for sha in change.blobs()})
+        kept = {sha for sha, size in sizes.items() if size <= LARGEST_KEPT}
+        batch: list[_Named] = []
+        load = 0
+        for change in named:
+            cost = sum(sizes[sha] for sha in change.blobs() if sha in kept)
+            if batch and load + cost > READ_AT_ONCE:
+                yield from self._filled(batch, sizes, kept)
+                batch, load = [], 0
+            batch.append(change)
+            load += cost
+        yield from self._filled(batch, sizes, kept)
+
+    def _filled(
+        self, batch: list[_Named], sizes: dict[str, int], kept: set[str]
+    ) -> Iterator[Changed]:
+        contents = self._contents({sha for change in batch for sha in change.blobs()} & kept)
+
+        def side(named: tuple[str, str, int] | None) -> Side | None:
+            return None if named is None else (contents.get(named[1]), named[2])
+
+        for change in batch:
+            old, new = (sizes.get(s[1], 0) if s else 0 for s in (change.before, change.after))
+            yield Changed(change.path, side(change.before), side(change.after), (old, new))
+
+    def _sizes(self, blobs: set[str]) -> dict[str, int]:
+        """The size of each blob, asked of the store in one go."""
+        if not blobs:
+            return {}
+        raw = self._git("cat-file", "--batch-check", data="\n".join(blobs).encode() + b"\n")
+        sizes = {}
+        for line in raw.decode().splitlines():
+            sha, kind, size = (line.split(" ") + ["", ""])[:3]
+            if kind == "blob":
+                sizes[sha] = int(size)
+        return sizes
+
+    def _contents(self, blobs: set[str]) -> dict[str, bytes]:
+        """The content of each blob, read from the store in one go."""
+        if not blobs:
+            return {}
+        raw = self._git("cat-file", "--batch", data="\n".join(blobs).encode() + b"\n")
+        contents, at = {}, 0
+        while at < len(raw):
+            end = raw.index(b"\n", at)
+            sha, kind, size = (raw[at:end].decode().split(" ") + ["", ""])[:3]
+            at = end + 1
+            if kind == "blob":  # (a blob the store named is never missing)
+                contents[sha] = raw[at : at + int(size)]
+                at += int(size) + 1
+        return contents
+
+    def effect(self, change: Changed) -> FileChange:
+        """A change as an effect of the command, with its diff; a file too large to keep
+        and a setuid or setgid one are noted for `remarks`."""
+        from hephaistus.tools.writing import bytes_diff
+
+        after = change.after
+        if after is not None and after[1] & SPECIAL:  # (a link's mode has no such bit)
+            self._remarks.special.append(special_name(self.root, change.path))
+        old, new = (side[0] if side else None for side in (change.before, after))
+        sides = [side for side in (change.before, after) if side]
+        if any(data is None for data, _ in sides):
+            self._remarks.unkept.append(change.path)
+            what = "deleted" if after is None else "written"
+            sizes = " -> ".join(str(size) for size in change.sizes)
+            diff = f"Large file {change.path} {what} ({sizes} bytes): heph kept no copy\n"
+        else:
+            diff = bytes_diff(change.path, old, new)
+        return FileChange(change.path, diff, change.before is None, deleted=after is None)
 
     def watch_ignored(self) -> Watch | None:
         """What snapshots leave out (what git ignores: a `.venv`, build output; and nested
@@ -215,42 +344,20 @@ class Snapshots:
         clock, so `ignored_changes` can say what a command did there. Taken after the picture
         before the command; `ignored_changes` after the picture after it."""
         try:
-            listed = self._ignored() | self._nested
             mark = self.git_dir / "started"
             mark.write_bytes(b"")
-            return Watch(listed, mark.stat().st_mtime_ns)
-        except (GitError, OSError):
+            return Watch(self._left_out | self._nested, mark.stat().st_ctime_ns)
+        except OSError:
             return None
 
     def ignored_changes(self, watch: Watch | None) -> list[str]:
         """The ignored files and folders (as git names them: a folder for all it holds) and
-        the nested repositories that appeared, went or hold something changed since `watch`."""
+        the nested repositories that appeared, went or hold something changed since `watch`;
+        the setuid and setgid files among them go into `remarks`."""
         if watch is None:
             return []
-        try:  # the nested repositories of the picture taken after the command
-            now = self._ignored() | self._nested
-        except GitError:
-            return []
-        budget = [WATCHED_ENTRIES]
-        kept = sorted(watch.listed & now)
-        touched = [name for name in kept if _touched(self.root / name, watch.mark, budget)]
-        changed = (watch.listed ^ now) | set(touched)
-        # A folder stands for what it holds (git lists a folder with a .gitignore of its own
-        # beside what is in it).
-        return sorted(
-            name
-            for name in changed
-            if not any(
-                other != name and name.startswith(f"{other.rstrip('/')}/") for other in changed
-            )
-        )
-
-    def _ignored(self) -> frozenset[str]:
-        raw = self._git(
-            "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"
-        )
-        names = (os.fsdecode(name) for name in raw.split(b"\0") if name)
-        return frozenset(name for name in names if name.split("/")[0] != ".heph")
+        now = self._left_out | self._nested  # as the picture after the command found them
+        return changed_since(self.root, watch, now, self._remarks.special)
 
     @property
     def git_dir(self) -> Path:
@@ -271,69 +378,36 @@ class Snapshots:
         (self.git_dir / "info" / "exclude").write_text("/.heph/\n")
         (self.git_dir / "info" / "attributes").write_text(NO_ATTRIBUTES)
 
-    def _git(self, *args: str) -> bytes:
-        return run_private(self.git_dir, self.root, *args)
+    def _git(self, *args: str, data: bytes | None = None) -> bytes:
+        return run_private(self.git_dir, self.root, *args, data=data)
 
 
-@dataclass(frozen=True)
-class Watch:
-    """The ignored entries before a command, and when it started (on the file system's clock)."""
-
-    listed: frozenset[str]
-    mark: int  # st_mtime_ns of a file written just before the command
-
-
-WATCHED_ENTRIES = 20_000  # files and folders looked at for changes, at most, per command
-
-
-def _touched(path: Path, mark: int, budget: list[int]) -> bool:
-    """Whether `path`, or anything in it (links not followed), was changed at or after `mark`;
-    a removed entry shows in its folder's time. Gives up (False) past the budget."""
-    try:
-        info = path.lstat()
-    except OSError:
-        return True  # gone meanwhile
-    if info.st_mtime_ns >= mark:
-        return True
-    if not stat.S_ISDIR(info.st_mode):
-        return False
-    stack = [path]
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as entries:
-                for entry in entries:
-                    budget[0] -= 1
-                    if budget[0] < 0:
-                        return False
-                    if entry.name == ".git":
-                        continue  # a nested repository's own records: git's, not a change
-                    found = entry.stat(follow_symlinks=False)
-                    if found.st_mtime_ns >= mark:
-                        return True
-                    if stat.S_ISDIR(found.st_mode):
-                        stack.append(Path(entry.path))
-        except OSError:
-            continue
-    return False
+def _side(mode: str, sha: str, bits: int | None) -> tuple[str, str, int] | None:
+    """One side of a change as git names it, with its permission bits: LINK_MODE for a link,
+    else git's 644 or 755 unless `bits` knows better; None where there was no file."""
+    if mode == "000000":
+        return None
+    if mode == LINK:
+        return mode, sha, LINK_MODE
+    return mode, sha, bits if bits is not None else 0o755 if mode == "100755" else 0o644
 
 
 def command_effects(
     snapshots: Snapshots, before: str | None, checkpoints: Checkpoints | None
 ) -> tuple[FileChange, ...]:
     """What the command run since the snapshot `before` did to the workspace's files: each
-    change checkpointed (so undo takes it back) and as a FileChange with its diff."""
-    from hephaistus.tools.writing import bytes_diff
-
+    change checkpointed (so undo takes it back; the repositories it made too) and as a
+    FileChange with its diff. What needs a word of its own goes into `snapshots.remarks`."""
     after = snapshots.take(modes=False) if before else None
     if before is None or after is None:
         return ()
     made = []
-    for change in snapshots.changes(before, after):
-        if checkpoints is not None:
-            checkpoints.record_change(change.path, change.before, change.after)
-        old, new = (side[0] if side else None for side in (change.before, change.after))
-        diff = bytes_diff(change.path, old, new)
-        made.append(
-            FileChange(change.path, diff, change.before is None, deleted=change.after is None)
-        )
+    with checkpoints.deferred() if checkpoints else nullcontext():
+        for change in snapshots.changes(before, after):
+            if checkpoints is not None:
+                checkpoints.record_change(change.path, change.before, change.after)
+            made.append(snapshots.effect(change))
+        repositories = snapshots.repositories_made()
+        if repositories and checkpoints is not None:
+            checkpoints.record_repositories(repositories)
     return tuple(made)

@@ -267,3 +267,87 @@ def test_changes_inside_a_nested_repository_are_named_not_hidden(tmp_path):
     git(nested, "status", "--short")  # git's own records in there change: no change of files
     (tmp_path / ".pytest_cache" / "v").write_text("x")
     assert snapshots.ignored_changes(watch) == [".pytest_cache/", "vendor/lib/"]
+
+
+def test_setuid_and_setgid_files_a_command_makes_are_named_ignored_or_not(tmp_path):
+    from hephaistus.snapshots import command_effects
+
+    (tmp_path / ".heph").mkdir()
+    (tmp_path / ".gitignore").write_text("build/\n")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "old").write_text("x\n")
+    snapshots = Snapshots(tmp_path)
+    before = snapshots.take()
+    watch = snapshots.watch_ignored()
+    for name, bits in (("build/tool", 0o2755), ("run", 0o4755), ("plain", 0o755)):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(bits)
+    assert {c.path for c in command_effects(snapshots, before, None)} == {"run", "plain"}
+    assert snapshots.ignored_changes(watch) == ["build/"]
+    (said,) = snapshots.remarks
+    assert said == (
+        "It made setuid or setgid files, which run with their owner's rights: "
+        "run (setuid), build/tool (setgid)"
+    )
+    snapshots.take()  # the next command's picture before: nothing said of this one
+    assert snapshots.remarks == []
+
+
+def test_a_file_over_the_limit_is_never_read_and_undo_says_what_it_leaves(tmp_path):
+    from hephaistus.checkpoints import Checkpoints, CheckpointStore
+    from hephaistus.filestate import LARGEST_KEPT
+    from hephaistus.snapshots import command_effects
+
+    (tmp_path / ".heph").mkdir()
+    with open(tmp_path / "data.bin", "wb") as data:
+        data.truncate(LARGEST_KEPT + 1)  # sparse: costs no disk
+    snapshots = Snapshots(tmp_path)
+    checkpoints = Checkpoints(tmp_path, tmp_path / ".heph", "s1")
+    before = snapshots.take()
+    with open(tmp_path / "data.bin", "r+b") as data:
+        data.write(b"changed")
+    with open(tmp_path / "made.bin", "wb") as data:
+        data.truncate(LARGEST_KEPT + 2)
+    made = {c.path: c for c in command_effects(snapshots, before, checkpoints)}
+    size = LARGEST_KEPT + 1
+    assert made["data.bin"].diff == (
+        f"Large file data.bin written ({size} -> {size} bytes): heph kept no copy\n"
+    )
+    assert snapshots.remarks == [
+        "data.bin, made.bin: over 16 MB, so heph kept no copy; undo deletes such a file the "
+        "command made, but cannot bring back what one held before"
+    ]
+    blobs = tmp_path / ".heph" / "checkpoints" / "s1" / "blobs"
+    assert not blobs.exists() or sum(p.stat().st_size for p in blobs.iterdir()) == 0
+    store = CheckpointStore(tmp_path, tmp_path / ".heph")
+    result = store.undo("s1")
+    assert result.deleted == ["made.bin"] and not (tmp_path / "made.bin").exists()
+    assert sorted(result.unkept) == ["data.bin", "made.bin"]
+    assert (tmp_path / "data.bin").read_bytes()[:7] == b"changed"  # left as it is
+    assert store.redo("s1").restored == []  # nothing kept to bring back, and no failure
+
+
+def test_undo_removes_the_repositories_a_command_made_never_through_a_link(tmp_path):
+    from hephaistus.checkpoints import Checkpoints, CheckpointStore
+    from hephaistus.snapshots import command_effects
+
+    root = tmp_path / "ws"
+    (root / ".heph").mkdir(parents=True)
+    for folder in ("lib", "tools"):
+        (root / folder).mkdir()
+        (root / folder / "code.py").write_text("x = 1\n")
+    outside = tmp_path / "outside"
+    snapshots = Snapshots(root)
+    checkpoints = Checkpoints(root, root / ".heph", "s1")
+    before = snapshots.take()
+    for where in (root, root / "lib", root / "tools", outside):
+        git(where.parent, "init", "-q", where.name)
+    assert command_effects(snapshots, before, checkpoints) == ()
+    assert snapshots.repositories_made() == [".git", "lib/.git", "tools/.git"]
+    shutil.move(root / "tools", tmp_path / "elsewhere")  # since: tools/ leads out
+    os.symlink(outside, root / "tools")
+    result = CheckpointStore(root, root / ".heph").undo("s1")
+    assert result.repositories == [".git", "lib/.git"]
+    assert not (root / ".git").exists() and not (root / "lib" / ".git").exists()
+    assert (outside / ".git").is_dir()  # never through the link
+    assert (root / "lib" / "code.py").read_text() == "x = 1\n"

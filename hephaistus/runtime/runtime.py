@@ -117,6 +117,9 @@ class Runtime:
         made = command_effects(snapshots, before, self.context.checkpoints)
         ignored = snapshots.ignored_changes(watch)
         told = result.output + _command_changes(made)
+        for remark in snapshots.remarks:  # a repository, setuid files, files too large to keep
+            told += f"\n{remark}"
+            self.sink.notice(remark)
         if ignored:
             named = wording.listed(ignored, IGNORED_NAMED)
             told += (
