@@ -40,6 +40,16 @@ ODD_ENTRIES = ("commondir", "objects/info/alternates", "config.worktree")
 LINKED_ENTRIES = ("config", "HEAD", "objects", "refs", "hooks", "info", "packed-refs")
 # Files git reads that must be plain files (a named pipe there would hang every git command).
 FILE_ENTRIES = ("config", "HEAD", "index", "packed-refs", "info/exclude", "info/attributes")
+# The hooks `git commit` runs.
+COMMIT_HOOKS = (
+    "pre-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "post-index-change",
+    "reference-transaction",
+    "pre-auto-gc",
+)
 
 
 @dataclass(frozen=True)
@@ -117,17 +127,44 @@ def _origin(origin: str, work_tree: Path) -> str:
         return path
 
 
+def commit_hooks(root: Path) -> list[str]:
+    """The names of the hooks a commit in `root`'s repository would run, from whatever folder
+    git takes them (the repository's own, or a `core.hooksPath`: the person's global one runs
+    what the repository holds too, as pre-commit's does)."""
+    located = locate(root)
+    if located is None:
+        return []
+    try:
+        entries = sorted(_hooks_folder(root, located[1]).iterdir())
+    except OSError:
+        return []
+    return [entry.name for entry in entries if entry.name in COMMIT_HOOKS and _is_hook(entry)]
+
+
+def _hooks_folder(root: Path, git_dir: Path) -> Path:
+    """Where git takes the repository's hooks from (`core.hooksPath` heeded)."""
+    try:
+        return Path(run(root, "rev-parse", "--path-format=absolute", "--git-path", "hooks").strip())
+    except GitError:
+        return git_dir / "hooks"
+
+
+def _is_hook(entry: Path) -> bool:
+    """Whether git would run `entry` as a hook: executable, not a folder, not a `.sample`."""
+    try:
+        mode = os.lstat(entry).st_mode
+    except OSError:
+        return False
+    executable = bool(mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
+    return executable and not stat.S_ISDIR(mode) and not entry.name.endswith(".sample")
+
+
 def _hooks(root: Path, work_tree: Path, git_dir: Path) -> list[Item]:
     """Each hook a commit would run (executable, not a `.sample`) from a folder the repository
     holds: a hooks folder of the person's own (a global `core.hooksPath`) is theirs. What
     cannot be read is listed too: a folder or a hook heph cannot see into must not pass for
     none."""
-    try:
-        where = Path(
-            run(root, "rev-parse", "--path-format=absolute", "--git-path", "hooks").strip()
-        )
-    except GitError:
-        where = git_dir / "hooks"
+    where = _hooks_folder(root, git_dir)
     real = os.path.realpath(where)
     if not any(
         real == base or real.startswith(os.path.join(base, ""))
@@ -147,12 +184,7 @@ def _hooks(root: Path, work_tree: Path, git_dir: Path) -> list[Item]:
         return [Item(shown, "(unreadable)", f"the hooks folder cannot be read: {error.strerror}")]
     found = []
     for entry in entries:
-        try:
-            mode = os.lstat(entry).st_mode
-        except OSError:
-            continue
-        executable = bool(mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
-        if entry.name.endswith(".sample") or not executable or stat.S_ISDIR(mode):
+        if not _is_hook(entry):
             continue
         try:
             digest = hashlib.sha256(entry.read_bytes()).hexdigest()

@@ -7,12 +7,18 @@ an error the caller turns into one line, never a hang. Each server's connection 
 one task on that loop (the package's contexts must be left by the task that entered them) until
 `close`, which ends every session and leaves no process behind. A server's stderr goes to its
 log, in heph's own folder for the workspace (userdirs.workspace_folder: `heph mcp` names it).
+
+Where a server's process runs: a workspace's server always in the sandbox; the person's own in
+the sandbox too (with the network: it is their server) unless they trusted the workspace
+themselves. Its command finds the workspace's code first (`python -m NAME` a package there,
+`npx` a committed `node_modules/`), so in a clone it would run the clone's code as the person.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,11 +59,20 @@ class CallResult:
 class McpHub:
     """The MCP servers of one run or chat."""
 
-    def __init__(self, log_dir: Path, command_line: Any = None, cwd: Path | None = None) -> None:
+    def __init__(
+        self,
+        log_dir: Path,
+        command_line: Callable[..., list[str]] | None = None,
+        cwd: Path | None = None,
+        *,
+        contain_persons: bool = True,
+    ) -> None:
         self.log_dir = log_dir
         self.cwd = cwd  # where a server runs unless its entry says: the workspace
-        # How a server's command line is made (a workspace's server runs in the sandbox).
+        # How a sandboxed server's command line is made (Contained.command_line).
         self.command_line = command_line
+        # Whether the person's own servers run in the sandbox too (an untrusted workspace).
+        self.contain_persons = contain_persons
         self._connections: dict[str, _Connection] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
@@ -111,21 +126,37 @@ class McpHub:
                 atexit.register(self.close)  # no server outlives heph, however it ends
             connection = self._connections.get(server.name)
             if connection is None or connection.dead:
-                argv = [server.command, *server.args]
-                if server.from_workspace and server.command:  # in the sandbox, or not at all
-                    if self.command_line is None:
-                        raise McpError(f"MCP server {server.name}: no sandbox to run it in")
-                    try:
-                        argv = self.command_line(argv)
-                    except OSError as error:
-                        raise McpError(
-                            f"MCP server {server.name} was not started: {error}"
-                        ) from None
                 log = self.log_dir / f"mcp-{server.name}.log"
                 _quiet_package_logs(self.log_dir / "mcp.log")
-                connection = _Connection(server, argv, env, log, self.cwd)
+                argv = self._argv(server)
+                contained = self.contains(server)
+                connection = _Connection(server, argv, env, log, self.cwd, contained)
                 self._connections[server.name] = connection
             return connection
+
+    def contains(self, server: McpServerConfig) -> bool:
+        """Whether `server`'s process runs in the sandbox (a server at a URL runs nowhere)."""
+        return bool(server.command) and (server.from_workspace or self.contain_persons)
+
+    def _argv(self, server: McpServerConfig) -> list[str]:
+        """The command line that starts `server`: in the sandbox, or not at all, wherever
+        `contains` says; a workspace's with the network its settings give, the person's with
+        the network (their server, as their entry says)."""
+        argv = [server.command, *server.args]
+        if not self.contains(server):
+            return argv
+        if server.cwd:  # the sandbox starts in the workspace: the entry's folder is gone to
+            argv = ["/bin/sh", "-c", 'cd -- "$0" && exec "$@"', server.cwd, *argv]
+        try:
+            if self.command_line is None:
+                raise OSError("there is no sandbox to run it in")
+            if server.from_workspace:
+                return self.command_line(argv)
+            return self.command_line(argv, network=True)
+        except OSError as error:
+            raise McpError(
+                f"MCP server {server.name} was not started: {error}{_why_contained(server)}"
+            ) from None
 
     def _wait(
         self, work: Any, timeout: float, server: McpServerConfig, what: str, connection: Any
@@ -166,12 +197,14 @@ class _Connection:
         env: dict[str, str],
         log: Path,
         cwd: Path | None,
+        contained: bool = False,
     ) -> None:
         self.server = server
         self.argv = argv
         self.env = env
         self.log = log
         self.cwd = server.cwd or (str(cwd) if cwd else None)
+        self.contained = contained  # in the sandbox
         self.session: Any = None
         self.dead = False
         self.listed: list[ToolDefinition] | None = None
@@ -263,7 +296,8 @@ class _Connection:
                 await self._hold_stdio()
         except BaseException as error:  # noqa: BLE001 - a failed start is the caller's to say
             if not self._ready.done():
-                self._ready.set_exception(McpError(_start_failure(self.server, error)))
+                why = _why_contained(self.server) if self.contained else ""
+                self._ready.set_exception(McpError(_start_failure(self.server, error) + why))
         finally:
             self.dead = True
             self.session = None
@@ -297,6 +331,16 @@ def _start_failure(server: McpServerConfig, error: BaseException) -> str:
             "(pip install 'hephaistus[mcp]')"
         )
     return f"MCP server {server.name} did not start: {_one_line(error)}"
+
+
+def _why_contained(server: McpServerConfig) -> str:
+    """Why the person's server runs in the sandbox here, and how they let it run as them."""
+    if server.from_workspace:
+        return ""
+    return (
+        " (your servers run in the sandbox in a workspace you have not trusted, so that its "
+        "files' code never runs as you: `heph trust` lets them run as you here)"
+    )
 
 
 def _one_line(error: BaseException) -> str:

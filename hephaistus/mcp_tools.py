@@ -49,7 +49,7 @@ class McpTools:
         servers: tuple[McpServerConfig, ...],
         root: Path,
         heph_dir: Path,
-        command_line: Callable[[list[str]], list[str]] | None = None,
+        command_line: Callable[..., list[str]] | None = None,
         environ: dict[str, str] | None = None,
     ) -> None:
         self.servers = {s.name: s for s in servers if s.enabled}
@@ -64,12 +64,14 @@ class McpTools:
         """The running servers (made on first use: imports nothing before)."""
         if self._hub is None:
             from hephaistus.mcp_client import McpHub
+            from hephaistus.trust import vouched
             from hephaistus.userdirs import workspace_folder
 
             # The servers' logs are appended to: in heph's own folder for the workspace, never
             # in .heph/, where a clone can commit a link in their place.
             logs = workspace_folder(self.root, "logs")
-            self._hub = McpHub(logs, self.command_line, cwd=self.root)
+            contain = not vouched(self.root)  # the person's servers too, until they trust it
+            self._hub = McpHub(logs, self.command_line, cwd=self.root, contain_persons=contain)
         return self._hub
 
     def warm(self) -> None:
@@ -184,6 +186,11 @@ class McpTools:
         from hephaistus.mcp_client import PASSED_ENV
 
         passed = {k: self.environ[k] for k in PASSED_ENV if k in self.environ}
+        if self.hub.contains(server):  # home is read-only there: caches (npx's) go to its own
+            from hephaistus.runtime.sandbox import CACHE_VARIABLES, cache_folder
+
+            cache = cache_folder(self.root)
+            passed.update({name: str(cache / sub) for name, sub in CACHE_VARIABLES.items()})
         return {**passed, **expanded_env(server, self.environ)}
 
     def _tool(self, server: McpServerConfig, definition: dict[str, Any]) -> Any:

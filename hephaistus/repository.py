@@ -16,10 +16,10 @@ decision): a `.git` a command makes later, in the workspace or a folder of it, l
 heph runs elsewhere. And whatever the trust, each git command runs pinned to that `.git`
 (`GIT_DIR`, `GIT_WORK_TREE`: no other repository is discovered, `core.worktree` is ignored),
 without the person's credentials in its environment, asking no fsmonitor, fetching nothing,
-running no hook but a commit's, never looking into submodules, never running external diff
-drivers, taking no optional lock and refreshing no index (looking at git leaves the person's
-`.git/index` as it was), and taking the file names heph passes literally (a file named `[.]env`
-is that file).
+running no hook but a commit's (and that one only where the caller allows it: see
+tools.git), never looking into submodules, never running external diff drivers, taking no
+optional lock and refreshing no index (looking at git leaves the person's `.git/index` as it
+was), and taking the file names heph passes literally (a file named `[.]env` is that file).
 """
 
 from __future__ import annotations
@@ -92,13 +92,16 @@ class Repository:
 
         return RunnerGit(self.top)
 
-    def command(self, verb: str, *args: str, literal: bool = False) -> str:
+    def command(self, verb: str, *args: str, literal: bool = False, hooks: bool = True) -> str:
         """`git VERB ARGS` through GitPython, in the working tree's top folder (name files by
-        absolute path); `literal`: those paths are file names, never patterns."""
+        absolute path); `literal`: those paths are file names, never patterns; `hooks=False`:
+        a commit runs none."""
+        from hephaistus.gitlibrary import NO_HOOKS_ASKED
+
         call = getattr(self.library, verb.replace("-", "_"))
-        if not literal:
-            return str(call(*args))
-        with self.library.custom_environment(GIT_LITERAL_PATHSPECS="1"):
+        asked = {"GIT_LITERAL_PATHSPECS": "1"} if literal else {}
+        asked.update({} if hooks else {NO_HOOKS_ASKED: "1"})
+        with self.library.custom_environment(**asked):
             return str(call(*args))
 
     def has_commits(self) -> bool:
@@ -259,11 +262,11 @@ def run(
 
 
 def run_completed(
-    cwd: Path, *args: str, data: bytes | None = None, literal: bool = False
+    cwd: Path, *args: str, data: bytes | None = None, literal: bool = False, hooks: bool = True
 ) -> subprocess.CompletedProcess[bytes]:
     """`git ARGS` in `cwd` as `run` runs it (pinned, flagged, without credentials), its exit
     code and both streams as they came (GitPython reads them); GitError only when git may not
-    or cannot run."""
+    or cannot run. `hooks=False`: a commit runs no hook either."""
     verb = args[0] if args else ""
     if literal and verb not in NAMING_FILES:
         raise ValueError(f"literal pathspecs are for commands that name files, not git {verb}")
@@ -277,7 +280,7 @@ def run_completed(
         )
     flags = ["--no-ext-diff", "--no-textconv", "--no-color"] if verb in DIFFING else []
     flags += ["--ignore-submodules=all"] if verb in NOT_RECURSING else []
-    hooks_off = NO_HOOKS if verb not in INSPECTING | {"commit"} else ()
+    hooks_off = NO_HOOKS if verb not in INSPECTING | {"commit"} or not hooks else ()
     refresh_off = NOT_REFRESHING if verb == "diff" else ()
     command = [_program(), *ALWAYS, *hooks_off, *refresh_off, *args[:1], *flags, *args[1:]]
     timeout = COMMIT_TIMEOUT if verb == "commit" else TIMEOUT

@@ -231,10 +231,10 @@ def decide(
     """Whether the workspace's settings apply. `ask` (a terminal's question) is used only the
     first time heph meets these settings (or changed ones); its answer is recorded."""
     settings = settings_needing_trust(root)
-    if not settings:
-        return Decision(True, "nothing to trust", ())
     if for_this_run:
         return Decision(True, "trusted for this run (--trust)", tuple(settings))
+    if not settings:
+        return Decision(True, "nothing to trust", ())
     store = store or TrustStore()
     state = store.state(root, settings)
     if state == "trusted":
@@ -246,6 +246,19 @@ def decide(
             _record(store, root, settings, answer)
             return Decision(answer, "trusted" if answer else "declined", tuple(settings))
     return Decision(False, state, tuple(settings))
+
+
+def vouched(root: Path) -> bool:
+    """Whether the person trusted the workspace themselves: `--trust`, or their recorded yes to
+    its settings as they are now (none included: `heph trust --yes` in a workspace with nothing
+    to trust). Having nothing to trust proves nothing: a clone without settings is just what a
+    hostile repository looks like. Only then do the person's own MCP servers and git hooks run
+    here as them, outside the sandbox."""
+    decision = _decided.get(str(root))
+    if decision is not None and decision.state != "nothing to trust":
+        return decision.trusted
+    settings = list(decision.settings) if decision else settings_needing_trust(root)
+    return TrustStore().state(root, settings) == "trusted"
 
 
 def enforce(root: Path, decision: Decision) -> None:
@@ -360,10 +373,16 @@ def _spelled(value: Any) -> str:
 def report(root: Path, settings: list[Setting], state: str, store: TrustStore) -> str:
     """The workspace's trust state and every setting that needs trust, for `heph trust`."""
     if not settings:
+        yours = (
+            f"trusted since {store.when(root)}: your MCP servers and git hooks run as you here"
+            if state == "trusted"
+            else "not trusted by you: your MCP servers run in the sandbox here and a commit "
+            "runs no hook (`heph trust --yes` lets them run as you)"
+        )
         return (
             f"{root}: its files hold no settings that need trust; all of them apply "
             "(a .heph.toml or [tool.hephaistus] that sets base_url, model, commands, "
-            "pass_env, allow_secrets, instructions, ... would)"
+            f"pass_env, allow_secrets, instructions, ... would)\n{yours}"
         )
     described = {
         "trusted": f"trusted since {store.when(root)}: these settings apply",

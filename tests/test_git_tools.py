@@ -35,6 +35,14 @@ def context(root, *heph_changed):
     return ctx
 
 
+def trusted(root):
+    """The person trusts the repository as it is now, its hooks included: a commit runs them (in
+    a workspace they have not trusted, none runs: see test_own_hands_clone)."""
+    from hephaistus.trust import TrustStore, settings_needing_trust
+
+    TrustStore().record(root, settings_needing_trust(root), True)
+
+
 def call(ctx, tool, mode="auto", asker=None, dry_run=False, **args):
     return run_tool(ctx, tool, args, mode=mode, asker=asker, dry_run=dry_run)
 
@@ -76,6 +84,7 @@ def test_a_failing_hook_is_reported_and_nothing_is_committed(repo):
     hook = repo / ".git" / "hooks" / "pre-commit"
     hook.write_text("#!/bin/sh\necho 'lint failed: line too long' >&2\nexit 1\n")
     hook.chmod(0o755)
+    trusted(repo)
     (repo / "brand_new.py").write_text("x = 1\n")
     head = git(repo, "rev-parse", "HEAD")
     result = call(context(repo, "brand_new.py"), "git_commit", message="try")
@@ -376,6 +385,7 @@ def test_a_commit_hook_past_the_timeout_ends_with_git_and_leaves_no_lock(repo, m
     hook = repo / ".git" / "hooks" / "pre-commit"
     hook.write_text(f"#!/bin/sh\necho $$ > {repo / '.git' / 'hook.pid'}\nsleep 60\n")
     hook.chmod(0o755)
+    trusted(repo)
     (repo / "brand_new.py").write_text("x = 1\n")
     result = call(context(repo, "brand_new.py"), "git_commit", message="slow")
     assert not result.ok and "did not finish within 1 s" in result.output
@@ -401,6 +411,7 @@ def test_what_a_commit_hook_prints_is_scrubbed_of_credentials(repo, monkeypatch)
         " >&2\nexit 1\n"
     )
     hook.chmod(0o755)
+    trusted(repo)
     (repo / "app.py").write_text("print(2)\n")
     result = call(context(repo, "app.py"), "git_commit", message="try")
     assert not result.ok and "using" in result.output
@@ -534,6 +545,7 @@ def test_ctrl_c_while_a_commit_hook_runs_leaves_the_index_as_it_was(repo):
     hook = repo / ".git" / "hooks" / "pre-commit"
     hook.write_text(f"#!/bin/sh\ntouch {marker}\nsleep 30\n")
     hook.chmod(0o755)
+    trusted(repo)
     (repo / "brand_new.py").write_text("x = 1\n")
 
     def press_ctrl_c() -> None:

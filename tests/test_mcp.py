@@ -1,6 +1,8 @@
 """MCP tool servers, against a real stdio server built with the mcp package (tests/mcp_server.py):
 calls, errors, timeouts, huge results, writes undone, poisoned descriptions, definitions pinned,
-a server that does not start, its environment, and no process left behind."""
+a server that does not start, its environment, and no process left behind. The person's servers
+here run in a workspace they trusted (as them); test_own_hands_clone runs them in one they did
+not (in the sandbox)."""
 
 from __future__ import annotations
 
@@ -40,6 +42,16 @@ def observation(chat_server, n: int) -> str:
 def servers_running() -> list[str]:
     listed = subprocess.run(["pgrep", "-af", str(SERVER)], capture_output=True, text=True)
     return [line for line in listed.stdout.splitlines() if "pgrep" not in line]
+
+
+@pytest.fixture(autouse=True)
+def persons_own_project(workspace):
+    """The workspace is the person's own project, trusted by them (`heph trust --yes`): their
+    servers run as them there. In a workspace they have not trusted, their servers run in the
+    sandbox: see test_own_hands_clone."""
+    from hephaistus.trust import TrustStore
+
+    TrustStore().record(workspace, [], True)
 
 
 @pytest.fixture

@@ -78,7 +78,7 @@ def _list(tools: Any) -> int:
     offer = tools.offer()
     for name, server in tools.servers.items():
         offered = [t for t in offer.tools if t.name.startswith(f"mcp__{name}__")]
-        where = "workspace, sandboxed" if server.from_workspace else "user config"
+        where = _where_it_runs(tools, server)
         failed = [
             line for line in offer.failed if f"server {name} " in line or f"server {name}:" in line
         ]
@@ -87,6 +87,16 @@ def _list(tools: Any) -> int:
         extra = f"; {len(withheld)} withheld until approved" if withheld else ""
         say(f"{name} ({where}): {state}{extra}")
     return 0
+
+
+def _where_it_runs(tools: Any, server: Any) -> str:
+    """Whose server it is, and whether it runs in the sandbox (the person's does too in a
+    workspace they have not trusted)."""
+    if server.from_workspace:
+        return "workspace, sandboxed"
+    if tools.hub.contains(server):
+        return "user config, in the sandbox: you have not trusted this workspace (heph trust)"
+    return "user config"
 
 
 def _tools(tools: Any, name: str) -> int:

@@ -108,7 +108,7 @@ def trust(args: argparse.Namespace) -> int:
         return 0
     settings = trust.settings_needing_trust(root)
     state = store.state(root, settings)
-    if args.show or not settings or state == "trusted":
+    if args.show or state == "trusted" or (not settings and not args.yes):
         say(trust.report(root, settings, state, store))
         return 0
     if args.yes:  # what is trusted is said, even when nobody is asked
@@ -125,7 +125,9 @@ def trust(args: argparse.Namespace) -> int:
     if answer is None:
         raise Refused("no answer: the workspace stays untrusted")
     store.record(root, settings, answer)
-    if answer:
+    if answer and not settings:  # nothing to apply: the person's own programs run as them
+        say(f"trusted {root}: your MCP servers and git hooks run as you here, outside the sandbox")
+    elif answer:
         say(f"trusted {root}: these settings apply from now on, until they change")
     else:
         say(f"not trusted: heph ignores these settings in {root}")

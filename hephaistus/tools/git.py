@@ -4,8 +4,11 @@
 no file that also holds the user's uncommitted work. It uses `git commit --only -- PATHS`: git
 commits those paths' working-tree content, runs the repository's hooks, and leaves everything
 else in the index (the user's staged work) as it was. Files new to git are announced with
-`git add --intent-to-add` first, and withdrawn again when the commit fails. Git itself runs
-through GitPython (`Repository.library`), whose commands hephaistus.repository runs.
+`git add --intent-to-add` first, and withdrawn again when the commit fails. The hooks run only
+in a workspace the person trusted themselves (trust.vouched): elsewhere the person's own hooks
+(a global `core.hooksPath`, as pre-commit's) would run the clone's code on the host, so none
+runs, and the observation says so. Git itself runs through GitPython (`Repository.library`),
+whose commands hephaistus.repository runs.
 """
 
 from __future__ import annotations
@@ -154,7 +157,7 @@ def git_commit(
             _refuse_the_users_work(ctx, repo, chosen)
         except (ValueError, GitError) as exc:
             return ToolResult(False, f"nothing was committed: {exc}")
-        return _commit(repo, targets, relative, message, left_out)
+        return _commit(repo, targets, relative, message, left_out, ctx.workspace.root)
 
     return Proposal(
         "git",
@@ -170,7 +173,11 @@ def _commit(
     relative: tuple[str, ...],
     message: str,
     left_out: list[str],
+    root: Path,
 ) -> ToolResult:
+    from hephaistus.trust import vouched
+
+    hooks = vouched(root)
     tracked = repo.tracked([str(t) for t in targets])
     new_files = [str(t) for t in targets if repo.relative(t) not in tracked]
     # Literal pathspecs: a file heph wrote named `[.]env` is that file, never a pattern.
@@ -184,7 +191,16 @@ def _commit(
 
     try:
         result = _git(
-            repo, "commit", "--only", "--no-edit", "-m", message, "--", *named, literal=True
+            repo,
+            "commit",
+            "--only",
+            "--no-edit",
+            "-m",
+            message,
+            "--",
+            *named,
+            literal=True,
+            hooks=hooks,
         )
     except BaseException:  # Ctrl-C while the hooks run: git and they ended together
         withdraw()
@@ -197,10 +213,25 @@ def _commit(
     sha = repo.head_id()
     note = f"\n(left out as secret files: {', '.join(left_out)})" if left_out else ""
     names = ", ".join(relative)
+    skipped = "" if hooks else _hooks_not_run(repo.top)
     return ToolResult(
         True,
-        f"committed {sha[:10]} on {repo.branch()}: {names}\n{scrub(result)}".rstrip() + note,
+        f"committed {sha[:10]} on {repo.branch()}: {names}\n{skipped}{scrub(result)}".rstrip()
+        + note,
         commit=CommitMade(sha, relative),
+    )
+
+
+def _hooks_not_run(top: Path) -> str:
+    """The line that says which hooks a commit skipped (none: nothing to say), and why."""
+    from hephaistus.gitsetup import commit_hooks
+
+    skipped = commit_hooks(top)
+    if not skipped:
+        return ""
+    return (
+        f"(the commit's hooks did not run: {', '.join(skipped)}; this workspace is not trusted, "
+        "and they would run its files' code as the user. `heph trust` lets them run here)\n"
     )
 
 
@@ -229,9 +260,11 @@ def _repo(ctx: ToolContext) -> Repository | ToolResult:
     return repo
 
 
-def _git(repo: Repository, *args: str, literal: bool = False) -> str | ToolResult:
+def _git(
+    repo: Repository, *args: str, literal: bool = False, hooks: bool = True
+) -> str | ToolResult:
     try:
-        return repo.command(*args, literal=literal)
+        return repo.command(*args, literal=literal, hooks=hooks)
     except GitError as error:
         return ToolResult(False, str(error))
 
