@@ -26,24 +26,21 @@ _numbers = itertools.count()
 
 class ProcessLimit:
     """The limit of one command: made before it starts, `enter`ed by it before it runs
-    (between fork and exec: async-signal-safe calls only), released after it ends."""
+    (between fork and exec: async-signal-safe calls only), released after it ends. Without
+    `cgroup` (a process another library starts), root's commands are not limited."""
 
-    def __init__(self, processes: int | None = None) -> None:
+    def __init__(self, processes: int | None = None, *, cgroup: bool = True) -> None:
         self.processes = processes or PROCESSES
         self.cgroup: Path | None = None
         self._procs = -1  # the cgroup's cgroup.procs, open for the command to join
         self.prlimit: str | None = None
         if os.getuid() == 0:
-            self._make_cgroup()
+            if cgroup:
+                self._make_cgroup()
         else:
             from hephaistus.runtime.programs import find
 
             self.prlimit = find("prlimit")
-
-    @property
-    def binding(self) -> bool:
-        """Whether the limit holds (a cgroup made, or `prlimit` to set it)."""
-        return self._procs >= 0 or self.prlimit is not None
 
     def wrap(self, argv: list[str]) -> list[str]:
         """`argv` as the sandbox runs it: under `prlimit` where that sets the limit."""

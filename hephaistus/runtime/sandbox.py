@@ -312,7 +312,10 @@ class Contained:
         box = self._box()
         box.cache.mkdir(parents=True, exist_ok=True)
         box = box if network is None else replace(box, network=network)
-        return box.command(argv, self.workspace, {"PATH": command_path()})
+        # Its process limit is the per-user one (prlimit inside): a cgroup needs heph to start
+        # the process itself, and the server's library starts it.
+        limit = ProcessLimit(cgroup=False)
+        return box.command(argv, self.workspace, {"PATH": command_path()}, limit)
 
     def _box(self) -> Sandbox:
         if self._sandbox is None:
