@@ -478,6 +478,32 @@ def test_a_host_unix_socket_anywhere_cannot_be_reached_inside(visible_home, work
             listener.close()
 
 
+@needs_sandbox
+@pytest.mark.parametrize("network", [False, True])
+def test_a_host_abstract_socket_cannot_be_reached_inside_network_or_not(workspace, network):
+    import socket
+    import sys
+
+    from hephaistus.config_sections import SandboxConfig
+    from hephaistus.runtime.landlock import scoping
+    from hephaistus.runtime.sandbox import Contained
+
+    if network and not callable(scoping(shutil.which("bwrap") or "bwrap")):
+        pytest.skip(f"the host's abstract sockets stay reachable here: {scoping('bwrap')}")
+    name = f"heph-test-{os.getpid()}-{network}"
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind("\0" + name)
+        listener.listen()
+        probe = "import socket, sys\ns = socket.socket(socket.AF_UNIX)\ntry:\n"
+        probe += (
+            "    s.connect('\\0' + sys.argv[1]); print('reached')\nexcept OSError as e:\n    print('no', e)"
+        )
+        box = Contained(workspace, SandboxConfig(network=network))
+        argv = [sys.executable, "-c", probe, name]
+        done = box.run(argv, cwd=workspace, env={"PATH": os.environ["PATH"]}, timeout=20)
+    assert done.exit_code == 0 and done.output.startswith("no "), done.output
+
+
 # -- 12, 13. As root or not: the host's devices and root's files stay out of reach, and a
 # command's processes are limited ---------------------------------------------------------
 

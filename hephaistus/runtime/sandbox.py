@@ -14,12 +14,14 @@ import hashlib
 import os
 import stat
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hephaistus.config_sections import SandboxConfig
 from hephaistus.runtime.executor import Completed, LocalExecutor
 from hephaistus.runtime.hidden import cleaned_git_configs, hidden_paths, host_sockets, walk
+from hephaistus.runtime.landlock import scoping
 from hephaistus.runtime.limits import ProcessLimit
 from hephaistus.runtime.programs import command_path, find, missing, sandbox_caches
 
@@ -67,9 +69,13 @@ class Sandbox:
         box = replace(self, read_only=True) if read_only else self
         limit = ProcessLimit()
         line = box.command(argv, cwd, inside, limit)
+        steps = [limit.enter] if limit.cgroup else []
+        if self.network:  # the host's abstract sockets are then in reach: Landlock scopes them
+            scoped = scoping(self.bwrap)
+            steps += [scoped] if callable(scoped) else []
         try:
             return self.local.run(
-                line, cwd=cwd, env=inside, timeout=timeout, before_start=limit.enter
+                line, cwd=cwd, env=inside, timeout=timeout, before_start=_in_turn(steps)
             )
         finally:
             limit.release()
@@ -109,6 +115,19 @@ class Sandbox:
         for config, copy in cleaned_git_configs(self.workspace, own_folder(self.workspace)):
             line += ["--ro-bind", str(copy or empty), str(config)]
         return [*line, "--chdir", str(cwd), "--", *(limit.wrap(argv) if limit else argv)]
+
+
+def _in_turn(steps: list[Callable[[], None]]) -> Callable[[], None] | None:
+    """One call that makes each of `steps` in turn (None for none: a process starts faster
+    with nothing to do between fork and exec)."""
+    if not steps:
+        return None
+
+    def run_all() -> None:
+        for step in steps:
+            step()
+
+    return run_all
 
 
 def isolated(bwrap: str, network: bool) -> list[str]:
