@@ -3,7 +3,7 @@ a task that calls none, and `heph --version` with and without an MCP server conf
 
     python benchmarks/mcp_servers.py [--runs 5]
 
-Needs the extra: pip install 'hephaistus[mcp]'. The server is a one-tool stdio server written
+Needs the extra: pip install '.[mcp]'. The server is a one-tool stdio server written
 with the package's own server API, in a temporary folder.
 """
 

@@ -1,5 +1,5 @@
 """The MCP client: the servers of a run, each started on first use, spoken to through the official
-`mcp` package (the `hephaistus[mcp]` extra, imported only here, only when a server starts).
+`mcp` package (the `mcp` extra, imported only here, only when a server starts).
 
 The package is async; heph is not. One event loop runs in a thread of its own, and every call
 is handed to it and waited for with a timeout, so a server that hangs, dies or fails to start is
@@ -328,7 +328,7 @@ def _start_failure(server: McpServerConfig, error: BaseException) -> str:
     if isinstance(error, ModuleNotFoundError) and (error.name or "").startswith("mcp"):
         return (
             f"MCP server {server.name} was not started: the mcp package is not installed "
-            "(pip install 'hephaistus[mcp]')"
+            "(pip install 'mcp>=2,<3', or '.[mcp]' in heph's checkout)"
         )
     return f"MCP server {server.name} did not start: {_one_line(error)}"
 

@@ -88,3 +88,23 @@ def test_no_module_is_over_400_lines():
         if (lines := len(module.read_text().splitlines())) > 400
     }
     assert long == {}
+
+
+# Projects on PyPI that are not this one: an install line naming them installs someone else's.
+TAKEN_ON_PYPI = ("hephaistus", "heph")
+
+
+def test_the_distribution_and_every_install_line_name_no_one_elses_project():
+    import re
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    name = tomllib.loads((root / "pyproject.toml").read_text())["project"]["name"]
+    assert name.lower() not in TAKEN_ON_PYPI
+    texts = [root / "README.md", *root.glob("hephaistus/**/*.py"), *root.glob("benchmarks/*.py")]
+    for path in texts:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            for installed in re.findall(r"pip install ([^`\n&;|)]*)", line):
+                for word in installed.replace("'", " ").replace('"', " ").split():
+                    project = re.split(r"[\[=<>~!]", word)[0].lower()
+                    assert project not in TAKEN_ON_PYPI, (path.name, line)
