@@ -370,7 +370,7 @@ class Agent:
 
     def _no_git(self) -> bool:
         """The git tools are not offered outside a repository, nor where heph runs no git."""
-        from hephaistus.repository import is_disabled
+        from hephaistus.gitlocation import is_disabled
 
         return self.workspace.git_dir() is None or is_disabled(self.workspace.root)
 

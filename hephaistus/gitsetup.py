@@ -17,7 +17,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from hephaistus.repository import GitError, locate, run
+from hephaistus.gitlocation import locate
+from hephaistus.repository import GitError, run
 
 # What `git clone` and `git init` write, and the little a person adds: nothing runs from these.
 PLAIN_CONFIG = re.compile(

@@ -10,13 +10,11 @@ A repository's `.git/` is the repository author's text when it came unpacked fro
 its config can make git run programs (filters, drivers, fsmonitor, signing, a hooks path, a
 promisor remote's fetch), its hooks are programs, and its layout can lead to another repository
 (a `gitdir:` file, `commondir`, alternates). `gitsetup` lists all that; while the workspace is
-untrusted and its `.git/` holds any of it, heph runs no git there at all (`disable`). The
-repository is located once per run, when the workspace opens (`settle`, before the trust
-decision): a `.git` a command makes later, in the workspace or a folder of it, leads nothing
-heph runs elsewhere. And whatever the trust, each git command runs pinned to that `.git`
-(`GIT_DIR`, `GIT_WORK_TREE`: no other repository is discovered, `core.worktree` is ignored),
-without the person's credentials in its environment, asking no fsmonitor, fetching nothing,
-running no hook but a commit's (and that one only where the caller allows it: see
+untrusted and its `.git/` holds any of it, heph runs no git there at all (see gitlocation, where
+the repository is located once per run). And whatever the trust, each git command runs pinned to
+that `.git` (`GIT_DIR`, `GIT_WORK_TREE`: no other repository is discovered, `core.worktree` is
+ignored), without the person's credentials in its environment, asking no fsmonitor, fetching
+nothing, running no hook but a commit's (and that one only where the caller allows it: see
 tools.git), never looking into submodules, never running external diff drivers, taking no
 optional lock and refreshing no index (looking at git leaves the person's `.git/index` as it
 was), and taking the file names heph passes literally (a file named `[.]env` is that file).
@@ -32,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hephaistus.gitlocation import Located, is_disabled, locate, runs_no_git
+
 if TYPE_CHECKING:
     from hephaistus.gitlibrary import RunnerGit
 
@@ -45,9 +45,6 @@ NAMING_FILES = {"add", "commit", "rm", "ls-files", "diff", "hash-object"}  # lit
 INSPECTING = {"config", "rev-parse"}  # read the setup, run nothing: allowed when disabled
 # `git diff` rewrites the index to refresh its stat data, optional locks or not (git 2.39).
 NOT_REFRESHING = ("-c", "diff.autoRefreshIndex=false")
-_disabled: set[str] = set()  # work trees where heph runs no git (an untrusted odd .git/)
-Located = tuple[Path, Path]  # (work tree, git directory)
-_settled: dict[Path, Located | None] = {}  # workspace root -> its repository, found at start
 
 
 class GitError(Exception):
@@ -167,75 +164,6 @@ class Repository:
         return self.command("log", f"-{count}", "--oneline", "--decorate")
 
 
-def settle(root: Path) -> None:
-    """Locate the repository around the workspace `root` now, as the run starts: from here on
-    every git call for `root`, a folder in it or that repository's top uses this location, and
-    a `.git` that appears later (a command can write one in a subfolder workspace, or where
-    there was no repository) changes nothing heph runs."""
-    root = Path(os.path.abspath(root))
-    _settled[root] = _nearest(root)
-
-
-def locate(folder: Path) -> Located | None:
-    """(work tree, git directory) of the repository around `folder`: as settled when its
-    workspace opened, else the `.git` nearest around it (see `_nearest`)."""
-    folder = Path(os.path.abspath(folder))
-    best: Path | None = None
-    for root, located in _settled.items():
-        within = folder == root or root in folder.parents
-        if (within or (located is not None and folder == located[0])) and (
-            best is None or len(root.parts) > len(best.parts)
-        ):
-            best = root
-    return _settled[best] if best is not None else _nearest(folder)
-
-
-def _nearest(folder: Path) -> Located | None:
-    """(work tree, git directory) of the `.git` nearest around `folder`: a folder, or a
-    `gitdir:` file's target (a worktree's, a submodule's); None when there is none. A bare
-    repository is never found this way, and no `.git` farther up is looked for."""
-    from hephaistus.config import owned_by_me
-
-    for top in (folder, *folder.parents):
-        marker = top / ".git"
-        if not os.path.lexists(marker):
-            continue
-        if not owned_by_me(marker):
-            return None  # another user's repository: git itself would refuse it
-        if marker.is_file() and not marker.is_symlink():
-            try:
-                text = marker.read_text(encoding="utf-8", errors="replace").strip()
-            except OSError:
-                return None
-            if not text.startswith("gitdir:"):
-                return None
-            target = Path(text.split(":", 1)[1].strip())
-            return top, target if target.is_absolute() else (top / target)
-        return top, marker  # a folder (or a link to one: gitsetup says so)
-    return None
-
-
-def disable(folder: Path) -> None:
-    """Run no git for `folder`'s repository for the rest of this process."""
-    located = locate(folder)
-    if located is not None:
-        _disabled.add(str(located[0]))
-
-
-def enable(folder: Path) -> None:
-    """Run git for `folder`'s repository again, as a trusted workspace (or one with nothing to
-    trust) may."""
-    located = locate(folder)
-    if located is not None:
-        _disabled.discard(str(located[0]))
-
-
-def is_disabled(folder: Path) -> bool:
-    """Whether git is switched off for `folder`'s repository in this process."""
-    located = locate(folder)
-    return located is not None and str(located[0]) in _disabled
-
-
 def listed_files(folder: Path) -> list[str]:
     """Tracked and untracked, not ignored files under `folder`, relative to it."""
     raw = run(folder, "ls-files", "-z", "--cached", "--others", "--exclude-standard", text=False)
@@ -273,7 +201,7 @@ def run_completed(
     located = locate(cwd)
     if located is None:
         raise GitError(f"{cwd} is not inside a git repository")
-    if str(located[0]) in _disabled and verb not in INSPECTING:
+    if runs_no_git(located) and verb not in INSPECTING:
         raise GitError(
             "heph runs no git here until the workspace is trusted: its .git holds what a clone "
             "would not (`heph trust --show` lists it)"

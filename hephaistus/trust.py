@@ -266,13 +266,13 @@ def enforce(root: Path, decision: Decision) -> None:
     holds what a clone would not, heph runs no git at all (the config's keys are simply not
     applied: see config.load_config). A trusted one is kept to what was trusted: see
     `recheck`."""
-    from hephaistus import repository
+    from hephaistus import gitlocation
 
     _decided[str(root)] = decision
     if _git_part(decision.settings) and not decision.trusted:
-        repository.disable(root)
+        gitlocation.disable(root)
     else:
-        repository.enable(root)
+        gitlocation.enable(root)
 
 
 def recheck(root: Path) -> str | None:
@@ -284,9 +284,9 @@ def recheck(root: Path) -> str | None:
         return None
     if digest(_git_settings(root)) == digest(_git_part(decision.settings)):
         return None
-    from hephaistus import repository
+    from hephaistus import gitlocation
 
-    repository.disable(root)
+    gitlocation.disable(root)
     return (
         "the repository's git settings changed during this run (a file its config includes, "
         "or a hook); heph runs no more git here until you trust them again with heph trust"

@@ -143,7 +143,7 @@ class Workspace:
     def _git_internals(self) -> str | None:
         """The repository's git directory, when it lies in the workspace under another name
         than `.git` (a `gitdir:` file names it): as out of reach as `.git/` itself."""
-        from hephaistus.repository import locate
+        from hephaistus.gitlocation import locate
 
         located = locate(self.root)
         if located is None:
@@ -240,8 +240,8 @@ class Workspace:
 
     def git_dir(self) -> Path | None:
         """The git directory of the repository the workspace is in (it may be a subfolder),
-        as `repository.locate` finds it: the nearest `.git`, the person's own."""
-        from hephaistus.repository import locate
+        as `gitlocation.locate` finds it: the nearest `.git`, the person's own."""
+        from hephaistus.gitlocation import locate
 
         located = locate(self.root)
         return located[1] if located else None
@@ -250,7 +250,7 @@ class Workspace:
         """The git directory, when writing to it cannot lead elsewhere: only a real `.git`
         folder. A link is not followed, and a `.git` file (a worktree's, a submodule's, or one
         an unpacked archive made to name another repository) is left alone."""
-        from hephaistus.repository import locate
+        from hephaistus.gitlocation import locate
 
         located = locate(self.root)
         if located is None:

@@ -159,7 +159,7 @@ class AcpServer:
         from hephaistus.config import load_config
         from hephaistus.endpoint import with_endpoint
         from hephaistus.errors import HephError
-        from hephaistus.repository import settle as locate_repository
+        from hephaistus.gitlocation import settle as locate_repository
         from hephaistus.runtime.policy import Policy
         from hephaistus.runtime.programs import settle
         from hephaistus.workspace import Workspace

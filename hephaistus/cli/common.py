@@ -56,11 +56,11 @@ def workspace_of(args: argparse.Namespace) -> Any:
             f"{workspace.root} is inside a {inside}/ folder, whose files heph never reads or "
             "writes; run heph in the project folder around it"
         )
-    from hephaistus.repository import settle as locate_repository
+    from hephaistus.gitlocation import settle as locate_repository
     from hephaistus.runtime.programs import settle
 
     settle(workspace.root)  # heph's own programs come from no folder the workspace holds
-    locate_repository(workspace.root)  # once, before the trust decision: see repository.settle
+    locate_repository(workspace.root)  # once, before the trust decision: see gitlocation.settle
     return workspace
 
 

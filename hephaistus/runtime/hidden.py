@@ -213,7 +213,8 @@ def _git_listed(root: Path) -> list[str]:
     name ending in /), relative to it. In a repository the person's git lists them (none where
     heph runs no git there: an untrusted odd `.git`); outside one, heph's own snapshot store
     over the workspace does, once it exists (the picture before a command makes it)."""
-    from hephaistus.repository import GitError, is_disabled, locate, names, run_private
+    from hephaistus.gitlocation import is_disabled, locate
+    from hephaistus.repository import GitError, names, run_private
     from hephaistus.userdirs import workspace_folder
 
     located = locate(root)
@@ -274,7 +275,7 @@ def without_credentials(text: str) -> str | None:
 def git_configs(workspace: Path) -> list[Path]:
     """The git configuration files a command in `workspace` reads that may hold credentials:
     its repository's `config` (the common one of a worktree) and the person's global ones."""
-    from hephaistus.repository import locate
+    from hephaistus.gitlocation import locate
 
     home = Path.home()
     xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")

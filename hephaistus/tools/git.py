@@ -15,9 +15,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hephaistus.checkpoints import CheckpointStore
+from hephaistus.gitlocation import is_disabled
 from hephaistus.redact import scrub
-from hephaistus.repository import GitError, Repository, is_disabled
+from hephaistus.repository import GitError, Repository
+from hephaistus.tools.commit_scope import (
+    UsersWork,
+    commit_targets,
+    not_committed_yet,
+    refuse_the_users_work,
+    session_paths,
+)
 from hephaistus.tools.context import ToolContext
 from hephaistus.values import CommitMade, CommitRequest, Proposal, ToolResult
 from hephaistus.workspace import PathError, is_secret_name
@@ -25,20 +32,12 @@ from hephaistus.workspace import PathError, is_secret_name
 LOG_LIMIT = 50
 
 
-class _UsersWork(ValueError):
-    """Files heph changed that also hold the user's work: `files`, as the workspace names them."""
-
-    def __init__(self, message: str, files: list[str]) -> None:
-        super().__init__(message)
-        self.files = files
-
-
 def git_status(ctx: ToolContext) -> ToolResult:
     """Branch and changed files."""
     repo = _repo(ctx)
     if isinstance(repo, ToolResult):
         return repo
-    mine = _session_paths(ctx, repo)
+    mine = session_paths(ctx, repo)
     try:
         lines = [f"branch: {repo.branch()}"]
         changes = repo.changes()
@@ -140,10 +139,10 @@ def git_commit(
     if not message.strip():
         return ToolResult(False, "the commit message is empty")
     try:
-        chosen, left_out = _commit_targets(ctx, paths)
-        chosen = _not_committed_yet(ctx, repo, chosen)
-        _refuse_the_users_work(ctx, repo, chosen)
-    except _UsersWork as exc:
+        chosen, left_out = commit_targets(ctx, paths)
+        chosen = not_committed_yet(ctx, repo, chosen)
+        refuse_the_users_work(ctx, repo, chosen)
+    except UsersWork as exc:
         rest = [rel for rel in chosen if rel not in exc.files]
         hint = f" (the others can be committed on their own: paths {rest})" if rest else ""
         return ToolResult(False, f"nothing was committed: {exc}{hint}")
@@ -154,7 +153,7 @@ def git_commit(
 
     def carry_out() -> ToolResult:
         try:  # again: the person may have edited or staged something while asked
-            _refuse_the_users_work(ctx, repo, chosen)
+            refuse_the_users_work(ctx, repo, chosen)
         except (ValueError, GitError) as exc:
             return ToolResult(False, f"nothing was committed: {exc}")
         return _commit(repo, targets, relative, message, left_out, ctx.workspace.root)
@@ -281,135 +280,3 @@ def _changed_names(repo: Repository, staged: bool, scope: str) -> list[str] | To
         return listed
     column = 0 if staged else 1
     return [item[3:] for item in listed.split("\0") if len(item) > 3 and item[column] not in " ?"]
-
-
-def _session_paths(ctx: ToolContext, repo: Repository) -> set[str]:
-    return {repo.relative(ctx.workspace.root / rel) for rel in _hephs_changes(ctx)}
-
-
-def _hephs_changes(ctx: ToolContext) -> list[str]:
-    """The files heph changed in this conversation and has not undone: this process's journal,
-    and the checkpoints of the conversation's sessions (`--continue` picks up earlier ones)."""
-    mine = ctx.journal.changed_paths()
-    if not ctx.sessions:
-        return mine
-    left = CheckpointStore(ctx.workspace.root, ctx.workspace.heph_dir).left_states(
-        list(ctx.sessions)
-    )
-    # A change undone since is no longer heph's.
-    return [rel for rel in dict.fromkeys([*mine, *left]) if left.get(rel, True) is not None]
-
-
-def _commit_targets(ctx: ToolContext, paths: list[str] | str | None) -> tuple[list[str], list[str]]:
-    """(the files to commit, the secret ones left out): heph's own changes of this session or
-    chat, all of them or those `paths` names (a list, or one string: one path, else paths
-    separated by spaces). Anything else is the user's to commit, and refused."""
-    mine = _hephs_changes(ctx)
-    if not mine:
-        raise ValueError("heph changed no files in this session, so it has nothing to commit")
-    if not paths:
-        left_out = [rel for rel in mine if is_secret_name(rel)]
-        chosen = [rel for rel in mine if rel not in left_out]
-        if not chosen:
-            raise ValueError(f"heph never commits secret files ({', '.join(left_out)})")
-        return chosen, left_out
-    if isinstance(paths, str):
-        names = [paths.strip()] if paths.strip() in mine else paths.split()
-    else:
-        names = paths
-    chosen = []
-    for name in names:
-        rel = ctx.workspace.relative(ctx.workspace.resolve(name))  # inside, and not .git/
-        if is_secret_name(rel) or is_secret_name(name):
-            raise ValueError(f"{rel} looks like a secret file; heph never commits it")
-        if rel not in mine:
-            raise ValueError(
-                f"{rel} was not changed by heph in this session; heph commits only its own "
-                f"changes ({', '.join(mine)}), the user commits theirs"
-            )
-        chosen.append(rel)
-    return list(dict.fromkeys(chosen)), []
-
-
-def _committed_by_heph(ctx: ToolContext, repo: Repository, rel: str, committed: str) -> bool:
-    """Whether HEAD's blob `committed` of `rel` is a content heph's writes left it in (heph
-    committed it, in this conversation, before writing it again): no work of the user's."""
-    store = CheckpointStore(ctx.workspace.root, ctx.workspace.heph_dir)
-    git_name = repo.relative(ctx.workspace.root / rel)
-    return any(
-        repo.hash_object(git_name, content) == committed
-        for content in store.contents_left(list(ctx.sessions), rel)
-    )
-
-
-def _not_committed_yet(ctx: ToolContext, repo: Repository, chosen: list[str]) -> list[str]:
-    """The files of `chosen` whose content is not what HEAD holds: the others were committed
-    as they are already (by an earlier git_commit, say), and are left out."""
-    left = []
-    for rel in chosen:
-        git_name = repo.relative(ctx.workspace.root / rel)
-        path = ctx.workspace.root / rel
-        now = repo.hash_object(git_name, path.read_bytes()) if path.is_file() else None
-        if now != repo.committed_blob(git_name):
-            left.append(rel)
-    if not left:
-        raise ValueError(
-            f"{', '.join(chosen)} {'is' if len(chosen) == 1 else 'are'} committed already, as "
-            "heph left it: there is nothing new to commit"
-        )
-    return left
-
-
-def _refuse_the_users_work(ctx: ToolContext, repo: Repository, chosen: list[str]) -> None:
-    """A file heph changed may hold the user's work too: changes they staged, made before
-    heph's first write to it and never committed, or made since heph last wrote it (or heph's
-    change was undone). `git commit --only` would take those along, so such a file is
-    refused."""
-    if ctx.sessions:
-        store = CheckpointStore(ctx.workspace.root, ctx.workspace.heph_dir)
-        left = store.left_states(list(ctx.sessions))
-        changed = []
-        for rel in chosen:
-            if rel not in left:
-                continue  # no record of heph's write (a context without checkpoints)
-            state = left[rel]
-            if state is None or not store.holds(rel, state):
-                changed.append(rel)
-        if changed:
-            raise _UsersWork(
-                f"{', '.join(changed)} changed since heph last wrote it (edited by someone else, "
-                "or heph's change undone): committing would take in what is not heph's, so the "
-                "user should commit this",
-                changed,
-            )
-    named = [str(ctx.workspace.root / rel) for rel in chosen]
-    listed = repo.command("diff", "--cached", "--name-only", "-z", "--", *named, literal=True)
-    by_git_name = {repo.relative(ctx.workspace.root / rel): rel for rel in chosen}
-    staged = [by_git_name.get(name, name) for name in listed.split("\0") if name]
-    if staged:
-        raise _UsersWork(
-            f"{', '.join(staged)} also {'has' if len(staged) == 1 else 'have'} changes the user "
-            "staged; committing would take them along, so the user should commit this",
-            staged,
-        )
-    if not ctx.sessions or not repo.has_commits():
-        return
-    before = CheckpointStore(ctx.workspace.root, ctx.workspace.heph_dir).before_states(
-        list(ctx.sessions)
-    )
-    mixed = []
-    for rel in chosen:
-        if rel not in before:
-            continue
-        git_name = repo.relative(ctx.workspace.root / rel)
-        committed = repo.committed_blob(git_name)
-        content = before[rel]
-        was = None if content is None else repo.hash_object(git_name, content)
-        if committed != was and not (committed and _committed_by_heph(ctx, repo, rel, committed)):
-            mixed.append(rel)
-    if mixed:
-        raise _UsersWork(
-            f"{', '.join(mixed)} already had uncommitted changes of the user's before heph "
-            "edited it; committing would take those along, so the user should commit this",
-            mixed,
-        )
