@@ -135,10 +135,10 @@ class Snapshots:
         )
         self._left_out = self._not_held()
         folders = {
-            os.fsdecode(raw if mode == b"160000" else os.path.dirname(raw))
-            for mode, _, raw in entries
+            raw if mode == b"160000" else raw.rpartition(b"/")[0] for mode, _, raw in entries
         }
-        repositories = repositories_in(self.root, folders, self._left_out)
+        found = {os.fsdecode(folder) for folder in folders}  # a few names, not the files'
+        repositories = repositories_in(self.root, found, self._left_out)
         self._repositories = (repositories if modes else self._repositories[0], repositories)
         if modes:  # kept for the next picture's changes, no longer
             unusual = self._unusual_modes(entries)
