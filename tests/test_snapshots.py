@@ -297,6 +297,7 @@ def test_a_file_over_the_limit_is_never_read_and_undo_says_what_it_leaves(tmp_pa
     from hephaistus.checkpoints import Checkpoints, CheckpointStore
     from hephaistus.filestate import LARGEST_KEPT
     from hephaistus.snapshots import command_effects
+    from hephaistus.ui.undo import undo_report
 
     (tmp_path / ".heph").mkdir()
     with open(tmp_path / "data.bin", "wb") as data:
@@ -324,6 +325,10 @@ def test_a_file_over_the_limit_is_never_read_and_undo_says_what_it_leaves(tmp_pa
     assert result.deleted == ["made.bin"] and not (tmp_path / "made.bin").exists()
     assert sorted(result.unkept) == ["data.bin", "made.bin"]
     assert (tmp_path / "data.bin").read_bytes()[:7] == b"changed"  # left as it is
+    assert undo_report(result)[-1] == (
+        "  kept     data.bin as it is: it was over 16 MB when a command changed or deleted it, "
+        "so heph kept no copy of what it held"
+    )
     assert store.redo("s1").restored == []  # nothing kept to bring back, and no failure
 
 

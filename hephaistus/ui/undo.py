@@ -40,6 +40,7 @@ def _interleaved(taken: dict[str, int], force: str) -> str:
 
 def undo_report(result: Any, verb: str = "restored") -> list[str]:
     """One line a file: what undo (or redo) did to it."""
+    from hephaistus.filestate import LARGEST_KEPT
     from hephaistus.wording import counted
 
     lines = []
@@ -51,8 +52,6 @@ def undo_report(result: Any, verb: str = "restored") -> list[str]:
             lines.append(f"  {verb} {path}, taking away {taken} another run wrote meanwhile")
         else:
             lines.append(f"  {verb} {path}")
-    from hephaistus.filestate import LARGEST_KEPT
-
     for path in result.deleted:
         lines.append(
             f"  deleted  {path} (heph had created it; too large to keep a copy of: redo cannot "
@@ -63,8 +62,8 @@ def undo_report(result: Any, verb: str = "restored") -> list[str]:
     made = result.repositories
     lines += [f"  removed  {path} (a git repository a command made)" for path in made]
     lines += [
-        f"  left     {path} as it is (over {LARGEST_KEPT // 2**20} MB when a command changed "
-        "it: heph kept no copy)"
+        f"  kept     {path} as it is: it was over {LARGEST_KEPT // 2**20} MB when a command "
+        "changed or deleted it, so heph kept no copy of what it held"
         for path in result.unkept
         if path not in result.deleted
     ]
