@@ -312,7 +312,7 @@ def ask_to_trust(
 ) -> bool | None:
     """The question, with every setting shown (and, when `before` is what the person trusted
     last, what changed: `+` new or changed, `-` gone); True, False, or None when no answer
-    came."""
+    came. Ctrl-C is raised: it stops the task, which never goes on untrusted unasked."""
     lines = [
         "The settings of this workspace's files changed since you trusted it (+ new or "
         "changed, - gone):"
@@ -326,7 +326,7 @@ def ask_to_trust(
     )
     try:
         answer = ask("\n".join(lines) + "\nTrust this workspace and use them? [y/N]: ")
-    except (EOFError, KeyboardInterrupt):
+    except EOFError:
         return None
     return answer.strip().lower() in ("y", "yes")
 

@@ -63,6 +63,21 @@ def buffer_is(text):
     return lambda repl: repl.prompt.default_buffer.text == text
 
 
+def asked(repl):
+    """A condition: a question waits for its key (keys sent earlier are no answer)."""
+    return repl.asking is not None
+
+
+def asked_about(text):
+    """A condition: the question waiting for its key holds `text`."""
+    return lambda repl: text in (repl.asking or "")
+
+
+def prompted(repl):
+    """A condition: the chat's prompt waits for a line."""
+    return repl.asking is None and repl.prompt.app.is_running
+
+
 def _type_when_ready(pipe, chunks, holder, limit=10.0):
     for chunk in chunks:
         text, ready = chunk if isinstance(chunk, tuple) else (chunk, None)
@@ -101,8 +116,14 @@ def test_help_lists_every_command_with_its_docstring(ws):
 
 
 def test_init_drafts_agents_md_for_approval_and_undo_takes_it_back(ws):
-    keys = "/init" + ENTER + "y" + ENTER + "/state" + ENTER + "/undo" + ENTER + "/init" + ENTER
-    code, out, _, _ = chat(ws, keys + "n" + ENTER + CTRL_D)
+    keys = [
+        "/init" + ENTER,
+        ("y", asked),
+        ("/state" + ENTER + "/undo" + ENTER + "/init" + ENTER, prompted),
+        ("n", asked),
+        (CTRL_D, prompted),
+    ]
+    code, out, _, _ = chat(ws, keys)
     assert "+++ b/AGENTS.md" in out and "+- `src/`: 1 file (.py)" in out
     assert "wrote AGENTS.md" in out
     assert "undone: AGENTS.md (removed)" in out
@@ -117,9 +138,13 @@ def test_unknown_command_suggests_the_closest(ws):
 
 
 def test_a_task_with_approval_then_a_follow_up(ws):
-    keys = (
-        "write fizzbuzz.py" + ENTER + "y" + ENTER + "it is incorrect" + ENTER + "y" + ENTER + CTRL_D
-    )
+    keys = [
+        "write fizzbuzz.py" + ENTER,
+        ("y", asked),
+        ("it is incorrect" + ENTER, prompted),
+        ("y", asked),
+        (CTRL_D, prompted),
+    ]
     code, out, model, _ = chat(
         ws,
         keys,
@@ -137,7 +162,7 @@ def test_a_task_with_approval_then_a_follow_up(ws):
 
 
 def test_declining_a_write_lets_the_model_go_on(ws):
-    keys = "make a.py" + ENTER + "n" + ENTER + CTRL_D
+    keys = ["make a.py" + ENTER, ("n", asked), (CTRL_D, prompted)]
     _, out, model, _ = chat(
         ws, keys, act("write_file", path="a.py", content="1\n"), final("ok, not written")
     )
@@ -146,20 +171,26 @@ def test_declining_a_write_lets_the_model_go_on(ws):
     assert "ok, not written" in out
 
 
+def test_a_line_typed_before_a_question_waits_unsent_at_the_next_prompt(ws):
+    keys = [
+        "make a.py" + ENTER + "and b.py" + ENTER,  # the second line: typed while it works
+        ("y", asked),
+        (ENTER, buffer_is("and b.py")),  # only the person's Enter sends it
+        (CTRL_D, prompted),
+    ]
+    replies = act("write_file", path="a.py", content="1\n"), final("made"), final("b.py noted")
+    _, out, model, _ = chat(ws, keys, *replies)
+    assert (ws.root / "a.py").exists() and "b.py noted" in out
+    assert model.calls[2][-1]["content"].startswith("and b.py")
+
+
 def test_all_can_be_saved_for_the_workspace_and_cleared(ws):
-    keys = (
-        "make files"
-        + ENTER
-        + "a"
-        + ENTER
-        + "y"
-        + ENTER
-        + "/approvals"
-        + ENTER
-        + "/approvals clear"
-        + ENTER
-        + CTRL_D
-    )
+    keys = [
+        "make files" + ENTER,
+        ("a", asked),
+        ("y", asked_about("from now on too")),
+        ("/approvals" + ENTER + "/approvals clear" + ENTER + CTRL_D, prompted),
+    ]
     _, out, _, _ = chat(
         ws,
         keys,
@@ -189,7 +220,7 @@ def test_approvals_in_the_workspace_approve_nothing(ws):
     (ws.heph_dir / "approvals.json").write_text(json.dumps({"writes": True}))
     _, out, _, _ = chat(
         ws,
-        "make a.py" + ENTER + "n" + ENTER + CTRL_D,
+        ["make a.py" + ENTER, ("n", asked), (CTRL_D, prompted)],
         act("write_file", path="a.py", content="1\n"),
         final("not made"),
     )
@@ -353,8 +384,9 @@ def test_help_lines_are_whole_and_commit_writes_its_own_message(ws):
     git(ws.root, "add", ".")
     git(ws.root, "commit", "-qm", "base")
     keys = "/help" + ENTER + "make it" + ENTER + "/commit" + ENTER + CTRL_D
+    write = act("write_file", path="src/app.py", content="x = 2\n")
     _, out, _, _ = chat(
-        ws, keys, act("write_file", path="src/app.py", content="x = 2\n"), final("done"), yes=True
+        ws, keys, act("read_file", path="src/app.py"), write, final("done"), yes=True
     )
     help_line = next(line for line in out.splitlines() if line.startswith("/state"))
     assert help_line.rstrip().endswith("the project instructions the last task read.")

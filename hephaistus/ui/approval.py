@@ -1,12 +1,18 @@
 """Asking the person, in the terminal, about an effect the policy asks about: a write
 (`[y]es / [n]o / [a]ll / [d]iff`), a project command (`[y]es / [n]o / [a]ll commands`), a commit
 (`[y]es / [n]o`). It only asks: what the answer allows is the policy's (runtime.policy).
+
+Each question is answered by one key pressed after it appeared (no Enter): what was typed before
+(a next task typed while the model worked) is never an answer, any other key asks again, Ctrl-C
+stops the turn. Without a terminal, a question reads a line, as pipes give them.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from hephaistus.ui.escape import visible
@@ -20,20 +26,93 @@ if TYPE_CHECKING:
 PREVIEW_LINES = 40
 
 
+ENTER = "\n"  # what a key question returns for Enter ("" for a key that is no character)
+
+
+def read_key(question: str) -> str:
+    """Put `question` on stderr (never in the answer piped from stdout) and return the key
+    pressed after it appeared: a character, ENTER, or "" for any other key. What was typed
+    before it is discarded. Ctrl-C raises KeyboardInterrupt; Ctrl-D, EOFError. Without a
+    terminal, the line typed."""
+    if not sys.stdin.isatty():
+        return _read_line(question)
+    import termios
+
+    fd = sys.stdin.fileno()
+    with _keys_as_pressed(fd):
+        _say(question)
+        termios.tcflush(fd, termios.TCIFLUSH)  # typed ahead, before the question: no answer
+        pressed = os.read(fd, 64).decode("utf-8", "replace")  # one key, or one key's sequence
+        key = key_meaning(pressed)
+        _say((key if key.isprintable() else "") + "\n")
+    return key
+
+
+def key_meaning(pressed: str) -> str:
+    """What a key press (its characters) answers: itself when it is a character, ENTER for
+    Enter, "" for any other key; Ctrl-C raises KeyboardInterrupt, Ctrl-D and an ended
+    terminal EOFError."""
+    first = pressed[:1]
+    if first == "\x03":
+        raise KeyboardInterrupt
+    if first in ("", "\x04"):
+        raise EOFError
+    if first in ("\r", "\n"):
+        return ENTER
+    return first if first.isprintable() and not first.isspace() else ""
+
+
 def ask_on_stderr(question: str) -> str:
-    """Ask on stderr, so a question never ends up in the answer piped from stdout."""
-    sys.stderr.write(question)
-    sys.stderr.flush()
+    """A `[y/N]` question by one key: "y" or "n" (see yes_or_no); any other key asks again."""
+    while (answer := yes_or_no(read_key(question))) is None:
+        pass
+    return "y" if answer else "n"
+
+
+def yes_or_no(key: str) -> bool | None:
+    """A `[y/N]` answer: True for y, False for n or Enter (the N), None for any other key."""
+    letter = key.strip().lower()[:1]
+    if letter == "y":
+        return True
+    if letter == "n" or key == ENTER:
+        return False
+    return None
+
+
+@contextmanager
+def _keys_as_pressed(fd: int) -> Iterator[None]:
+    """The terminal at `fd` hands over each key as pressed, unechoed, Ctrl-C as a key (no
+    signal); its mode is restored on every way out."""
+    import termios
+
+    before = termios.tcgetattr(fd)
+    mode = termios.tcgetattr(fd)
+    mode[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG)
+    mode[6][termios.VMIN], mode[6][termios.VTIME] = 1, 0
+    termios.tcsetattr(fd, termios.TCSANOW, mode)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, before)
+
+
+def _read_line(question: str) -> str:
+    _say(question)
     line = sys.stdin.readline()
     if not line:
         raise EOFError
     return line
 
 
+def _say(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
 class TerminalAsker:
-    """The Asker of a run with a person at hand. `ask` puts one question and returns the line
-    typed (EOFError when none can come); `saved` is where an approval for good would go, so
-    the person is offered that only where it can be kept."""
+    """The Asker of a run with a person at hand. `ask` puts one question and returns the key
+    pressed after it appeared (see read_key; EOFError when none can come); `saved` is where an
+    approval for good would go, so the person is offered that only where it can be kept."""
 
     def __init__(
         self,
@@ -42,7 +121,7 @@ class TerminalAsker:
         saved: SavedApprovals | None = None,
     ) -> None:
         self.sink = sink
-        self.ask = ask or ask_on_stderr
+        self.ask = ask or read_key
         self.saved = saved
 
     def __call__(self, proposal: Proposal) -> Answer:
@@ -62,7 +141,7 @@ class TerminalAsker:
         return self._choose(f"Allow {visible(str(request))}? [y]es / [n]o: ", {"y": "yes"})
 
     def _choose(self, question: str, answers: dict[str, Answer]) -> Answer:
-        """Ask until the first letter typed is one of `answers` (or n, for no)."""
+        """Ask until the key pressed is one of `answers` (or n, for no)."""
         while True:
             choice = self.ask(question).strip().lower()[:1]
             if choice == "n":
@@ -113,11 +192,13 @@ class TerminalAsker:
         """[a]ll writes: for the rest of the run or chat, and for good if the person says so."""
         if self.saved is None or self.saved.writes:
             return "session"
+        question = (
+            "Approve writes (not commands or commits) in this workspace from now on too "
+            f"(saved in {self.saved.path})? [y/N]: "
+        )
         try:
-            answer = self.ask(
-                "Approve writes (not commands or commits) in this workspace from now on too "
-                f"(saved in {self.saved.path})? [y/N]: "
-            )
+            while (answer := yes_or_no(self.ask(question))) is None:
+                pass
         except EOFError:
             return "session"
-        return "forever" if answer.strip().lower().startswith("y") else "session"
+        return "forever" if answer else "session"

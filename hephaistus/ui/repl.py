@@ -16,18 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import Application
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, InMemoryHistory
-from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.key_binding import KeyBindings, KeyPress
 from rich.text import Text
 
 from hephaistus import __version__
 from hephaistus.agent import Agent
 from hephaistus.errors import ConfigError
 from hephaistus.llm import warm_up
-from hephaistus.runtime.permissions import next_mode
-from hephaistus.ui.approval import TerminalAsker
+from hephaistus.runtime.permissions import decide, next_mode
+from hephaistus.ui.approval import TerminalAsker, key_meaning
 from hephaistus.ui.chat_commands import ChatCommands
 from hephaistus.ui.render import ConsoleSink
 
@@ -114,9 +115,10 @@ class Repl(ChatCommands):
             complete_while_typing=False,
             prompt_continuation=lambda width, *_: "." * (width - 1) + " ",
         )
-        self._ask_session: PromptSession[str] = PromptSession(input=input, output=output)
+        self.asking: str | None = None  # the question waiting for its key
+        self._kept: list[str] = []  # typed ahead of questions: the next prompt's text
         if asker is not None:
-            asker.ask = lambda question: self._ask_session.prompt(question)
+            asker.ask = self.ask_key
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> int:
@@ -139,7 +141,7 @@ class Repl(ChatCommands):
         )
         while True:
             try:
-                line = self.prompt.prompt(self._prompt_line)
+                line = self.prompt.prompt(self._prompt_line, default=self._take_kept())
             except KeyboardInterrupt:
                 if self._interrupted_at_prompt:
                     return 0
@@ -197,15 +199,93 @@ class Repl(ChatCommands):
         elif outcome.status != "answered":
             self.console.print(Text(self.sink.safe(outcome.message), style="red"))
 
+    def ask_key(self, question: str) -> str:
+        """Ask `question` and return the one key pressed after it appeared (see
+        approval.key_meaning). What was typed before it (a next task typed while the model
+        worked) is no answer: it waits, unsent, at the next prompt. Keys that came with the
+        answer (a "yes" typed whole) are dropped: they would answer the next question."""
+        from prompt_toolkit.input.typeahead import clear_typeahead
+
+        self._keep_typed_ahead()
+        self.asking = question
+        try:
+            return one_key_question(question, self.prompt.input, self.prompt.output).run()
+        finally:
+            self.asking = None
+            clear_typeahead(self.prompt.input)
+
     # -- helpers -------------------------------------------------------------------------
+    def _keep_typed_ahead(self) -> None:
+        """Move what was typed and not yet read as an answer into the next prompt's text."""
+        from prompt_toolkit.input.typeahead import get_typeahead
+
+        source = self.prompt.input
+        keys = get_typeahead(source)  # read by an earlier question or prompt, left unused
+        with source.raw_mode():  # a line typed without Enter is readable too
+            while batch := source.read_keys():
+                keys.extend(batch)
+            keys.extend(source.flush_keys())
+        self._kept.append(typed_text(keys))
+
+    def _take_kept(self) -> str:
+        kept, self._kept = "".join(self._kept).strip("\n"), []
+        return kept
+
     def _prompt_line(self) -> str:
-        """The prompt, with the mode in it (Shift+Tab and /mode change it)."""
-        return f"heph [{self.agent.policy.mode}]> "
+        """The prompt, with the mode in it (Shift+Tab and /mode change it), and whether writes
+        the mode would ask about are approved (an [a]ll answer, or one saved for good)."""
+        policy = self.agent.policy
+        if decide(policy.mode, "write") == "ask" and policy.verdict("write") == "allow":
+            return f"heph [{policy.mode}, writes approved]> "
+        return f"heph [{policy.mode}]> "
 
     def _workspace_files(self) -> list[str]:
         if self._files is None:
             self._files = self.agent.workspace.files()
         return self._files
+
+
+def one_key_question(question: str, source: Any, output: Any) -> Application[str]:
+    """The question, answered by the next key (see approval.key_meaning), which stays shown
+    after it; Ctrl-C raises KeyboardInterrupt, Ctrl-D EOFError."""
+    from prompt_toolkit.keys import Keys
+    from prompt_toolkit.layout import FormattedTextControl, Layout, Window
+
+    pressed = [""]
+    bindings = KeyBindings()
+
+    @bindings.add(Keys.Any)
+    def _answer(event: Any) -> None:
+        try:
+            key = key_meaning(event.data)
+        except (KeyboardInterrupt, EOFError) as stop:
+            event.app.exit(exception=stop)
+            return
+        pressed[0] = key if key.isprintable() else ""
+        event.app.exit(result=key)
+
+    shown = FormattedTextControl(lambda: [("", question + pressed[0])], show_cursor=True)
+    return Application(
+        layout=Layout(Window(shown, wrap_lines=True, dont_extend_height=True)),
+        key_bindings=bindings,
+        input=source,
+        output=output,
+    )
+
+
+def typed_text(keys: Iterable[KeyPress]) -> str:
+    """The text of key presses: their characters and line breaks (a paste whole); other keys
+    (arrows, a terminal's reports) leave nothing."""
+    from prompt_toolkit.keys import Keys
+
+    parts = []
+    for press in keys:
+        character = len(press.data) == 1 and press.data.isprintable()
+        if press.key in (Keys.ControlM, Keys.ControlJ):
+            parts.append("\n")
+        elif character or press.key == Keys.BracketedPaste:
+            parts.append(press.data)
+    return "".join(parts)
 
 
 def _history(path: Path | None) -> Any:
