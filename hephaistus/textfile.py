@@ -9,6 +9,7 @@ lead a read or a write elsewhere.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
 import stat
@@ -36,6 +37,8 @@ class TextFile:
     text: str  # always with "\n" line endings
     newline: str  # "\n" or "\r\n", as found in the file
     bom: bool
+    # sha256 of the bytes read: two reads are equal only when the file was byte for byte the same
+    digest: str = ""
 
     def encode(self, text: str) -> bytes:
         """`text` (with "\\n" endings) as bytes in this file's own conventions."""
@@ -46,6 +49,11 @@ class TextFile:
 
 
 NEW_FILE = TextFile(text="", newline="\n", bom=False)
+
+
+def digest_of(data: bytes) -> str:
+    """The name of a file's content, as TextFile.digest holds it."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def looks_binary(data: bytes) -> bool:
@@ -65,17 +73,15 @@ def decode(data: bytes, name: str) -> TextFile:
     if looks_binary(data):
         raise NotTextError(f"{name} is a binary file; heph only reads and edits text files")
     bom = data.startswith(BOM)
-    if bom:
-        data = data[len(BOM) :]
     try:
-        raw = data.decode("utf-8")
+        raw = data[len(BOM) if bom else 0 :].decode("utf-8")
     except UnicodeDecodeError as exc:
         raise NotTextError(
             f"{name} is not UTF-8 text (byte {exc.start}); heph does not edit other encodings"
         ) from None
     crlf = raw.count("\r\n")
     newline = "\r\n" if crlf and crlf >= raw.count("\n") - crlf else "\n"
-    return TextFile(text=raw.replace("\r\n", "\n"), newline=newline, bom=bom)
+    return TextFile(raw.replace("\r\n", "\n"), newline, bom, digest_of(data))
 
 
 def indentation(line: str) -> str:
@@ -236,9 +242,12 @@ def atomic_write(
     temp_dir: Path | None = None,
     real: bool = False,
     mode: int | None = None,
+    expected: str | None = None,
 ) -> None:
     """Replace `path` with `data` in one rename, keeping the old file's mode (or giving it
-    `mode`).
+    `mode`). With `expected`, the digest of what the file held when the change was made from
+    it ("" for no file), the file must still hold that and be writable just before the rename,
+    else OSError (Changed, or PermissionError for a read-only file) and nothing is written.
 
     The temporary file is made in `temp_dir` (heph's own, so a crash never leaves one among the
     user's files; `remove_stale_temp_files` clears it) or, when that is on another file system,
@@ -260,6 +269,8 @@ def atomic_write(
         os.chmod(tmp, mode)
         if real:  # checked as late as can be: just before the rename
             into = _pinned_folder(path)
+        if expected is not None:
+            _still_as_read(path, expected)
         try:
             if into is not None:
                 os.replace(tmp, path.name, dst_dir_fd=into)
@@ -269,7 +280,7 @@ def atomic_write(
             if error.errno != errno.EXDEV or temp_dir is None:
                 raise
             os.unlink(tmp)  # another file system: the temporary file goes beside it
-            atomic_write(path, data, real=real, mode=mode)
+            atomic_write(path, data, real=real, mode=mode, expected=expected)
             return
         if path.suffix == ".py":
             forget_bytecode(path)
@@ -282,6 +293,33 @@ def atomic_write(
     finally:
         if into is not None:
             os.close(into)
+
+
+class Changed(OSError):
+    """The file changed between the read a change was made from and its write."""
+
+
+READ_ONLY = "the file is read-only"
+
+
+def may_write(path: Path) -> bool:
+    """Whether the existing file at `path` may be replaced: someone may write it, and this
+    user may (root may write anything, so a file made read-only would be replaced without
+    the bits asked)."""
+    return bool(path.stat().st_mode & 0o222) and os.access(path, os.W_OK)
+
+
+def _still_as_read(path: Path, digest: str) -> None:
+    """Changed unless the file at `path` holds the content of `digest` ("": no file), and
+    PermissionError when it is read-only."""
+    try:
+        data = read_real(path)
+    except FileNotFoundError:
+        data = None
+    if (digest_of(data) if data is not None else "") != digest:
+        raise Changed(errno.EAGAIN, "it changed on disk while heph wrote it", str(path))
+    if data is not None and not may_write(path):
+        raise PermissionError(errno.EACCES, READ_ONLY, str(path))
 
 
 def new_file_mode() -> int:

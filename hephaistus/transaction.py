@@ -17,6 +17,7 @@ from hephaistus.checkpoints import Checkpoints
 from hephaistus.locks import workspace_lock
 from hephaistus.textfile import (
     NEW_FILE,
+    Changed,
     TextFile,
     atomic_write,
     read_real,
@@ -54,7 +55,11 @@ def write_checkpointed(
         data = (old or NEW_FILE).encode(after)
         if checkpoints:
             checkpoints.record(rel, data)
-        atomic_write(real, data, temp_dir=workspace.temp_dir, real=True)
+        try:  # checked again just before the rename, so nothing written meanwhile is lost
+            expected = old.digest if old else ""
+            atomic_write(real, data, temp_dir=workspace.temp_dir, real=True, expected=expected)
+        except Changed:
+            raise ChangedOnDisk(rel) from None
     return old, after
 
 

@@ -270,7 +270,7 @@ def test_sigterm_ends_the_process_and_a_cancelled_call_is_not_left_pending(
     import signal
 
     (workspace / "a.txt").write_text("a\n")
-    chat_server.reply(act("write_file", path="a.txt", content="b\n"))
+    chat_server.reply(act("edit_file", path="a.txt", old="a", new="b"))
     chat_server.reply(final("never"))
 
     class Stalling(Editor):

@@ -44,6 +44,7 @@ def change_everything(ws):
         ws,
         act("edit_file", path="crlf.txt", old="two", new="2"),
         act("append_file", path="no_final_newline.txt", content="more\n"),
+        act("read_file", path="bom.py"),  # a whole-file write needs it read
         act("write_file", path="bom.py", content="x = 2\n"),
         act("edit_file", path="run.sh", old="echo hi", new="echo bye"),
         act("edit_file", path="run.sh", old="echo bye", new="echo ciao"),
@@ -123,6 +124,7 @@ def test_undo_never_touches_git(ws):
 
 def test_heph_undo_command(heph, chat_server, workspace):
     (workspace / "a.txt").write_text("original\n")
+    chat_server.reply(act("read_file", path="a.txt"))
     chat_server.reply(act("write_file", path="a.txt", content="changed\n"))
     chat_server.reply(act("write_file", path="b.txt", content="new\n"))
     chat_server.reply(final("done"))

@@ -107,6 +107,7 @@ KILLED_MID_WRITE = textwrap.dedent("""
 
     os.replace = replace_then_die
     ctx = ToolContext(workspace, checkpoints=Checkpoints(workspace.root, workspace.heph_dir, "s1"))
+    run_tool(ctx, "read_file", {"path": "app.py"})  # a whole-file write needs it read
     for content in ("first\\n", "second\\n"):
         run_tool(ctx, "write_file", {"path": "app.py", "content": content})
 """)

@@ -162,6 +162,7 @@ def test_git_commit_takes_only_what_heph_changed(heph, chat_server, tmp_path):
     (root / ".env").write_text("API_TOKEN=hunter2hunter2\n")
     (root / "notes.txt").write_text("mine, and not committed yet\n")  # the person's work
     chat_server.reply(act("edit_file", path="app.py", old="x = 1", new="x = 2"))
+    chat_server.reply(act("read_file", path="my file.py"))  # a whole-file write needs it read
     chat_server.reply(act("write_file", path="my file.py", content="b\n"))
     chat_server.reply(act("git_commit", message="secrets", paths=[".env"]))
     chat_server.reply(act("git_commit", message="theirs", paths="notes.txt"))
@@ -170,7 +171,7 @@ def test_git_commit_takes_only_what_heph_changed(heph, chat_server, tmp_path):
     chat_server.reply(final("committed"))
     result = heph("--yes", "change and commit", cwd=root)
     assert result.code == 0, result.stderr
-    observations = [m["messages"][-1]["content"] for m in chat_server.requests[3:7]]
+    observations = [m["messages"][-1]["content"] for m in chat_server.requests[4:8]]
     assert "secret file; heph never commits it" in observations[0]
     assert "notes.txt was not changed by heph" in observations[1]
     assert ".git/" in observations[2] and "nothing was committed" in observations[2]
@@ -1066,6 +1067,7 @@ def test_a_trusted_repositorys_included_config_changed_by_the_model_runs_nothing
     env = person(home, chat_server)
     assert heph("trust", "--yes", cwd=root, env=env).code == 0  # trusted, as it was
     evil = f'[filter "fmt"]\n\tclean = "{leak(marker)}"\n'
+    chat_server.reply(act("read_file", path="tools/git.cfg"))  # a whole-file write needs it read
     chat_server.reply(act("write_file", path="tools/git.cfg", content=evil))
     chat_server.reply(act("write_file", path=".gitattributes", content="*.py filter=fmt\n"))
     chat_server.reply(act("edit_file", path="app.py", old="x = 1", new="x = 2"))
@@ -1073,7 +1075,7 @@ def test_a_trusted_repositorys_included_config_changed_by_the_model_runs_nothing
     chat_server.reply(final("done"))
     assert heph("--yes", "tidy up", cwd=root, env=env).code == 0
     assert not marker.exists()
-    said = chat_server.requests[4]["messages"][-1]["content"]
+    said = chat_server.requests[5]["messages"][-1]["content"]
     assert "git settings changed during this run" in said
 
 
@@ -1250,6 +1252,7 @@ def test_a_named_pipe_planted_where_heph_reads_its_own_files_never_hangs(
 def test_git_commit_refuses_a_file_edited_since_heph_wrote_it(heph, chat_server, home, tmp_path):
     root = clone(tmp_path, {"a.txt": "one\n"})
     env = person(home, chat_server)
+    chat_server.reply(act("read_file", path="a.txt"))  # a whole-file write needs it read
     chat_server.reply(act("write_file", path="a.txt", content="one\ntwo\n"))
 
     def meanwhile(body):  # another program appends while the model thinks
@@ -1259,9 +1262,10 @@ def test_git_commit_refuses_a_file_edited_since_heph_wrote_it(heph, chat_server,
 
     chat_server.responder = meanwhile
     chat_server.script.clear()
+    chat_server.reply(act("read_file", path="a.txt"))
     chat_server.reply(act("write_file", path="a.txt", content="one\ntwo\n"))
     result = heph("--yes", "add two", cwd=root, env=env)
-    said = [r["messages"][-1]["content"] for r in chat_server.requests[2:3]]
+    said = [r["messages"][-1]["content"] for r in chat_server.requests[3:4]]
     assert "changed since heph last wrote it" in said[0]
     assert git(root, "log", "--format=%s").splitlines() == ["the project"]
     assert result.code in (0, 1)

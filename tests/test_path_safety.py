@@ -166,6 +166,7 @@ def test_a_folder_swapped_for_a_link_while_a_write_waits_is_not_written_through(
         return "yes"
 
     args = {"path": "pkg/a.py", "content": "x = 2\n"}
+    run_tool(ctx, "read_file", {"path": "pkg/a.py"})  # a whole-file write needs it read
     result = run_tool(ctx, "write_file", args, mode="ask", asker=approve_after_the_swap)
     assert not result.ok and "became a link" in result.output
     assert (outside / "a.py").read_text() == OUTSIDE_TEXT

@@ -276,6 +276,7 @@ def test_without_a_terminal_commands_are_refused_exit_3(heph, chat_server, proje
 def test_check_after_edits_sends_failures_back(project):
     model = ScriptedModel(
         [
+            act("read_file", path="calc.py"),
             act("write_file", path="calc.py", content="def add(a, b):\n    return a * b\n"),
             final("done, I think"),
             act("edit_file", path="calc.py", old="a * b", new="a + b"),
@@ -286,7 +287,7 @@ def test_check_after_edits_sends_failures_back(project):
     agent = Agent(Workspace.at(project), config, model=model, policy=Policy("auto"))
     outcome = agent.execute("fix add")
     assert outcome.status == "answered" and outcome.message == "now really done"
-    feedback = model.calls[2][-1]["content"]
+    feedback = model.calls[3][-1]["content"]
     assert "before finishing, heph ran the project's `test` command and it failed" in feedback
     assert "1 failed" in feedback
     model.assert_used_up()

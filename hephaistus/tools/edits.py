@@ -233,14 +233,17 @@ def _patch(
             )
         if current is None and not all(fp.creates or fp.source is None for fp in patches):
             raise PatchError(f"{rel} does not exist; use write_file to create it")
-        lines, final_newline = _split(current.text if current else "")
+        # A diff that creates the file (from /dev/null) gives all of it, as write_file does.
+        whole = current is not None and len(patches) == 1 and patches[0].creates
+        lines, final_newline = _split("" if whole or current is None else current.text)
         for file_patch in patches:
             lines = apply_hunks(lines, file_patch.hunks)
         if current is not None and (patches[0].deletes or patches[0].moved_to):
             return _delete_or_move(ctx, rel, real, current, patches[0], lines, final_newline)
     except PatchError as error:
         return ToolResult(False, f"patch_file: {error}")
-    return write_change(ctx, rel, real, current, _join(lines, final_newline or current is None))
+    after = _join(lines, final_newline or current is None or whole)
+    return write_change(ctx, rel, real, current, after, whole="patch_file" if whole else "")
 
 
 def _delete_or_move(

@@ -26,7 +26,7 @@ from hephaistus.textfile import (
     split_lines,
 )
 from hephaistus.tools.context import ToolContext
-from hephaistus.tools.writing import open_for_write, write_change
+from hephaistus.tools.writing import Seen, open_for_write, write_change
 from hephaistus.values import Proposal, ToolResult
 from hephaistus.workspace import CONTROL, PathError
 
@@ -70,7 +70,9 @@ def read_file(
     found = _open_text(ctx, path)
     if isinstance(found, ToolResult):
         return found
-    rel, real, lines, total = found
+    rel, real, text = found
+    lines = split_lines(text.text) if text else []
+    total = len(lines) if text else None
     first = max(1, start_line or 1)
     last = end_line or sys.maxsize
     budget = ctx.observation_limit - 200
@@ -83,12 +85,14 @@ def read_file(
         if size > budget and shown:
             break
         shown.append((number, line))
-    if not shown:
-        if total == 0:
-            return ToolResult(True, f"{rel} is empty", read=(rel,), target=rel)
+    if not shown and total != 0:
         return ToolResult(
             False, f"{rel} has only {total} lines; start_line {first} is past it", target=rel
         )
+    if text:  # a whole-file write may replace what the model has read
+        Seen(ctx).note(rel, text.digest)
+    if not shown:
+        return ToolResult(True, f"{rel} is empty", read=(rel,), target=rel)
     body = numbered(shown[0][0], [line for _, line in shown])
     end_shown = shown[-1][0]
     of = f"{total}" if total is not None else f"? (a {real.stat().st_size / 1e6:.1f} MB file)"
@@ -174,7 +178,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolResult | Propos
     if isinstance(found, ToolResult):
         return found
     rel, real, old = found
-    return write_change(ctx, rel, real, old, content)
+    return write_change(ctx, rel, real, old, content, whole="write_file")
 
 
 def append_file(ctx: ToolContext, path: str, content: str) -> ToolResult | Proposal:
@@ -228,8 +232,8 @@ def _size(path: Path) -> str:
     return f"{size} B" if size < 1024 else f"{size / 1024:.1f} KB"
 
 
-def _open_text(ctx: ToolContext, path: str) -> tuple[str, Path, list[str], int | None] | ToolResult:
-    """The file's lines (all of them, or none for a file too large to load: it is streamed)."""
+def _open_text(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | None] | ToolResult:
+    """The file as read (None for a file too large to load: it is streamed)."""
     try:
         rel, real = ctx.workspace.check(path, allow_secrets=ctx.allow_secrets)
     except PathError as exc:
@@ -241,9 +245,8 @@ def _open_text(ctx: ToolContext, path: str) -> tuple[str, Path, list[str], int |
     try:
         if real.stat().st_size > MAX_WHOLE_FILE_BYTES:
             decode(read_real(real, BINARY_SNIFF_BYTES), rel)  # refuses binary files early
-            return rel, real, [], None
-        lines = split_lines(read_text(real, rel).text)
-        return rel, real, lines, len(lines)
+            return rel, real, None
+        return rel, real, read_text(real, rel)
     except NotTextError as exc:
         return ToolResult(False, str(exc))
     except OSError as exc:

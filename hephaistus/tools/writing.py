@@ -3,19 +3,28 @@ with its diff (for the runtime to decide), and write it under the file's lock, c
 atomic (the one write transaction, which `heph docs` uses too).
 
 A change is written only if the file still holds what was read; the REPL's /diff shows changes
-with the same unified diff.
+with the same unified diff. A change that replaces a whole file (write_file, a patch from
+/dev/null) lands only on content the model has seen: what it last read, or wrote itself, in
+this conversation (see `Seen`). A file without write permission is never replaced.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 from hephaistus.textfile import (
     MAX_WHOLE_FILE_BYTES,
+    NEW_FILE,
+    READ_ONLY,
     NotTextError,
     TextFile,
+    atomic_write,
+    digest_of,
+    may_write,
     read_text,
     split_lines,
 )
@@ -29,7 +38,7 @@ from hephaistus.workspace import PathError
 def open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | None] | ToolResult:
     """(workspace-relative path, real path, the file as read or None when it is new) for a
     write to `path`, or a failed ToolResult saying why it cannot be written: a path heph may
-    not write, a file over 1 MB or not text."""
+    not write, a file over 1 MB, not text or without write permission."""
     try:
         rel, real = ctx.workspace.check(path, allow_secrets=ctx.allow_secrets, for_write=True)
     except PathError as exc:
@@ -38,6 +47,8 @@ def open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | N
         return rel, real, None
     if real.stat().st_size > MAX_WHOLE_FILE_BYTES:
         return ToolResult(False, f"{rel} is over 1 MB; heph does not rewrite files that large")
+    if not may_write(real):
+        return ToolResult(False, read_only(rel), target=rel)
     try:
         return rel, real, read_text(real, rel)
     except NotTextError as exc:
@@ -110,39 +121,49 @@ def write_change(
     content: str,
     rebase: Callable[[TextFile | None], str] | None = None,
     told: str = "",
+    whole: str = "",
 ) -> ToolResult | Proposal:
     """The write of `content` to `rel`, prepared for the runtime to decide (nothing to do when
     the file holds it already). Carried out, it writes unless the file changed since `old` was
     read: then `rebase` (when the change can be made again on the new text, as an append can)
     works out the content anew, or nothing is written. `told` is what the model is told of a
-    change that is exactly what it sent, instead of the change's hunks."""
+    change that is exactly what it sent, instead of the change's hunks. `whole` names the tool
+    when the change replaces all of an existing file: refused unless the model saw what the
+    file holds."""
     before = old.text if old else ""
     after = content.replace("\r\n", "\n")
     if old is not None and after == before:
+        if whole:  # it knows what the file holds: it sent all of it
+            Seen(ctx).note(rel, old.digest)
         return ToolResult(True, f"{rel} already has that content; nothing written", target=rel)
+    if whole and old is not None and old.text.strip():
+        unseen = Seen(ctx).why_unseen(rel, old, whole)
+        if unseen:
+            return ToolResult(False, unseen, target=rel)
     diff = unified_diff(rel, before, after, created=old is None)
     change = FileChange(rel, diff, old is None, old_text=before, new_text=after)
 
     def carry_out() -> ToolResult:
+        seen = Seen(ctx)
+        known = bool(whole) or old is None or seen.digest(rel) == old.digest
         try:
             found, written = write_checkpointed(
                 ctx.workspace, ctx.checkpoints, rel, real, old, after, rebase
             )
         except ChangedOnDisk:
-            return ToolResult(
-                False,
-                f"{rel} changed on disk since heph read it (another program wrote it); nothing "
-                "was written. Read it again and redo the change.",
-                target=rel,
-            )
+            return ToolResult(False, changed_on_disk(rel), target=rel)
         except NotTextError as exc:
             return ToolResult(False, f"{exc}; nothing was written", target=rel)
-        except OSError as exc:
-            return ToolResult(False, f"cannot write {rel}: {exc.strerror or exc}", target=rel)
+        except OSError as exc:  # made read-only since the change was prepared, or another
+            why = exc.strerror or str(exc)
+            refusal = read_only(rel) if why == READ_ONLY else f"cannot write {rel}: {why}"
+            return ToolResult(False, refusal, target=rel)
         made = change
         if found != old:  # rebased on what another program wrote meanwhile
             diff = unified_diff(rel, found.text if found else "", written, created=found is None)
             made = FileChange(rel, diff, found is None)
+        elif known:  # what it holds now is what the model knew with its change made
+            seen.note(rel, digest_of((found or NEW_FILE).encode(written)))
         return ToolResult(
             True,
             _summary(rel, made, found, written, told),
@@ -154,6 +175,76 @@ def write_change(
     return Proposal(
         "write", change, carry_out, f"{rel} was not changed", target=rel, diff=change.diff
     )
+
+
+def changed_on_disk(rel: str) -> str:
+    """What the model is told when a file changed between its read and heph's write."""
+    return (
+        f"{rel} changed on disk since heph read it (another program wrote it); nothing was "
+        "written. Read it again and redo the change."
+    )
+
+
+def read_only(rel: str) -> str:
+    """What the model is told of a change to a file the person made read-only."""
+    return (
+        f"{rel} is read-only (no write permission), so heph leaves it as it is; nothing was "
+        f"written. If it should change, ask the user to make it writable (chmod u+w {rel})."
+    )
+
+
+class Seen:
+    """What the model has seen of each workspace file in this conversation: the digest of the
+    content it last read whole or in part, or that its own change left. Kept in the user's
+    state folder, which no repository and no command can write, one record per conversation
+    (named by its first session), so the chat's later turns and `--continue` know what was
+    read, and another run or a new conversation does not."""
+
+    MAX_FILES = 2000  # files remembered per conversation, the oldest forgotten first
+
+    def __init__(self, ctx: ToolContext) -> None:
+        from hephaistus.userdirs import workspace_folder
+
+        first = ctx.sessions[0] if ctx.sessions else "outside-a-conversation"
+        name = re.sub(r"[^\w.-]", "_", first)
+        self.path = workspace_folder(ctx.workspace.root, "seen") / f"{name}.json"
+
+    def digest(self, rel: str) -> str | None:
+        """The digest of `rel` as the model last saw it, or None when it has not."""
+        return self._all().get(rel)
+
+    def note(self, rel: str, digest: str | None) -> None:
+        """The model has seen `rel` holding the content of `digest` (None: it no longer knows
+        what the file holds)."""
+        records = self._all()
+        records.pop(rel, None)
+        if digest is not None:
+            records[rel] = digest
+        kept = dict(list(records.items())[-self.MAX_FILES :])
+        atomic_write(self.path, json.dumps(kept, indent=0).encode(), mode=0o600)
+
+    def why_unseen(self, rel: str, current: TextFile, tool: str) -> str:
+        """Why `tool` may not replace all of `rel`, which holds `current`: the model has not
+        read it, or it changed since; "" when it may."""
+        seen = self.digest(rel)
+        if seen == current.digest:
+            return ""
+        if seen is None:
+            why = f"you have not read {rel} in this conversation"
+        else:
+            why = f"{rel} changed since you last read it (another editor, a run or a command)"
+        return (
+            f"{tool}: {why}, so replacing all of it could lose what it holds now. Nothing was "
+            "written: read it again (read_file) and redo the change on what it holds, or "
+            "change only part of it with edit_file."
+        )
+
+    def _all(self) -> dict[str, str]:
+        try:
+            records = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return {}
+        return records if isinstance(records, dict) else {}
 
 
 def _summary(rel: str, change: FileChange, old: TextFile | None, after: str, told: str) -> str:
