@@ -33,8 +33,8 @@ def read_key(question: str) -> str:
     """Put `question` on stderr (never in the answer piped from stdout) and return the key
     pressed after it appeared: a character, ENTER, or "" for any other key. What was typed
     before it is discarded. Ctrl-C raises KeyboardInterrupt; Ctrl-D, EOFError. Without a
-    terminal, the line typed."""
-    if not sys.stdin.isatty():
+    terminal (or on Windows, which has no termios), the line typed."""
+    if not sys.stdin.isatty() or sys.platform == "win32":
         return _read_line(question)
     import termios
 
