@@ -22,11 +22,10 @@ import os
 import stat
 from collections.abc import Iterator
 from contextlib import nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hephaistus.filestate import LARGEST_KEPT, Side
+from hephaistus.filestate import LARGEST_KEPT
 from hephaistus.leftovers import (
     SPECIAL,
     Remarks,
@@ -36,6 +35,7 @@ from hephaistus.leftovers import (
     special_name,
 )
 from hephaistus.repository import GitError, run_private
+from hephaistus.snapshot_contents import Changed, Named, read_changes
 from hephaistus.values import FileChange
 
 if TYPE_CHECKING:
@@ -52,30 +52,6 @@ NO_ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -diff -merge
 # git streams a file over this into the store instead of mapping it whole into its memory
 # (compressed quickly, as git's loose objects are).
 STREAMED = ("-c", f"core.bigFileThreshold={LARGEST_KEPT}", "-c", "pack.compression=1")
-READ_AT_ONCE = 64 * 2**20  # bytes of the store's contents read in one go, at most
-
-
-@dataclass(frozen=True)
-class Changed:
-    """One file a command created, changed or deleted: before and after (content and mode;
-    None where it did not exist), and the size of each side."""
-
-    path: str
-    before: Side | None
-    after: Side | None
-    sizes: tuple[int, int] = (0, 0)
-
-
-@dataclass(frozen=True)
-class _Named:
-    """A change as git names it: each side's git mode, blob id and permission bits."""
-
-    path: str
-    before: tuple[str, str, int] | None
-    after: tuple[str, str, int] | None
-
-    def blobs(self) -> list[str]:
-        return [side[1] for side in (self.before, self.after) if side]
 
 
 class Snapshots:
@@ -219,9 +195,9 @@ class Snapshots:
         files, or its huge ones, are never in memory at once."""
         named = self._content_changes(before, after) if before != after else []
         named += self._mode_changes(before, after, {n.path for n in named})
-        return self._read(named)
+        return read_changes(self._git, named)
 
-    def _mode_changes(self, before: str, after: str, changed: set[str]) -> list[_Named]:
+    def _mode_changes(self, before: str, after: str, changed: set[str]) -> list[Named]:
         was = self._modes.get(before)
         if was is None or self._last is None or self._last[0] != after:
             return []
@@ -236,10 +212,10 @@ class Snapshots:
             old, new = was.get(path, usual), now.get(path, usual)
             if old != new:
                 mode, blob = kind.decode(), sha.decode()
-                found.append(_Named(path, (mode, blob, old), (mode, blob, new)))
+                found.append(Named(path, (mode, blob, old), (mode, blob, new)))
         return found
 
-    def _content_changes(self, before: str, after: str) -> list[_Named]:
+    def _content_changes(self, before: str, after: str) -> list[Named]:
         raw = self._git("diff-tree", "-r", "-z", "--no-renames", before, after)
         fields = raw.split(b"\0")
         found = []
@@ -254,7 +230,7 @@ class Snapshots:
             if old_mode not in kinds or new_mode not in kinds:
                 continue  # a submodule: not heph's to write back
             was = _side(old_mode, old_sha, self._modes.get(before, {}).get(path))
-            found.append(_Named(path, was, _side(new_mode, new_sha, self._mode_now(path))))
+            found.append(Named(path, was, _side(new_mode, new_sha, self._mode_now(path))))
         return found
 
     def _mode_now(self, rel: str) -> int | None:
@@ -263,61 +239,6 @@ class Snapshots:
         except OSError:
             return None
         return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
-
-    def _read(self, named: list[_Named]) -> Iterator[Changed]:
-        """The changes with their contents, read in batches of at most READ_AT_ONCE bytes; a
-        content over LARGEST_KEPT is never read."""
-        sizes = self._sizes({sha for change in named for sha in change.blobs()})
-        kept = {sha for sha, size in sizes.items() if size <= LARGEST_KEPT}
-        batch: list[_Named] = []
-        load = 0
-        for change in named:
-            cost = sum(sizes[sha] for sha in change.blobs() if sha in kept)
-            if batch and load + cost > READ_AT_ONCE:
-                yield from self._filled(batch, sizes, kept)
-                batch, load = [], 0
-            batch.append(change)
-            load += cost
-        yield from self._filled(batch, sizes, kept)
-
-    def _filled(
-        self, batch: list[_Named], sizes: dict[str, int], kept: set[str]
-    ) -> Iterator[Changed]:
-        contents = self._contents({sha for change in batch for sha in change.blobs()} & kept)
-
-        def side(named: tuple[str, str, int] | None) -> Side | None:
-            return None if named is None else (contents.get(named[1]), named[2])
-
-        for change in batch:
-            old, new = (sizes.get(s[1], 0) if s else 0 for s in (change.before, change.after))
-            yield Changed(change.path, side(change.before), side(change.after), (old, new))
-
-    def _sizes(self, blobs: set[str]) -> dict[str, int]:
-        """The size of each blob, asked of the store in one go."""
-        if not blobs:
-            return {}
-        raw = self._git("cat-file", "--batch-check", data="\n".join(blobs).encode() + b"\n")
-        sizes = {}
-        for line in raw.decode().splitlines():
-            sha, kind, size = (line.split(" ") + ["", ""])[:3]
-            if kind == "blob":
-                sizes[sha] = int(size)
-        return sizes
-
-    def _contents(self, blobs: set[str]) -> dict[str, bytes]:
-        """The content of each blob, read from the store in one go."""
-        if not blobs:
-            return {}
-        raw = self._git("cat-file", "--batch", data="\n".join(blobs).encode() + b"\n")
-        contents, at = {}, 0
-        while at < len(raw):
-            end = raw.index(b"\n", at)
-            sha, kind, size = (raw[at:end].decode().split(" ") + ["", ""])[:3]
-            at = end + 1
-            if kind == "blob":  # (a blob the store named is never missing)
-                contents[sha] = raw[at : at + int(size)]
-                at += int(size) + 1
-        return contents
 
     def effect(self, change: Changed) -> FileChange:
         """A change as an effect of the command, with its diff; a file too large to keep
