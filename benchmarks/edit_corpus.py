@@ -60,7 +60,10 @@ def run_case(folder: Path, *, naive: bool = False) -> CaseResult:
         return _parse_only(folder, meta, case_id, fmt)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        shutil.copytree(folder / "original", root, dirs_exist_ok=True)
+        # The shared corpus is read-only; its copy is a person's files, writable (no modes).
+        shutil.copytree(
+            folder / "original", root, dirs_exist_ok=True, copy_function=shutil.copyfile
+        )
         ctx = ToolContext(Workspace.at(root))
         apply = _naive_apply if naive else _tool_apply
         refusals = []

@@ -426,9 +426,9 @@ Applier = Callable[[Path, str, Case], tuple[int, int]]  # (applied, refused) cal
 
 
 def apply_heph(root: Path, path: str, case: Case) -> tuple[int, int]:
-    from hephaistus.tools import ToolContext, default_registry
+    from hephaistus.testing.tools import run_tool
+    from hephaistus.tools import ToolContext
 
-    tools = default_registry()
     ctx = ToolContext(_workspace(root))
     calls: list[tuple[str, dict[str, str]]] = [
         ("edit_file", {"path": path, "old": old, "new": new}) for old, new in case.edits
@@ -437,7 +437,7 @@ def apply_heph(root: Path, path: str, case: Case) -> tuple[int, int]:
         calls = [("patch_file", {"path": path, "diff": case.diff})]
     applied = refused = 0
     for tool, args in calls:
-        result = tools.get(tool)(args, ctx)
+        result = run_tool(ctx, tool, args)  # a write is prepared, then carried out
         applied, refused = applied + result.ok, refused + (not result.ok)
     return applied, refused
 

@@ -196,3 +196,34 @@ def test_the_write_checks_the_file_again_just_before_its_rename(tmp_path):
         atomic_write(path, REWRITTEN.encode(), real=True, expected=digest_of(path.read_bytes()))
     assert path.read_text() == UTILS + USERS_LINE
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
+
+
+# -- edit_file: an exact, unique snippet inside a line -----------------------------------------
+
+REPLACE = ".replace('-', '_')"
+NORMALISE = f"def normalise(s):\n    return s.lower(){REPLACE}\n"
+
+
+@pytest.mark.parametrize(
+    "old, new, expected",
+    [
+        ("return s.lower()", "return s.casefold()", f"    return s.casefold(){REPLACE}"),
+        ("s.lower().replace(", "s.casefold().replace(", f"    return s.casefold(){REPLACE}"),
+        (
+            "return s.lower().replace('-',",
+            "return s.replace('.',",
+            "    return s.replace('.', '_')",
+        ),
+    ],
+)
+def test_an_exact_unique_snippet_after_the_indentation_ending_mid_line_is_replaced(
+    heph, chat_server, home, tmp_path, old, new, expected
+):
+    root = clone(tmp_path, {"app/text.py": NORMALISE})
+    chat_server.reply(act("edit_file", path="app/text.py", old=old, new=new))
+    chat_server.reply(final("done"))
+    result = heph("--yes", "use casefold", cwd=root, env=person(home, chat_server))
+    assert result.code == 0, result.stderr
+    said = observations(chat_server)[0]
+    assert (root / "app" / "text.py").read_text() == f"def normalise(s):\n{expected}\n", said
+    assert "'new' is at line 2 as sent, nothing else changed" in said

@@ -132,11 +132,14 @@ def _where_new_is(text: str, old: str, new: str) -> str:
 
 def _in_place(text: str, old: str, new: str) -> bool:
     """Whether `old`, found once as it is, can be swapped for `new` as plain text: not when it
-    starts after some of its line's indentation (the model copied the line with less
-    indentation; the line-wise match re-indents what it sent)."""
+    spans whole lines but starts after some of its first line's indentation (the model copied
+    the lines with less indentation; the line-wise match re-indents what it sent). A snippet
+    that ends inside a line is no such copy: it is swapped where it stands, as sent."""
     start = text.find(old)
     before = text[text.rfind("\n", 0, start) + 1 : start]
-    return not before or bool(before.strip())
+    end = start + len(old)
+    ends_mid_line = not old.endswith("\n") and text[end : end + 1] not in ("", "\n")
+    return not before or bool(before.strip()) or ends_mid_line
 
 
 def splice(text: str, old: list[str], new: list[str]) -> str:
