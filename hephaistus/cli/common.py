@@ -15,10 +15,9 @@ from hephaistus.errors import ConfigError
 def say(text: str, stream: Any = None) -> None:
     """Print text that came from outside heph (a server, a file, a session): with the
     environment's secrets hidden and control characters spelled out."""
-    from hephaistus.redact import hide_values, secret_values
-    from hephaistus.ui.escape import visible
+    from hephaistus.ui.escape import safe
 
-    print(visible(hide_values(text, secret_values())), file=stream or sys.stdout)
+    print(safe(text), file=stream or sys.stdout)
 
 
 def print_table(table: Any) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from hephaistus.checkpoints import CheckpointStore, Damaged, Interleaved, NotInside, UndoConflict
+from hephaistus.ui.escape import outside_text
 from hephaistus.ui.undo import refusal
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class ChatCommands:
             t for t in self.turns if t in store.sessions_with_changes() and not store.is_undone(t)
         ]
         if not pending:
-            self.console.print("nothing to undo")
+            self.console.print(Text("nothing to undo"))
             return
         try:
             result = store.undo(pending[-1], force=argument == "--force")
@@ -68,19 +69,16 @@ class ChatCommands:
         self.undone.append(pending[-1])
         self._report("undone", result.restored, result.deleted)
         for rel in result.own_lines_only:
-            self.console.print(
-                self.sink.safe(f"  in {rel} only heph's lines: another run's stay"), markup=False
-            )
+            self.console.print(outside_text(f"  in {rel} only heph's lines: another run's stay"))
         for rel, lines in result.taken.items():
             self.console.print(
-                self.sink.safe(f"  in {rel}, {lines} lines another run wrote meanwhile are gone"),
-                markup=False,
+                outside_text(f"  in {rel}, {lines} lines another run wrote meanwhile are gone")
             )
 
     def cmd_redo(self, argument: str) -> None:
         """Redo what the last /undo undid."""
         if not self.undone:
-            self.console.print("nothing to redo")
+            self.console.print(Text("nothing to redo"))
             return
         store = self._checkpoints()
         try:
@@ -96,7 +94,7 @@ class ChatCommands:
 
         states = self._checkpoints().before_states(self.turns)
         if not states:
-            self.console.print("no changes in this chat yet")
+            self.console.print(Text("no changes in this chat yet"))
             return
         for rel, before in states.items():
             path = self.agent.workspace.root / rel
@@ -114,7 +112,7 @@ class ChatCommands:
 
         changed = self.agent.journal.changed_paths()
         if not changed:
-            self.console.print("heph changed no files in this chat")
+            self.console.print(Text("heph changed no files in this chat"))
             return
         message = argument or _commit_message(sorted(changed))
         context = ToolContext(
@@ -127,7 +125,7 @@ class ChatCommands:
         result = Runtime(self.agent.registry, context, policy).call(
             "git_commit", {"message": message}
         )
-        self.console.print(Text(self.sink.safe(result.output), style="" if result.ok else "red"))
+        self.console.print(outside_text(result.output, "" if result.ok else "red"))
 
     def cmd_init(self, argument: str) -> None:
         """Draft an AGENTS.md for this workspace (a diff to approve; /undo takes it back)."""
@@ -144,7 +142,7 @@ class ChatCommands:
         self.turns.append(session_id)
         if result.ok and not self.agent.policy.dry_run:
             self.console.print(
-                "wrote AGENTS.md: add what only you know; it is read with every task"
+                Text("wrote AGENTS.md: add what only you know; it is read with every task")
             )
         elif not result.ok:
             self._warn(result.output)
@@ -152,28 +150,30 @@ class ChatCommands:
     def cmd_clear(self, argument: str) -> None:
         """Start a new conversation (the agent state is kept)."""
         self.agent.messages = []
-        self.console.print("new conversation; the agent state is kept (/state shows it)")
+        self.console.print(Text("new conversation; the agent state is kept (/state shows it)"))
 
     def cmd_state(self, argument: str) -> None:
         """Show the agent state (sent with each task, then whenever it changes) and the
         project instructions the last task read."""
-        self.console.print(self.sink.safe(self.agent.state.render()), markup=False)
+        self.console.print(outside_text(self.agent.state.render()))
         described = self.agent.instructions.describe()
-        self.console.print(self.sink.safe(f"instructions: {described}"), markup=False)
+        self.console.print(outside_text(f"instructions: {described}"))
 
     def cmd_mcp(self, argument: str) -> None:
         """Show the MCP servers, whether each runs, and their tools as the model sees them."""
         mcp = self.agent.mcp
         if mcp is None:
-            self.console.print("no MCP server is configured ([mcp_servers.NAME] in your config)")
+            self.console.print(
+                Text("no MCP server is configured ([mcp_servers.NAME] in your config)")
+            )
             return
         running = set(mcp.running())
         for name in mcp.servers:
             tools = [t for t in self.agent.registry if t.name.startswith(f"mcp__{name}__")]
             state = "running" if name in running else "not started (it starts on first use)"
-            self.console.print(self.sink.safe(f"{name}: {state}; {len(tools)} tools"), markup=False)
+            self.console.print(outside_text(f"{name}: {state}; {len(tools)} tools"))
             for tool in tools:
-                self.console.print(self.sink.safe(f"  {tool.describe()}"), markup=False)
+                self.console.print(outside_text(f"  {tool.describe()}"))
 
     def cmd_tokens(self, argument: str) -> None:
         """Show the tokens used and how full the context window is."""
@@ -181,20 +181,22 @@ class ChatCommands:
         used = compactor.size(self.agent.messages) if self.agent.messages else 0
         share = 100 * used / compactor.window if compactor.window else 0
         self.console.print(
-            f"this chat: {self.sink.tokens:,} tokens used; context: about "
-            f"{used:,} of {compactor.window:,} tokens ({share:.0f}%)\n{compactor.describe()}"
+            outside_text(
+                f"this chat: {self.sink.tokens:,} tokens used; context: about "
+                f"{used:,} of {compactor.window:,} tokens ({share:.0f}%)\n{compactor.describe()}"
+            )
         )
 
     def cmd_model(self, argument: str) -> None:
         """Show the model, or switch to another: /model [name]."""
         if not argument:
-            self.console.print(f"model: {self.agent.model.name}")
+            self.console.print(outside_text(f"model: {self.agent.model.name}"))
             return
         from hephaistus.llm import ChatModel
 
         self.agent.config = replace(self.agent.config, model=argument)
         self.agent.use_model(ChatModel(self.agent.config))  # its window, asked afresh
-        self.console.print(f"model: {argument}")
+        self.console.print(outside_text(f"model: {argument}"))
 
     def cmd_sessions(self, argument: str) -> None:
         """List the recorded sessions of this workspace."""
@@ -202,7 +204,7 @@ class ChatCommands:
         from hephaistus.ui.tables import sessions_table
 
         rows = session_rows(self.agent.sessions, 20)
-        self.console.print(sessions_table(rows) if rows else "no sessions yet")
+        self.console.print(sessions_table(rows) if rows else Text("no sessions yet"))
 
     def cmd_replay(self, argument: str) -> None:
         """Replay a recorded session: /replay [id] (default: the last)."""
@@ -213,7 +215,7 @@ class ChatCommands:
         try:
             path = self.agent.sessions.path_of(argument or "last")
         except LookupError as error:
-            self.console.print(self.sink.safe(str(error)), markup=False)
+            self.console.print(outside_text(str(error)))
             return
         replay(load_session(path), ConsoleSink(console=self.console))
 
@@ -223,7 +225,7 @@ class ChatCommands:
         policy = self.agent.policy
         if argument == "clear":
             policy.forget()
-            self.console.print(f"approvals cleared: {policy.mode} mode asks again")
+            self.console.print(Text(f"approvals cleared: {policy.mode} mode asks again"))
             return
         from hephaistus.runtime.permissions import describe_approval
 
@@ -231,15 +233,16 @@ class ChatCommands:
         if saved and policy.saved:
             listed = ", ".join(map(describe_approval, saved))
             self.console.print(
-                self.sink.safe(f"approved for this workspace: {listed} (in {policy.saved.path})"),
-                markup=False,
+                outside_text(f"approved for this workspace: {listed} (in {policy.saved.path})")
             )
         else:
-            self.console.print(f"nothing approved for this workspace: {policy.mode} mode decides")
+            self.console.print(
+                Text(f"nothing approved for this workspace: {policy.mode} mode decides")
+            )
         for_chat = sorted(policy.approved - set(saved))
         if for_chat:
             listed = ", ".join(map(describe_approval, for_chat))
-            self.console.print(self.sink.safe(f"approved for this chat: {listed}"), markup=False)
+            self.console.print(outside_text(f"approved for this chat: {listed}"))
 
     def cmd_mode(self, argument: str) -> None:
         """Show the mode, or switch: /mode ask|edits|plan|auto (Shift+Tab steps through
@@ -248,13 +251,13 @@ class ChatCommands:
 
         if argument and argument not in MODES:
             self.console.print(
-                Text(f"no mode {argument}: the modes are {', '.join(MODES)}", style="yellow")
+                outside_text(f"no mode {argument}: the modes are {', '.join(MODES)}", "yellow")
             )
             return
         if argument:
             self.agent.set_mode(argument)
         mode = self.agent.policy.mode
-        self.console.print(f"mode: {mode} ({MEANING[mode]})")
+        self.console.print(Text(f"mode: {mode} ({MEANING[mode]})"))
         if not argument:
             for name in MODES:
                 self.console.print(Text(f"  {name:<6} {MEANING[name]}", style="dim"))
@@ -283,8 +286,7 @@ class ChatCommands:
         if mode:
             self.agent.set_mode(mode)  # and it stays so: the prompt shows it
         self.console.print(
-            self.sink.safe(f"carrying out {where.name} in {self.agent.policy.mode} mode"),
-            markup=False,
+            outside_text(f"carrying out {where.name} in {self.agent.policy.mode} mode")
         )
         self.run_turn("go again" if again else "go")
 
@@ -294,13 +296,13 @@ class ChatCommands:
 
     def _warn(self, text: str) -> None:
         """Say in yellow why something was not done."""
-        self.console.print(Text(self.sink.safe(text), style="yellow"))
+        self.console.print(outside_text(text, "yellow"))
 
     def _report(self, verb: str, restored: list[str], deleted: list[str]) -> None:
         for rel in restored:
-            self.console.print(self.sink.safe(f"{verb}: {rel}"), markup=False)
+            self.console.print(outside_text(f"{verb}: {rel}"))
         for rel in deleted:
-            self.console.print(self.sink.safe(f"{verb}: {rel} (removed)"), markup=False)
+            self.console.print(outside_text(f"{verb}: {rel} (removed)"))
 
 
 def _commit_message(paths: list[str]) -> str:

@@ -11,6 +11,10 @@ as visible escapes (`\\x1b`, `\\u202e`), so what the person sees is exactly what
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 _CONTROLS = [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]
 _DIRECTION = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
@@ -37,6 +41,23 @@ def visible(text: str) -> str:
     if not _UNSAFE.search(text):
         return text
     return text.replace("\r\n", "\n").translate(_VISIBLE)
+
+
+def safe(text: str) -> str:
+    """`text` from outside heph as it may reach a terminal: the environment's secrets hidden,
+    control characters visible."""
+    from hephaistus.redact import hide_values, secret_values
+
+    return visible(hide_values(text, secret_values()))
+
+
+def outside_text(text: str, style: str = "") -> Text:
+    """`text` from outside heph (a task, the model, a file, a server, a session) for rich, as
+    every rich output takes it: a Text, so that `[/x]` is never read as markup nor `:warning:`
+    as an emoji, with `safe`'s secrets hidden and control characters visible."""
+    from rich.text import Text
+
+    return Text(safe(text), style=style)
 
 
 def json_safe(line: str, *, ascii_only: bool = False) -> str:

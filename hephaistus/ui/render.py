@@ -3,7 +3,8 @@
 One-shot runs put progress on stderr and the answer on stdout; the REPL uses one console for
 both. Without a terminal, or with NO_COLOR or TERM=dumb, rich writes plain text with no escape
 codes, and no spinner runs. Text that did not come from heph itself (the model's, a file's, a
-server's) is shown with its control characters spelled out and the environment's secrets hidden.
+server's) goes to rich only as escape.outside_text makes it: never markup, its control characters
+spelled out and the environment's secrets hidden.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from hephaistus.redact import hide_values, secret_values
 from hephaistus.tools import ToolResult
-from hephaistus.ui.escape import json_safe, takes_utf8, visible
+from hephaistus.ui.escape import json_safe, outside_text, safe, takes_utf8
 from hephaistus.values import Action, Usage
 
 PARTIAL_THOUGHT = re.compile(r'"thought"\s*:\s*"((?:[^"\\]|\\.)*)')
@@ -67,7 +67,6 @@ class ConsoleSink:
         self._status: Any = None
         self._waiting_since = 0.0
         self._partial = ""
-        self._secrets = secret_values()
 
     @property
     def spinning(self) -> bool:
@@ -80,7 +79,7 @@ class ConsoleSink:
 
     def safe(self, text: str) -> str:
         """`text` as it may reach the terminal: secrets hidden, control characters visible."""
-        return visible(hide_values(text, self._secrets))
+        return safe(text)
 
     # -- the spinner while the model works ----------------------------------------------
     def step_started(self, step: int) -> None:
@@ -128,14 +127,12 @@ class ConsoleSink:
     def thought(self, text: str) -> None:
         """The thought, dim and in italics (not when quiet)."""
         if not self.quiet:
-            self._print(Text(self.safe(text), style="italic dim"))
+            self._print(outside_text(text, "italic dim"))
 
     def tool_called(self, action: Action) -> None:
         """The call in one line, `→ tool arg=value ...` (not when quiet)."""
         if not self.quiet:
-            self._print(
-                Text("→ ", style="cyan") + Text(self.safe(describe_call(action)), style="bold")
-            )
+            self._print(Text("→ ", style="cyan") + outside_text(describe_call(action), "bold"))
 
     def tool_finished(self, action: Action, result: ToolResult) -> None:
         """The write's diff if it was not shown yet, then ✓ or ✗ and the first lines of the
@@ -167,16 +164,16 @@ class ConsoleSink:
                 Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default")
             )
         else:
-            self._print(diff.rstrip("\n"), markup=False)
+            self._print(Text(diff.rstrip("\n")))
 
     def format_error(self, problem: str) -> None:
         """A yellow line saying what was wrong with the reply (not when quiet)."""
         if not self.quiet:
-            self._print(Text(f"  ! malformed reply: {self.safe(problem)}", style="yellow"))
+            self._print(outside_text(f"  ! malformed reply: {problem}", "yellow"))
 
     def notice(self, text: str) -> None:
         """A yellow line, shown even when quiet."""
-        self._print(Text(f"  ! {self.safe(text)}", style="yellow"))
+        self._print(outside_text(f"  ! {text}", "yellow"))
 
     def final(self, message: str) -> None:
         """The answer on stdout: Markdown on a terminal, plain text into a pipe or file. A link
@@ -188,11 +185,11 @@ class ConsoleSink:
 
             self._print(Markdown(message, hyperlinks=False), out=True)
         else:
-            self._print(message, markup=False, out=True)
+            self._print(Text(message), out=True)
 
     def failure(self, message: str) -> None:
         """`heph: ` and the message, in bold red on stderr."""
-        self._print(Text(f"heph: {self.safe(message)}", style="bold red"))
+        self._print(outside_text(f"heph: {message}", "bold red"))
 
 
 # Bulky arguments of write tools: their diff is shown, so the call line only gives their size.

@@ -7,6 +7,7 @@ from rich.text import Text
 from hephaistus.protocol import FormatError, find_json_object
 from hephaistus.session import Memo, RecordedSession, Span
 from hephaistus.tools import ToolResult
+from hephaistus.ui.escape import outside_text
 from hephaistus.ui.render import ConsoleSink
 from hephaistus.values import Action
 
@@ -18,18 +19,16 @@ def replay(recorded: RecordedSession, sink: ConsoleSink) -> None:
     mode = f"  {header['mode']} mode" if isinstance(header.get("mode"), str) else ""
     dry = "  dry run" if header.get("dry_run") is True else ""
     sink.err.print(
-        Text(
-            sink.safe(
-                f"session {header.get('id')}  {header.get('started', '')}  "
-                f"model {header.get('model')}{mode}{dry}"
-            ),
-            style="bold",
+        outside_text(
+            f"session {header.get('id')}  {header.get('started', '')}  "
+            f"model {header.get('model')}{mode}{dry}",
+            "bold",
         )
     )
     step = 0
     for span in recorded.spans:
         if span.kind == "INPUT":
-            sink.err.print(Text("task: ", style="bold") + Text(sink.safe(str(span.output))))
+            sink.err.print(Text("task: ", style="bold") + outside_text(str(span.output)))
         elif span.kind == "LLM":
             step += 1
             sink.step_started(step)

@@ -2,8 +2,8 @@
 
 In a terminal each is fitted to its width: only one column (a task, a model's name) is cut,
 with an ellipsis, so an id can always be copied into `heph replay` (rich left to itself squeezes
-every column, ids and all); into a pipe or a file every row stays one whole line. Cell text from
-session files is shown safely.
+every column, ids and all); into a pipe or a file every row stays one whole line. Every cell
+is text from outside (a session file, a server): shown as written, never read as markup.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from rich.table import Table
 
 from hephaistus.analytics import ModelStats, SessionRow
 from hephaistus.discovery import ModelInfo
-from hephaistus.ui.escape import visible
+from hephaistus.ui.escape import outside_text
 
 
 def sessions_table(rows: list[SessionRow]) -> _Fitted:
@@ -24,11 +24,11 @@ def sessions_table(rows: list[SessionRow]) -> _Fitted:
         [
             row.id,
             row.started,
-            visible(row.mode) + (" (dry)" if row.dry_run else ""),
+            row.mode + (" (dry)" if row.dry_run else ""),
             str(row.steps),
             str(row.tokens),
             row.outcome,
-            visible(row.task),
+            row.task,
         ]
         for row in rows
     ]
@@ -41,7 +41,7 @@ def models_table(models: list[ModelInfo], configured: str | None) -> _Fitted:
     cells = [
         [
             "*" if model.id == configured else "",
-            visible(model.id),
+            model.id,
             f"{model.window:,}" if model.window else "-",
             model.schema,
         ]
@@ -54,7 +54,7 @@ def stats_table(rows: list[ModelStats]) -> _Fitted:
     """One row per model, as `heph stats` shows it, the model's name cut to fit."""
     cells = [
         [
-            visible(s.model),
+            s.model,
             str(s.sessions),
             str(s.answered),
             str(s.steps),
@@ -83,7 +83,8 @@ class _Fitted:
         cut: int = -1,
         optional: int | None = None,
     ) -> None:
-        self.headers, self.cells = headers, cells
+        self.headers = headers
+        self.cells = [[outside_text(cell) for cell in row] for row in cells]
         self.cut, self.optional = cut % len(headers), optional
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

@@ -1,0 +1,87 @@
+"""A person's first hour with heph (issue 34): each test is a rough edge met for real, through
+the command line (`heph` in-process, against the loopback model server), the chat or the
+console: text from outside is never markup, settings are named when wrong, nothing is written
+where heph said it would not, and what a run prints is what the model was sent."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from test_repl import CTRL_D, ENTER, chat, prompted
+
+from hephaistus.testing import act, final
+from hephaistus.tools import ToolResult
+from hephaistus.ui.render import ConsoleSink
+from hephaistus.values import Action
+
+# -- 5. text from a task, a model, a file or a server is never markup --------------------------
+
+HOSTILE = "[/x] [bold red]loud[/bold red] \x1b[2J [link=https://evil]x[/link] :warning:"
+KEPT = "[/x] [bold red]loud[/bold red] \\x1b[2J [link=https://evil]x[/link] :warning:"
+
+
+def assert_shown_as_written(output: str) -> None:
+    """`output` holds the hostile text as it was written, nothing of it acted on."""
+    assert KEPT in output, output
+    assert "\x1b[2J" not in output and "\x1b]8;" not in output and "⚠" not in output
+
+
+def test_hostile_text_is_listed_and_replayed_as_written(heph, chat_server, workspace):
+    (workspace / "app.py").write_text(f"# {HOSTILE}\n")
+    chat_server.reply(act("read_file", thought=HOSTILE, path="app.py"))
+    chat_server.reply(final(HOSTILE, thought=HOSTILE))
+    run = heph(f"explain {HOSTILE}", env={"HEPH_MODEL": HOSTILE})
+    assert run.code == 0, run.stderr
+    assert_shown_as_written(run.stdout)
+    for command in ("sessions", "replay", "stats"):
+        shown = heph(command)
+        assert shown.code == 0, f"heph {command}: {shown.stderr}"
+        assert_shown_as_written(shown.stdout + shown.stderr)
+
+
+def terminal_sink() -> tuple[ConsoleSink, Console]:
+    console = Console(file=io.StringIO(), force_terminal=True, width=400)
+    return ConsoleSink(console=console), console
+
+
+def test_every_console_output_shows_hostile_text_as_written_in_a_terminal():
+    from hephaistus.analytics import ModelStats, SessionRow
+    from hephaistus.discovery import ModelInfo
+    from hephaistus.ui.tables import models_table, sessions_table, stats_table
+
+    shown, console = terminal_sink()
+    action = Action("", "run_command", {"name": HOSTILE})
+    for say in (shown.thought, shown.notice, shown.format_error, shown.failure, shown.final):
+        say(HOSTILE)
+    shown.tool_called(action)
+    shown.tool_finished(action, ToolResult(False, HOSTILE))
+    shown.show_diff(f"--- a/x\n+++ b/x\n@@ -1 +1 @@\n+{HOSTILE}\n")
+    row = SessionRow(HOSTILE, HOSTILE, 1, 2, HOSTILE, HOSTILE, HOSTILE)
+    console.print(sessions_table([row]))
+    console.print(stats_table([ModelStats(model=HOSTILE)]))
+    console.print(models_table([ModelInfo(HOSTILE)], HOSTILE))
+    output = console.file.getvalue()
+    assert output.count(KEPT) >= 11, output
+    assert_shown_as_written(output)
+
+
+def test_the_chat_lists_replays_and_names_hostile_text_and_goes_on(tmp_path):
+    from hephaistus.workspace import Workspace
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    typed = HOSTILE.replace("\x1b", "")  # Esc is a key at the prompt, not a character
+    keys = [
+        f"explain {typed}" + ENTER,
+        ("/sessions" + ENTER + "/replay" + ENTER + f"/model {typed}" + ENTER, prompted),
+        ("/model" + ENTER + "/nope" + ENTER + f"/mode {typed}" + ENTER, prompted),
+        ("/mcp" + ENTER, prompted),
+        (CTRL_D, prompted),
+    ]
+    code, out, _, _ = chat(Workspace.at(root), keys, final(HOSTILE, thought=HOSTILE))
+    assert code == 0, out
+    assert out.count(KEPT) == 4, out  # the live thought and answer, and their replay
+    assert out.count(typed) == 5, out  # listed, replayed, the model named twice, no such mode
+    assert "([mcp_servers.NAME] in your config)" in out
+    assert_shown_as_written(out)
