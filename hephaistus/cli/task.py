@@ -132,6 +132,8 @@ def last_conversation(agent: Any) -> RecordedSession:
 
 def unblocking(refusal: str) -> str:
     """What lets a run without a terminal do what its mode would have asked about."""
+    if refusal.startswith("commit not made"):  # tools/git.py: the workspace's git needs trust
+        return "--yes never trusts a workspace: `heph trust` shows what it would trust"
     if refusal.startswith("write not approved"):
         return (
             "To let heph write files unasked, pass --mode edits (--yes also runs commands and "

@@ -7,8 +7,10 @@ else in the index (the user's staged work) as it was. Files new to git are annou
 `git add --intent-to-add` first, and withdrawn again when the commit fails. The hooks run only
 in a workspace the person trusted themselves (trust.vouched): elsewhere the person's own hooks
 (a global `core.hooksPath`, as pre-commit's) would run the clone's code on the host, so none
-runs, and the observation says so. Git itself runs through GitPython (`Repository.library`),
-whose commands hephaistus.repository runs.
+runs, and the observation says so. Where heph runs no git at all (the repository's git settings
+wait for the person's trust), a commit is refused and the run ends so (exit 3): a requested
+commit that did not happen is no plain success. Git itself runs through GitPython
+(`Repository.library`), whose commands hephaistus.repository runs.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from hephaistus.values import CommitMade, CommitRequest, Proposal, ToolResult
 from hephaistus.workspace import PathError, is_secret_name
 
 LOG_LIMIT = 50
+COMMIT_REFUSED = "commit not made"  # how the refusal of a commit git may not run begins
 
 
 def git_status(ctx: ToolContext) -> ToolResult:
@@ -133,7 +136,10 @@ def git_commit(
         message: the commit message
         paths: some of the files you changed, to commit only those (default: all of them)
     """
-    repo = _repo(ctx)
+    untrusted = _untrusted_git(ctx)
+    if untrusted:  # no answer here allows it (--yes never trusts): the run ends, saying so
+        return ToolResult(False, f"{COMMIT_REFUSED}: {untrusted}", decision="refuse")
+    repo = _found(ctx)
     if isinstance(repo, ToolResult):
         return repo
     if not message.strip():
@@ -229,8 +235,9 @@ def _hooks_not_run(top: Path) -> str:
     if not skipped:
         return ""
     return (
-        f"(the commit's hooks did not run: {', '.join(skipped)}; this workspace is not trusted, "
-        "and they would run its files' code as the user. `heph trust` lets them run here)\n"
+        f"(the commit's hooks did not run: {', '.join(skipped)}; the user has not trusted this "
+        "workspace, and they would run its files' code as the user. `heph trust --yes` lets "
+        "them run here)\n"
     )
 
 
@@ -241,18 +248,29 @@ NAMES = frozenset(fn.__name__ for fn, _ in TOOLS)
 # -- helpers -------------------------------------------------------------------------------
 
 
-def _repo(ctx: ToolContext) -> Repository | ToolResult:
+def _untrusted_git(ctx: ToolContext) -> str | None:
+    """Why heph runs no git in this workspace now (its repository's git settings wait for the
+    person's trust), or None."""
     from hephaistus.trust import recheck
 
     changed = recheck(ctx.workspace.root)
-    if changed or is_disabled(ctx.workspace.root):
-        return ToolResult(
-            False,
-            changed
-            or "nothing was done: heph runs no git in this workspace until the user trusts it "
-            "(its .git holds settings, hooks or links a clone would not have; `heph trust "
-            "--show` lists them)",
-        )
+    if changed or not is_disabled(ctx.workspace.root):
+        return changed
+    return (
+        "heph runs no git in this workspace until the user trusts it (its .git holds settings, "
+        "hooks or links a clone would not have; `heph trust --show` lists them, `heph trust` "
+        "trusts them)"
+    )
+
+
+def _repo(ctx: ToolContext) -> Repository | ToolResult:
+    untrusted = _untrusted_git(ctx)
+    if untrusted:
+        return ToolResult(False, f"nothing was done: {untrusted}")
+    return _found(ctx)
+
+
+def _found(ctx: ToolContext) -> Repository | ToolResult:
     repo = Repository.find(ctx.workspace.root)
     if repo is None:
         return ToolResult(False, f"{ctx.workspace.root} is not inside a git repository")
