@@ -118,7 +118,10 @@ class Workspace:
         if any(len(part) > NAME_MAX for part in encoded.split(b"/")):
             raise PathError(f"a name in '{path[:60]}…' is longer than {NAME_MAX} bytes")
         candidate = Path(path) if os.path.isabs(path) else self.root / path
-        real = Path(os.path.realpath(candidate))
+        followed = real_path(candidate)
+        if followed is None:
+            raise PathError(f"'{path}' goes through a link heph cannot follow")
+        real = Path(followed)
         if real != self.root and self.root not in real.parents:
             raise PathError(
                 f"'{path}' is outside the workspace ({self.root}); use a path relative to it"
@@ -181,10 +184,10 @@ class Workspace:
         named = os.path.join(self.root, spelled)  # strings, not Paths: this runs per file
         folder = os.path.dirname(named)
         if folder not in real_folders:
-            real_folders[folder] = os.path.realpath(folder)
+            real_folders[folder] = real_path(folder) or ""
         if real_folders[folder] == folder and not os.path.islink(named):
             return False  # neither the file nor a folder on the way is a link
-        real = os.path.realpath(named)
+        real = real_path(named) or ""  # a link heph cannot follow counts as leading out
         inside = real.startswith(os.path.join(self.root, ""))
         return not inside or is_secret_name(os.path.relpath(real, self.root))
 
@@ -234,7 +237,10 @@ class Workspace:
             return True
         if not stat.S_ISLNK(mode):
             return False
-        real = Path(os.path.realpath(path))
+        followed = real_path(path)
+        if followed is None:
+            return False
+        real = Path(followed)
         inside = self.root in real.parents and real.is_file()
         return inside and not protected_part(real.relative_to(self.root).parts)
 
@@ -357,6 +363,15 @@ def _ignore_all_of(folder: Path) -> None:
 
 class HephDirError(HephError):
     """`.heph/` (or a folder heph keeps in it) is a link or not a folder: the run stops."""
+
+
+def real_path(path: Path | str) -> str | None:
+    """`path` with its links followed, or None for a link heph may not read (`/proc/1/cwd`
+    is EACCES even to root without ptrace rights) or one that loops."""
+    try:
+        return os.path.realpath(path)
+    except (OSError, RuntimeError):
+        return None
 
 
 def protected_part(parts: tuple[str, ...] | list[str]) -> str | None:
