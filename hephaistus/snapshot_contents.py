@@ -32,6 +32,7 @@ class Named:
     after: tuple[str, str, int] | None
 
     def blobs(self) -> list[str]:
+        """The blob ids of the sides that exist."""
         return [side[1] for side in (self.before, self.after) if side]
 
 

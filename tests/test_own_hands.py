@@ -495,9 +495,7 @@ def test_a_host_abstract_socket_cannot_be_reached_inside_network_or_not(workspac
         listener.bind("\0" + name)
         listener.listen()
         probe = "import socket, sys\ns = socket.socket(socket.AF_UNIX)\ntry:\n"
-        probe += (
-            "    s.connect('\\0' + sys.argv[1]); print('reached')\nexcept OSError as e:\n    print('no', e)"
-        )
+        probe += "    s.connect('\\0' + sys.argv[1]); print('reached')\nexcept OSError as e:\n    print('no', e)"
         box = Contained(workspace, SandboxConfig(network=network))
         argv = [sys.executable, "-c", probe, name]
         done = box.run(argv, cwd=workspace, env={"PATH": os.environ["PATH"]}, timeout=20)

@@ -20,6 +20,7 @@ class UsersWork(ValueError):
 
 
 def session_paths(ctx: ToolContext, repo: Repository) -> set[str]:
+    """The files heph changed in this conversation, named from the repository's top."""
     return {repo.relative(ctx.workspace.root / rel) for rel in hephs_changes(ctx)}
 
 
