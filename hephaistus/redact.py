@@ -16,11 +16,20 @@ from collections.abc import Iterable, Iterator, Mapping
 
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 8  # shorter values would blank out ordinary words
-# Variable names that hold credentials (also the ones kept out of commands' environments).
+# Variable names that hold credentials (also the ones kept out of commands' environments): a
+# credential word is a word of the name (`_`, `-`, `.`, a digit or a camelCase hump apart), in
+# the singular or the plural, never a few letters of another word (AUTH in GIT_AUTHOR_NAME, KEY
+# in KEYBOARD, TOKEN in TOKENIZERS). A strong word may come glued after others (PGPASSWORD,
+# NGROK_AUTHTOKEN); KEY only after the words that make it a credential (APIKEY, SSHKEY).
+_WORD_START = r"(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))"
+_WORD_END = r"(?i:S)?(?:(?![A-Za-z])|(?<=[a-z])(?=[A-Z]))"
+_STRONG_WORDS = r"TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTHORIZATION"
+_GLUED_BEFORE_KEY = r"API|ACCESS|AUTH|SECRET|PRIVATE|SSH|MASTER|SIGNING|ENCRYPTION|LICENSE"
+_WORDS = r"KEY|PASS|AUTH|COOKIE|SESSION|DSN|WEBHOOK|PRIVATE|PAT"
 SECRET_NAME = re.compile(
-    r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|DSN|WEBHOOK|PRIVATE|(?:^|_)PAT(?:_|$)"
-    r"|DATABASE_URL|_URI$",
-    re.I,
+    rf"(?i:{_STRONG_WORDS}){_WORD_END}"
+    rf"|{_WORD_START}(?i:(?:{_GLUED_BEFORE_KEY})?KEY|{_WORDS}){_WORD_END}"
+    r"|(?i:DATABASE_URL|_URI$)"
 )
 
 

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
+from test_hostile_repo import clone
 from test_repl import CTRL_D, ENTER, chat, prompted
 
+from conftest import git, has_git
+from hephaistus.redact import secret_values
 from hephaistus.testing import act, final
 from hephaistus.tools import ToolResult
 from hephaistus.ui.render import ConsoleSink
@@ -85,3 +89,76 @@ def test_the_chat_lists_replays_and_names_hostile_text_and_goes_on(tmp_path):
     assert out.count(typed) == 5, out  # listed, replayed, the model named twice, no such mode
     assert "([mcp_servers.NAME] in your config)" in out
     assert_shown_as_written(out)
+
+
+# -- 23. a credential's name is a word of the variable's name, not a few letters of it --------
+
+AUTHOR = {
+    "GIT_AUTHOR_NAME": "Jane Developer",
+    "GIT_AUTHOR_EMAIL": "jane.developer@example.com",
+    "GIT_COMMITTER_NAME": "Jane Developer",
+    "GIT_COMMITTER_EMAIL": "jane.developer@example.com",
+}
+
+
+@pytest.mark.skipif(not has_git(), reason="needs git")
+def test_the_persons_git_identity_is_no_secret(heph, chat_server, tmp_path):
+    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    chat_server.reply(act("edit_file", path="app.py", old="x = 1", new="x = 2"))
+    chat_server.reply(act("git_commit", message="two"))
+    chat_server.reply(final("committed as Jane Developer <jane.developer@example.com>"))
+    run = heph("--yes", "change and commit", cwd=root, env=AUTHOR)
+    assert run.code == 0, run.stderr
+    jane = "Jane Developer <jane.developer@example.com>"
+    assert f"committed as {jane}" in run.stdout
+    assert git(root, "log", "-1", "--format=%an <%ae> / %cn <%ce>").strip() == f"{jane} / {jane}"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "TOKENIZERS_PARALLELISM",
+        "KEYBOARD_LAYOUT",
+        "BYPASS_CACHE",
+        "MONKEY_PATCH",
+        "PASSENGER_APP",
+    ],
+)
+def test_names_that_only_contain_a_credential_word_are_not_credentials(name):
+    assert secret_values({name: "a long harmless value"}) == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "OPENAI_API_KEY",
+        "GITHUB_TOKEN",
+        "GH_PAT",
+        "DB_PASS",
+        "DB_PASSWD",
+        "MYSQL_ROOT_PASSWORD",
+        "PGPASSWORD",
+        "AWS_SECRET_ACCESS_KEY",
+        "JWT_SECRET",
+        "SENTRY_DSN",
+        "SLACK_WEBHOOK_URL",
+        "NGROK_AUTHTOKEN",
+        "APIKEY",
+        "githubToken",
+        "apiKey",
+        "NPM_CONFIG__AUTH",
+        "HTTP_AUTHORIZATION",
+        "SESSION_COOKIE",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "DATABASE_URL",
+        "MONGO_URI",
+        "PRIVATE_KEY",
+        "SECRETS",
+        "DEPLOY_TOKENS",
+        "SSH_PASSPHRASE",
+    ],
+)
+def test_credential_names_are_still_credentials(name):
+    assert secret_values({name: "a long secret value"}) == ["a long secret value"]
