@@ -162,3 +162,22 @@ def test_names_that_only_contain_a_credential_word_are_not_credentials(name):
 )
 def test_credential_names_are_still_credentials(name):
     assert secret_values({name: "a long secret value"}) == ["a long secret value"]
+
+
+# -- 19. undo's hint names a folder that has something to undo, or none ----------------------
+
+
+def test_undo_names_the_folder_whose_run_it_can_take_back(heph, chat_server, workspace):
+    (workspace / "proj").mkdir()
+    chat_server.reply(act("write_file", path="a.py", content="1\n"))
+    chat_server.reply(final("made"))
+    assert heph("-w", "proj", "--yes", "make a.py").code == 0
+    here = heph("undo")
+    assert here.code == 2
+    assert f"in {workspace};" in here.stderr and "heph undo -w proj" in here.stderr
+    assert "sandbox_workspace" not in here.stderr
+    assert heph("undo", "-w", "proj").code == 0
+    assert not (workspace / "proj" / "a.py").exists()
+    there = heph("undo", "-w", "proj")
+    assert there.code == 2 and f"in {workspace / 'proj'}" in there.stderr
+    assert "heph undo -w" not in there.stderr  # nothing elsewhere to point at

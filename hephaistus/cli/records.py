@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from hephaistus.cli.common import print_table, say, say_foreign_sessions, workspace_of
@@ -94,12 +95,9 @@ def undo(args: argparse.Namespace) -> int:
             sys.stderr,
         )
     if args.ref == "last":
-        pending = [s for s in store.sessions_with_changes() if not store.is_undone(s)]
+        pending = _pending(store)
         if not pending:
-            raise ConfigError(
-                f"no session has changes left to undo in {workspace.root}; for a run in "
-                "another folder, name it with -w (heph undo -w sandbox_workspace)"
-            )
+            raise ConfigError(_nothing_to_undo(workspace.root))
         session_id = pending[-1]
     else:
         try:
@@ -120,6 +118,36 @@ def undo(args: argparse.Namespace) -> int:
     for line in undo_report(result):
         say(line)
     return 0
+
+
+def _pending(store: Any) -> list[str]:
+    """The sessions of a checkpoint store with changes not undone yet, oldest first."""
+    return [s for s in store.sessions_with_changes() if not store.is_undone(s)]
+
+
+def _nothing_to_undo(root: Path) -> str:
+    """Nothing to undo in `root`, and how to name another workspace: the folders in it whose
+    runs have changes to undo (`-w sandbox_workspace` after the quick start), if any."""
+    import os
+    import shlex
+
+    message = f"no session has changes left to undo in {root}"
+    elsewhere = [os.path.relpath(folder) for folder in _folders_with_changes(root)]
+    if not elsewhere:
+        return f"{message}; for a run in another folder, name that folder with -w"
+    where = ", ".join(elsewhere)
+    return f"{message}; there are some in {where}: heph undo -w {shlex.quote(elsewhere[0])}"
+
+
+def _folders_with_changes(root: Path) -> list[Path]:
+    """The folders right under `root` where heph has changes to undo, by name."""
+    from hephaistus.checkpoints import CheckpointStore
+
+    try:
+        folders = sorted(p for p in root.iterdir() if (p / ".heph" / "checkpoints").is_dir())
+    except OSError:
+        return []
+    return [f for f in folders if _pending(CheckpointStore(f, f / ".heph"))]
 
 
 def stats(args: argparse.Namespace) -> int:
