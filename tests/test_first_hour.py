@@ -14,10 +14,14 @@ from test_repl import CTRL_D, ENTER, chat, prompted
 
 from conftest import git, has_git
 from hephaistus.redact import secret_values
+from hephaistus.runtime.sandbox import unavailable
 from hephaistus.testing import act, final
 from hephaistus.tools import ToolResult
 from hephaistus.ui.render import ConsoleSink
 from hephaistus.values import Action
+
+WHY_NOT = unavailable()
+needs_sandbox = pytest.mark.skipif(WHY_NOT is not None, reason=f"no sandbox here: {WHY_NOT}")
 
 # -- 5. text from a task, a model, a file or a server is never markup --------------------------
 
@@ -181,3 +185,21 @@ def test_undo_names_the_folder_whose_run_it_can_take_back(heph, chat_server, wor
     there = heph("undo", "-w", "proj")
     assert there.code == 2 and f"in {workspace / 'proj'}" in there.stderr
     assert "heph undo -w" not in there.stderr  # nothing elsewhere to point at
+
+
+# -- 21. a command's preview is the end of its output, as the model gets it ------------------
+
+
+@needs_sandbox
+def test_a_commands_preview_shows_how_it_ended_live_and_in_replay(heph, chat_server, workspace):
+    chat_server.reply(act("shell", command="seq 1 50; echo 2 tests FAILED"))
+    chat_server.reply(act("shell", command="seq 1 20 > made.txt; echo wrote made.txt"))
+    chat_server.reply(final("ok"))
+    run = heph("--yes", "run them")
+    assert run.code == 0, run.stderr
+    for shown in (run.stderr, heph("replay").stdout):
+        failing = shown.split("$ seq 1 50; echo 2 tests FAILED")[1].split("→")[0]
+        assert "exit code 0 after" in failing
+        assert "… 48 lines before" in failing and "50\n    2 tests FAILED" in failing
+        writing = shown.split("$ seq 1 20 > made.txt; echo wrote made.txt")[1]
+        assert "exit code 0 after" in writing and "wrote made.txt" in writing

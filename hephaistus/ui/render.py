@@ -26,6 +26,7 @@ from hephaistus.values import Action, Usage
 PARTIAL_THOUGHT = re.compile(r'"thought"\s*:\s*"((?:[^"\\]|\\.)*)')
 
 SHORT_OBSERVATION_LINES = 3
+COMMAND_HEADER_LINES = 2  # `$ the command`, then how it ended and how long it took
 ARG_PREVIEW_CHARS = 60
 
 
@@ -135,20 +136,15 @@ class ConsoleSink:
             self._print(Text("→ ", style="cyan") + outside_text(describe_call(action), "bold"))
 
     def tool_finished(self, action: Action, result: ToolResult) -> None:
-        """The write's diff if it was not shown yet, then ✓ or ✗ and the first lines of the
-        output (all of them with -v); only the diff when quiet."""
+        """The write's diff if it was not shown yet, then ✓ or ✗ and a preview of the output
+        (all of it with -v); only the diff when quiet."""
         if result.diff and result.diff not in self._diffs_shown and not result.refused:
             self.show_diff(result.diff)
         if self.quiet:
             return
         mark, style = ("✓", "green") if result.ok else ("✗", "red")
         lines = self.safe(result.output).splitlines() or [""]
-        if result.diff and result.ok:
-            lines = lines[:1]  # the diff was shown; "updated x.py (12 lines)" is enough
-        shown = lines if self.verbose else lines[:SHORT_OBSERVATION_LINES]
-        body = "\n    ".join(shown)
-        if len(lines) > len(shown):
-            body += f"\n    … {len(lines) - len(shown)} more lines"
+        body = "\n    ".join(lines if self.verbose else preview(lines, result))
         self._print(Text(f"  {mark} ", style=style) + Text(body, style="dim"))
 
     def show_diff(self, diff: str) -> None:
@@ -209,6 +205,22 @@ class _Waiting:
             width = max(20, self.sink.err.width - len(text) - 6)
             text.append("  " + self.sink.safe(self.sink._partial[-width:]), style="italic dim")
         return text
+
+
+def preview(lines: list[str], result: ToolResult) -> list[str]:
+    """The lines of a result worth a glance: a command's line, how it ended and the end of its
+    output (where failures are summed up, and what the model is sent); a write's first line
+    (its diff was shown); else the first lines."""
+    if result.command:
+        head, rest = lines[:COMMAND_HEADER_LINES], lines[COMMAND_HEADER_LINES:]
+        tail = rest[-SHORT_OBSERVATION_LINES:]
+        skipped = len(rest) - len(tail)
+        return [*head, *([f"… {skipped} lines before"] if skipped else []), *tail]
+    if result.diff and result.ok:
+        return lines[:1]  # "updated x.py (12 lines)" is enough
+    shown = lines[:SHORT_OBSERVATION_LINES]
+    more = len(lines) - len(shown)
+    return [*shown, *([f"… {more} more lines"] if more else [])]
 
 
 def describe_call(action: Action) -> str:

@@ -6,10 +6,10 @@ from rich.text import Text
 
 from hephaistus.protocol import FormatError, find_json_object
 from hephaistus.session import Memo, RecordedSession, Span
-from hephaistus.tools import ToolResult
+from hephaistus.tools import ToolResult, default_registry
 from hephaistus.ui.escape import outside_text
 from hephaistus.ui.render import ConsoleSink
-from hephaistus.values import Action
+from hephaistus.values import Action, CommandRun
 
 
 def replay(recorded: RecordedSession, sink: ConsoleSink) -> None:
@@ -26,6 +26,8 @@ def replay(recorded: RecordedSession, sink: ConsoleSink) -> None:
         )
     )
     step = 0
+    # A command's preview is the end of its output (see render.preview).
+    commands = {tool.name for tool in default_registry() if tool.effect == "command"}
     for span in recorded.spans:
         if span.kind == "INPUT":
             sink.err.print(Text("task: ", style="bold") + outside_text(str(span.output)))
@@ -48,6 +50,7 @@ def replay(recorded: RecordedSession, sink: ConsoleSink) -> None:
                     str(output.get("output") or span.error or ""),
                     output.get("diff"),
                     decision=output.get("decision"),
+                    command=CommandRun(span.name, "") if span.name in commands else None,
                 ),
             )
         elif span.kind == "MEMO":
