@@ -227,3 +227,60 @@ def test_an_exact_unique_snippet_after_the_indentation_ending_mid_line_is_replac
     said = observations(chat_server)[0]
     assert (root / "app" / "text.py").read_text() == f"def normalise(s):\n{expected}\n", said
     assert "'new' is at line 2 as sent, nothing else changed" in said
+
+
+# -- search: large files, other encodings, files it cannot search ------------------------------
+
+
+def test_search_finds_lines_in_large_and_non_utf8_files_and_names_what_it_skipped(
+    heph, chat_server, home, tmp_path
+):
+    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    with (root / "big.log").open("w") as log:  # 3 MB, the line near its end
+        for number in range(60_000):
+            log.write(f"request {number} took 12 ms\n")
+        log.write("ERROR needle-in-the-log\n")
+    (root / "legacy.txt").write_bytes("café = 'needle-latin1'\n".encode("latin-1"))
+    (root / "logo.bin").write_bytes(b"\x89PNG\0\0needle-binary")
+    (root / "notes.txt").write_bytes("needle-utf16\n".encode("utf-16"))
+    for pattern, path in [
+        ("needle-in-the", "."),
+        ("needle-in-the", "big.log"),
+        ("needle-latin1", "."),
+        ("needle-binary", "logo.bin"),
+        ("needle-nowhere", "."),
+    ]:
+        chat_server.reply(act("search", pattern=pattern, path=path))
+    chat_server.reply(final("done"))
+    result = heph("search the logs", cwd=root, env=person(home, chat_server))
+    assert result.code == 0, result.stderr
+    walked, named, latin1, binary, nowhere = observations(chat_server)[:5]
+    assert "big.log:60001: ERROR needle-in-the-log" in walked
+    assert "big.log:60001: ERROR needle-in-the-log" in named
+    assert "legacy.txt:1: caf\ufffd = 'needle-latin1'" in latin1
+    assert "legacy.txt is not UTF-8" in latin1
+    assert "no matches" not in binary and "logo.bin is a binary file" in binary
+    assert "no matches for 'needle-nowhere'" in nowhere
+    assert "not searched: 1 binary file (logo.bin), 1 UTF-16 file (notes.txt)" in nowhere
+
+
+def test_search_reads_a_huge_one_line_file_in_bounded_memory(tmp_path):
+    import tracemalloc
+
+    from hephaistus.testing.tools import run_tool
+    from hephaistus.tools import ToolContext
+    from hephaistus.workspace import Workspace
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    with (root / "bundle.min.js").open("w") as handle:
+        for _ in range(200):
+            handle.write("x" * 100_000)  # 20 MB, no line break
+        handle.write("needle\n")
+    ctx = ToolContext(Workspace.at(root))
+    tracemalloc.start()
+    result = run_tool(ctx, "search", {"pattern": "needle"})
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert result.ok and "bundle.min.js:1: " in result.output, result.output
+    assert peak < 8_000_000

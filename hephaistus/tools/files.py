@@ -6,19 +6,22 @@ the config allows them; binary files are refused; writes go through approval and
 
 from __future__ import annotations
 
+import codecs
 import json
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from hephaistus.textfile import (
     BINARY_SNIFF_BYTES,
     MAX_WHOLE_FILE_BYTES,
+    UTF16_BOMS,
     NotTextError,
     TextFile,
     decode,
+    looks_binary,
     numbered,
     open_file,
     read_real,
@@ -28,6 +31,7 @@ from hephaistus.textfile import (
 from hephaistus.tools.context import ToolContext
 from hephaistus.tools.writing import Seen, open_for_write, write_change
 from hephaistus.values import Proposal, ToolResult
+from hephaistus.wording import counted, listed
 from hephaistus.workspace import CONTROL, PathError
 
 LIST_CAP = 400
@@ -123,47 +127,133 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
     real = _existing(ctx, path)
     if isinstance(real, ToolResult):
         return real
-    candidates = [path] if real.is_file() else ctx.workspace.files(path)
-    hits: list[str] = []
-    skipped_secrets = 0
-    deadline = time.monotonic() + ctx.search_seconds
-    stopped = False
-    for name in candidates:
+    found = _Search(compiled, time.monotonic() + ctx.search_seconds)
+    for name in [path] if real.is_file() else ctx.workspace.files(path):
         try:  # every file found, named or walked, passes the same check
             rel, _ = ctx.workspace.check(name, allow_secrets=ctx.allow_secrets)
         except PathError:
-            skipped_secrets += 1
+            found.secrets += 1
             continue
-        file = ctx.workspace.root / rel
-        if file.stat().st_size > MAX_WHOLE_FILE_BYTES:
-            continue
-        try:
-            text = read_text(file, rel)
-        except (NotTextError, OSError):
-            continue
-        for number, line in enumerate(split_lines(text.text), 1):
-            try:  # a pattern that backtracks without end must not hang the run
-                found = compiled.search(line, timeout=max(0.0, deadline - time.monotonic()))
-            except TimeoutError:
-                stopped = True
-                break
-            if found:
-                hits.append(f"{rel}:{number}: {line.strip()[:SEARCH_LINE_CHARS]}")
-                if len(hits) > SEARCH_CAP:
-                    break
-        if len(hits) > SEARCH_CAP or stopped:
+        if not found.file(rel, ctx.workspace.root / rel):
             break
-    if stopped:
-        hits.append(
-            f"[search stopped after {ctx.search_seconds:g} s: the pattern is too slow "
-            "(nested repetition backtracks); simplify it or search a smaller path]"
-        )
-    if not hits:
-        note = f" ({skipped_secrets} secret files not searched)" if skipped_secrets else ""
-        return ToolResult(True, f"no matches for {pattern!r} in '{path}'{note}")
-    if len(hits) > SEARCH_CAP:
-        hits = hits[:SEARCH_CAP] + [f"[... more than {SEARCH_CAP} matches; narrow the search]"]
-    return ToolResult(True, "\n".join(hits))
+    if real.is_file() and found.skipped:  # the one file named: never "no matches"
+        why = UNSEARCHED[next(iter(found.skipped))]
+        return ToolResult(True, f"{path} is {why}, so search cannot look into it")
+    return ToolResult(True, found.answer(pattern, path, ctx.search_seconds))
+
+
+SEARCH_PIECE = 1 << 20  # bytes of a line searched at once: a longer line is searched in pieces
+UNSEARCHED = {  # why a file was not searched: what it is
+    "binary": "a binary file",
+    "UTF-16": "UTF-16 text (heph reads only UTF-8)",
+    "unreadable": "a file heph cannot read",
+}
+
+
+class _Search:
+    """One search's matches, as `path:line: text`, and what it could not search."""
+
+    def __init__(self, compiled: Any, deadline: float) -> None:
+        self.compiled, self.deadline = compiled, deadline
+        self.hits: list[str] = []
+        self.skipped: dict[str, list[str]] = {}  # why → files
+        self.not_utf8: list[str] = []  # whose matched lines show undecodable bytes as U+FFFD
+        self.secrets = 0
+        self.stopped = ""  # where the time ran out
+
+    def file(self, rel: str, real: Path) -> bool:
+        """Search the file `rel`, a line at a time (bounded memory, whatever its size); False
+        when the search must stop (the cap or the time is reached)."""
+        try:
+            with open_file(real) as handle:
+                head = handle.read(BINARY_SNIFF_BYTES)
+                if head.startswith(UTF16_BOMS) or looks_binary(head):
+                    why = "UTF-16" if head.startswith(UTF16_BOMS) else "binary"
+                    self.skipped.setdefault(why, []).append(rel)
+                    return True
+                handle.seek(0)
+                return self._lines(rel, handle)
+        except OSError:
+            self.skipped.setdefault("unreadable", []).append(rel)
+            return True
+
+    def _lines(self, rel: str, handle: BinaryIO) -> bool:
+        last = 0
+        for number, line in _text_lines(handle):
+            try:  # a pattern that backtracks without end must not hang the run
+                left = self.deadline - time.monotonic()
+                match = self.compiled.search(line, timeout=left) if left > 0 else None
+            except TimeoutError:
+                left = 0
+            if left <= 0:
+                self.stopped = f"{rel} at line {number}"
+                return False
+            if match and number != last:
+                self.hits.append(f"{rel}:{number}: {_around(line, match)}")
+                last = number
+                if "\ufffd" in line and rel not in self.not_utf8:
+                    self.not_utf8.append(rel)
+                if len(self.hits) > SEARCH_CAP:
+                    return False
+        return True
+
+    def answer(self, pattern: str, path: str, seconds: float) -> str:
+        """The matches, capped, and what was not searched."""
+        hits = self.hits[:SEARCH_CAP]
+        if len(self.hits) > SEARCH_CAP:
+            hits.append(f"[... more than {SEARCH_CAP} matches; narrow the search]")
+        if self.stopped:
+            hits.append(
+                f"[search stopped after {seconds:g} s, in {self.stopped}: the pattern is too "
+                "slow (nested repetition backtracks) or the files too large; simplify it or "
+                "search a smaller path]"
+            )
+        if self.not_utf8 and hits:
+            hits.append(
+                f"[{listed(self.not_utf8, 3)} is not UTF-8: its undecodable bytes show as \ufffd]"
+            )
+        if hits:
+            return "\n".join(hits)
+        note = f" ({self.secrets} secret files not searched)" if self.secrets else ""
+        skipped = [
+            f"{counted(len(files), why + ' file')} ({listed(files, 3)})"
+            for why, files in self.skipped.items()
+        ]
+        if skipped:
+            note += f"\n[not searched: {', '.join(skipped)}]"
+        return f"no matches for {pattern!r} in '{path}'{note}"
+
+
+def _text_lines(handle: BinaryIO) -> Iterator[tuple[int, str]]:
+    """(number, text) of each line of an open text file, read a piece at a time and decoded as
+    read_file decodes a large file (undecodable bytes as U+FFFD); a line longer than a piece
+    comes in pieces, each under its line's number."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig")("replace")
+    number, rest = 1, ""
+    while piece := handle.read(SEARCH_PIECE):
+        lines = (rest + decoder.decode(piece)).split("\n")
+        rest = lines.pop()
+        for line in lines:
+            yield number, line.removesuffix("\r")
+            number += 1
+        if len(rest) > SEARCH_PIECE:
+            yield number, rest
+            rest = ""
+    rest += decoder.decode(b"", final=True)
+    if rest:
+        yield number, rest.removesuffix("\r")
+
+
+def _around(line: str, match: Any) -> str:
+    """The line of a match as shown, cut to SEARCH_LINE_CHARS around the match."""
+    text = line.strip()
+    if len(text) <= SEARCH_LINE_CHARS:
+        return text
+    start = max(0, match.start() - SEARCH_LINE_CHARS // 3)
+    shown = line[start : start + SEARCH_LINE_CHARS]
+    return (
+        ("..." if start else "") + shown + ("..." if start + SEARCH_LINE_CHARS < len(line) else "")
+    )
 
 
 def write_file(ctx: ToolContext, path: str, content: str) -> ToolResult | Proposal:
