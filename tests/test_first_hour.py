@@ -203,3 +203,30 @@ def test_a_commands_preview_shows_how_it_ended_live_and_in_replay(heph, chat_ser
         assert "… 48 lines before" in failing and "50\n    2 tests FAILED" in failing
         writing = shown.split("$ seq 1 20 > made.txt; echo wrote made.txt")[1]
         assert "exit code 0 after" in writing and "wrote made.txt" in writing
+
+
+# -- 14. an endpoint that is not an http(s) URL is named as such, with where it came from ------
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "named"),
+    [
+        (["--base-url", "127.0.0.1:9"], {}, "--base-url"),
+        (["--base-url", "ftp://x"], {}, "--base-url"),
+        ([], {"OPENAI_BASE_URL": "localhost:8080/v1"}, "environment variable OPENAI_BASE_URL"),
+    ],
+)
+@pytest.mark.parametrize("command", [["explain app.py"], ["models"], ["docs", "--fix"]])
+def test_an_endpoint_that_is_no_http_url_is_a_usage_error(heph, flags, env, named, command):
+    run = heph(*command, *flags, env={"OPENAI_API_KEY": "sk-test", **env})
+    assert run.code == 2, run.stderr
+    assert "not an http(s) URL" in run.stderr and named in run.stderr
+    assert "no model endpoint is configured" not in run.stderr
+
+
+def test_an_endpoint_in_the_user_config_names_the_file(heph, home):
+    config = home / ".config" / "hephaistus" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('base_url = "127.0.0.1:8080/v1"\n')
+    run = heph("explain app.py", env={"OPENAI_BASE_URL": None})
+    assert run.code == 2 and str(config) in run.stderr and "http://127.0.0.1:8080/v1" in run.stderr

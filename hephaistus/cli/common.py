@@ -125,7 +125,29 @@ def with_endpoint(config: Any) -> Any:
     """`config` with its endpoint and model settled (see endpoint.with_endpoint)."""
     from hephaistus.endpoint import with_endpoint
 
+    check_base_url(config)
     return with_endpoint(config, lambda line: say(line, sys.stderr))
+
+
+def check_base_url(config: Any) -> None:
+    """A configured endpoint must be an http(s) URL with a host (`127.0.0.1:9` is not): a
+    configuration error naming the flag, variable or file it came from."""
+    from urllib.parse import urlsplit
+
+    url = config.base_url
+    try:
+        parts = urlsplit(url or "")
+        if not url or (parts.scheme in ("http", "https") and parts.hostname):
+            return
+    except ValueError:  # "http://[::1:bad"
+        pass
+    source = config.source_of("base_url")
+    where = source if source.startswith(("--", "environment")) else f"base_url in {source}"
+    hint = f" (did you mean http://{url}?)" if "://" not in url else ""
+    raise ConfigError(
+        f"{where}: '{url}' is not an http(s) URL{hint}; an endpoint is written like "
+        "http://localhost:8080/v1"
+    )
 
 
 def describe_endpoint(config: Any) -> str:

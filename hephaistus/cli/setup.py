@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from hephaistus.cli.common import (
+    check_base_url,
     describe_endpoint,
     print_table,
     say,
@@ -25,6 +26,7 @@ def models(args: argparse.Namespace) -> int:
     from hephaistus.discovery import ListingError, list_models
 
     workspace, config = workspace_and_config(args)
+    check_base_url(config)
     if not config.resolved_api_key():
         from hephaistus.endpoint import local_server
 
