@@ -30,6 +30,7 @@ DEVELOPER_SETTINGS = ("OPENAI_", "HEPH_", "OLLAMA_", "LLAMA_")
 # test_precommit installs this project into a hook environment (~20 s): it starts at once.
 SLOW_FILES = (
     "test_precommit.py",
+    "test_as_nobody.py",
     "test_hostile_repo.py",
     "test_terminal.py",
     "test_properties.py",

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from test_hostile_repo import clone, person
+from unprivileged import NOBODY, python_for_nobody, run_as_nobody
 
 from conftest import has_git
 from hephaistus.runtime.sandbox import unavailable
@@ -525,35 +526,6 @@ print(json.dumps([done.exit_code, done.output]))
 """
 
 
-def as_nobody(folder: Path, script: str, *args: str) -> str:
-    """Run a Python `script` as the unprivileged user nobody, with heph importable, HOME and
-    the user folders in `folder`: the Python of the system (the test's may lie under a home
-    folder nobody cannot enter). Skips where that cannot be arranged."""
-    import subprocess
-    import sys
-
-    import hephaistus
-
-    python = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
-    setpriv = shutil.which("setpriv")
-    if os.getuid() != 0 or setpriv is None or not os.path.exists(python):
-        pytest.skip("needs root, setpriv and the system's Python of this version")
-    checkout = str(Path(hephaistus.__file__).parent.parent)
-    site = [path for path in sys.path if path.endswith("site-packages")]
-    env = {"HOME": str(folder), "PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join([checkout, *site])}
-    done = subprocess.run(
-        [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", script, *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-    if "ModuleNotFoundError" in done.stderr or "Permission denied" in done.stderr:
-        pytest.skip(f"nobody cannot import heph here: {done.stderr.strip().splitlines()[-1]}")
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 @needs_sandbox
 @pytest.mark.parametrize("user", ["this user", "nobody"])
 def test_a_command_cannot_change_the_hosts_devices_read_roots_files_or_fork_without_end(
@@ -571,9 +543,16 @@ def test_a_command_cannot_change_the_hosts_devices_read_roots_files_or_fork_with
     try:
         (folder / "ws").mkdir()
         if user == "nobody":
-            os.chown(folder, 65534, 65534)
-            os.chown(folder / "ws", 65534, 65534)
-            code, output = json.loads(as_nobody(folder, ATTACKER, str(folder / "ws"), ATTACK))
+            os.chown(folder, NOBODY, NOBODY)
+            os.chown(folder / "ws", NOBODY, NOBODY)
+            python = python_for_nobody()
+            try:
+                argv = [str(python), "-c", ATTACKER, str(folder / "ws"), ATTACK]
+                done = run_as_nobody(argv, folder)
+            finally:
+                shutil.rmtree(python.parent.parent, ignore_errors=True)
+            assert done.returncode == 0, done.stderr
+            code, output = json.loads(done.stdout)
         else:
             monkeypatch.setattr(limits, "PROCESSES", 64)
             monkeypatch.setenv("HOME", str(folder))
