@@ -142,7 +142,8 @@ class Config:
         default=(),
         metadata=documented(
             "environment variables (glob patterns) commands may see, "
-            "beyond the usual ones, e.g. ['DJANGO_*']"
+            "beyond the usual ones, e.g. ['DJANGO_*']; a credential only when named "
+            "exactly (no glob), the model's key never"
         ),
     )
     instructions: tuple[str, ...] = field(

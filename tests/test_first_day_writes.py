@@ -10,10 +10,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from test_hostile_repo import clone, person
+from test_hostile_repo import KEY, clone, person
 
 from conftest import has_git
+from hephaistus.runtime.sandbox import unavailable
 from hephaistus.testing import ChatServer, act, final
+
+WHY_NOT = unavailable()
 
 pytestmark = pytest.mark.skipif(not has_git(), reason="needs git")
 
@@ -284,3 +287,33 @@ def test_search_reads_a_huge_one_line_file_in_bounded_memory(tmp_path):
     tracemalloc.stop()
     assert result.ok and "bundle.min.js:1: " in result.output, result.output
     assert peak < 8_000_000
+
+
+# -- pass_env: a glob never hands over the model's key or a credential ----------------------
+
+PASSED_ENV = '[\n  "*",\n  "NPM_TOKEN",\n  "OPENAI_API_KEY",\n]'
+
+
+@pytest.mark.skipif(WHY_NOT is not None, reason=f"no sandbox here: {WHY_NOT}")
+def test_a_pass_env_glob_passes_no_credential_and_never_the_models_key(
+    heph, chat_server, home, tmp_path
+):
+    root = clone(tmp_path, {".heph.toml": f"pass_env = {PASSED_ENV}\n", "app.py": "x = 1\n"})
+    env = {
+        **person(home, chat_server),  # OPENAI_API_KEY and GITHUB_TOKEN
+        "DB_PASSWORD": "hunter2-hunter2",
+        "KEY_COPY": KEY,  # a variable holding the model's key under another name
+        "NPM_TOKEN": "npm_" + "n" * 36,  # named exactly: the person shares it
+        "DJANGO_SETTINGS_MODULE": "site.settings",
+    }
+    chat_server.reply(act("shell", command="env > seen.txt"))
+    chat_server.reply(final("done"))
+    result = heph("--trust", "--yes", "show the environment", cwd=root, env=env)
+    assert result.code == 0, result.stderr
+    seen = dict(
+        line.split("=", 1) for line in (root / "seen.txt").read_text().splitlines() if "=" in line
+    )
+    assert "DJANGO_SETTINGS_MODULE" in seen and seen.get("NPM_TOKEN") == env["NPM_TOKEN"]
+    for name in ("OPENAI_API_KEY", "KEY_COPY", "GITHUB_TOKEN", "DB_PASSWORD"):
+        assert name not in seen, name
+    assert KEY not in (root / "seen.txt").read_text()

@@ -17,7 +17,8 @@ import re
 import shlex
 from collections.abc import Iterable
 
-from hephaistus.redact import CREDENTIAL_TEXT, SECRET_NAME, scrub
+from hephaistus.mcp_config import MODEL_KEY
+from hephaistus.redact import CREDENTIAL_TEXT, MIN_SECRET_CHARS, SECRET_NAME, scrub
 from hephaistus.runtime.executor import Completed
 from hephaistus.tools.context import ToolContext
 from hephaistus.values import CommandRequest, CommandRun, Proposal, ToolResult, clip
@@ -186,23 +187,44 @@ def command_argv(command: str, extra: list[str]) -> list[str]:
 
 def child_environment(pass_env: Iterable[str] = ()) -> dict[str, str]:
     """The allowed variables of this process, without credentials, plus those the project
-    config names (`pass_env`, glob patterns), which the user chose to share."""
+    config names (`pass_env`, glob patterns), which the user chose to share. A glob passes no
+    credential (a name or a value that looks like one): only a pattern that names it exactly
+    does. The model's key, and any variable holding it, never passes."""
     from hephaistus.runtime.programs import command_path
 
     named = tuple(pass_env)
+    model_key = os.environ.get(MODEL_KEY, "")
     chosen = {
         name: value
         for name, value in os.environ.items()
-        if any(fnmatch.fnmatchcase(name, pattern) for pattern in named)
-        or (
-            (name in CHILD_ENV or name.startswith(CHILD_ENV_PREFIXES))
-            and not SECRET_NAME.search(name)
-            and not CREDENTIAL_TEXT.search(value)
-        )
+        if not _holds_model_key(name, value, model_key) and _passes(name, value, named)
     }
     if "PATH" in chosen:  # the PATH heph started with (its own leaves the workspace out)
         chosen["PATH"] = command_path()
     return chosen
+
+
+def _passes(name: str, value: str, named: tuple[str, ...]) -> bool:
+    """Whether a variable (not the model's key) goes to commands, by the rule above."""
+    if name in named:
+        return True
+    if SECRET_NAME.search(name) or CREDENTIAL_TEXT.search(value):
+        return False
+    return (
+        name in CHILD_ENV
+        or name.startswith(CHILD_ENV_PREFIXES)
+        or any(fnmatch.fnmatchcase(name, pattern) for pattern in named)
+    )
+
+
+def _holds_model_key(name: str, value: str, model_key: str) -> bool:
+    """Whether the variable is the model's key or holds its value (a copy under another name,
+    a header made of it)."""
+    if name == MODEL_KEY:
+        return True
+    if len(model_key) < MIN_SECRET_CHARS:  # a local server's placeholder ("x") is no secret
+        return bool(model_key) and value == model_key
+    return model_key in value
 
 
 def observed(ctx: ToolContext, shown: str, ran: Completed) -> str:
