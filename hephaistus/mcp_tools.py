@@ -31,6 +31,17 @@ PINS_FILE = "mcp-pins.json"
 DEFINITIONS = "$definitions"  # no server is called so: a name is letters, digits, - and _
 
 
+@dataclass(frozen=True)
+class Pending:
+    """A server's definitions as it lists them now, and which of them are new or changed since
+    approved (`tool (new)`, `tool (changed)`), each with the change itself where the approved
+    one was kept (a diff, its text spelled out): what `heph mcp approve` shows, then pins."""
+
+    server: str
+    definitions: tuple[dict[str, Any], ...]
+    changes: tuple[tuple[str, str], ...]  # ("add (changed)", the diff, or "")
+
+
 @dataclass
 class Offer:
     """What the servers give a run: their tools, the definitions withheld (new or changed
@@ -97,15 +108,16 @@ class McpTools:
         if self._hub is not None:
             self._hub.close()
 
-    def offer(self) -> Offer:
+    def offer(self, *, fresh: bool = False) -> Offer:
         """Every enabled server's tools that the entry lets through and whose definition is
-        pinned as it is now; listing a server only when its cache is missing or stale."""
+        pinned as it is now; listing a server only when its cache is missing or stale (or
+        each of them, `fresh`: starting it to ask)."""
         offer = Offer()
         pins = _Pins(self.root)
         named: dict[str, str] = {}  # a tool's name for the model -> whose tool it is
         for server in self.servers.values():
             try:
-                definitions = self.definitions(server)
+                definitions = self.definitions(server, fresh=fresh)
             except Exception as error:  # one line; the other servers' tools still work
                 offer.failed.append(str(error))
                 continue
@@ -145,26 +157,30 @@ class McpTools:
         _write_cache(cache, server.digest, listed)
         return listed
 
-    def approve(self, name: str) -> list[str]:
-        """Pin the server's definitions as they are now; what changed: a line for each new
-        or changed tool, and for a changed one the change itself (a diff of its definition,
-        its text spelled out)."""
+    def pending(self, name: str) -> Pending:
+        """The server's definitions as it lists them now (starting it), and what of them is
+        new or changed since approved."""
         server = self.servers.get(name)
         if server is None:
             raise KeyError(name)
         pins = _Pins(self.root)
         pinned = pins.of(name)
-        said = []
-        for definition in self.definitions(server, fresh=True):
-            tool, digest = definition["name"], definition_digest(definition)
-            if pinned.get(tool) != digest:
-                said.append(f"{tool} ({'new' if tool not in pinned else 'changed'})")
+        definitions = tuple(self.definitions(server, fresh=True))
+        changes = []
+        for definition in definitions:
+            tool = definition["name"]
+            if pinned.get(tool) != definition_digest(definition):
                 before = pins.definition(name, tool)
-                if before is not None:
-                    said.append(_definition_diff(before, definition))
-            pins.pin(name, tool, digest, definition)
+                diff = _definition_diff(before, definition) if before is not None else ""
+                changes.append((f"{tool} ({'new' if tool not in pinned else 'changed'})", diff))
+        return Pending(name, definitions, tuple(changes))
+
+    def approve(self, pending: Pending) -> None:
+        """Pin the definitions the person was shown (never ones listed after they looked)."""
+        pins = _Pins(self.root)
+        for definition in pending.definitions:
+            pins.pin(pending.server, definition["name"], definition_digest(definition), definition)
         pins.save()
-        return said
 
     def _changed_since_pinned(self, server: McpServerConfig, tool: str) -> str:
         """Why `tool` is withheld now that the running server was asked (its definition is not

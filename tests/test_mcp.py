@@ -7,6 +7,7 @@ not (in the sandbox)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -125,7 +126,7 @@ def test_a_definition_that_changed_is_withheld_until_approved(
     )
     system = chat_server.requests[1]["messages"][0]["content"]
     assert "mcp__t__add" not in system and "mcp__t__sleep" in system
-    approved = heph("mcp", "approve", "t")
+    approved = heph("mcp", "approve", "t", "--yes")  # a script's approval
     assert approved.code == 0 and "add (changed)" in approved.stdout, approved.stderr
     # What changed is shown: the definition as approved, and as it is now.
     assert '- "description": "Add two numbers.",' in approved.stdout
@@ -500,3 +501,70 @@ def test_a_workspace_server_never_gets_the_model_key_under_any_name():
     own = mcp_servers(aliased, "config.toml", in_workspace=False)["s"]
     assert expanded_env(own, environ) == {"KEY": "sk-model", "TOKEN": "gh-123"}  # the person's
     assert mcp_servers(named, "config.toml", in_workspace=False)["s"].env
+
+
+def changed_definition(heph, chat_server, home, tmp_path) -> Path:
+    """The test server, pinned as first listed, whose `add` then describes itself otherwise
+    (its entry unchanged: the cache still holds the old definition)."""
+    flag = tmp_path / "version"
+    flag.write_text("1")
+    with_server(home, f'env = {{ MCP_TEST_VERSION_FILE = "{flag}" }}\n')
+    chat_server.reply(final("pinned"))
+    assert heph("--yes", "first").code == 0
+    flag.write_text("2")
+    return flag
+
+
+def offered_next_run(heph, chat_server) -> str:
+    chat_server.reply(final("next"))
+    assert heph("--yes", "next").code == 0
+    return chat_server.requests[-1]["messages"][0]["content"]
+
+
+def test_approve_shows_what_changed_and_without_a_terminal_or_yes_approves_nothing(
+    heph, chat_server, home, tmp_path
+):
+    changed_definition(heph, chat_server, home, tmp_path)
+    refused = heph("mcp", "approve", "t")
+    assert refused.code == 3, refused.stderr
+    assert '+ "description": "Add two numbers, now better.",' in refused.stdout
+    assert "--yes" in refused.stderr and "not approved" in refused.stderr
+    assert "mcp__t__add" not in offered_next_run(heph, chat_server)
+    approved = heph("mcp", "approve", "t", "--yes")
+    assert approved.code == 0 and "approved t: add (changed)" in approved.stdout
+    assert "Add two numbers, now better." in offered_next_run(heph, chat_server)
+    again = heph("mcp", "approve", "t")  # nothing to ask about
+    assert again.code == 0 and "nothing to approve" in again.stdout
+
+
+def test_approve_in_a_terminal_asks_after_the_diff_by_one_key(
+    heph, chat_server, home, workspace, tmp_path
+):
+    from test_terminal import Terminal, chat_line
+
+    changed_definition(heph, chat_server, home, tmp_path)
+    line = chat_line(home, None, "mcp approve t", XDG_STATE_HOME=os.environ["XDG_STATE_HOME"])
+    for key, pinned in (("n", False), ("y", True)):
+        terminal = Terminal(line, workspace)
+        try:
+            screen = terminal.wait_for("[y/N]", timeout=60)
+            diff = screen.index('+ "description": "Add two numbers, now better.",')
+            assert diff < screen.index("[y/N]")  # shown first, then asked
+            terminal.type("x", enter=False)  # any other key asks again
+            terminal.wait_for("[y/N]")
+            terminal.type(key, enter=False)
+            terminal.wait_for("HEPH_EXITED=0", timeout=30)
+        finally:
+            terminal.close()
+        offered = "Add two numbers, now better." in offered_next_run(heph, chat_server)
+        assert offered is pinned, key
+
+
+def test_mcp_list_asks_the_servers_and_says_so(heph, chat_server, home, tmp_path):
+    changed_definition(heph, chat_server, home, tmp_path)
+    listed = heph("mcp", "list")
+    assert listed.code == 0, listed.stderr
+    assert "t (user config): 7 tools, 1 withheld until approved (heph mcp approve t)" in (
+        listed.stdout
+    )
+    assert "as each server lists them now" in listed.stdout

@@ -1,7 +1,8 @@
-"""`heph mcp`: the MCP tool servers of the workspace's config. `list` shows each one's state and
-how many tools it offers, `tools NAME` exactly what the model sees of them, `approve NAME` pins
-a server's changed or new definitions, `import FILE` prints a Claude Code / Cursor `.mcp.json`
-as `[mcp_servers]` tables to paste."""
+"""`heph mcp`: the MCP tool servers of the workspace's config. `list` asks each one for its tools
+now (starting it) and shows its state, how many tools it offers and how many wait for approval;
+`tools NAME` shows exactly what the model sees of them; `approve NAME` shows what changed in a
+server's definitions, then pins them once the person says yes; `import FILE` prints a Claude Code
+/ Cursor `.mcp.json` as `[mcp_servers]` tables to paste."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hephaistus.cli.common import say, workspace_and_config
-from hephaistus.errors import ConfigError, HephError
+from hephaistus.errors import ConfigError, HephError, Refused
 from hephaistus.wording import counted
 
 
@@ -40,17 +41,45 @@ def mcp(args: argparse.Namespace) -> int:
             raise ConfigError(f"no MCP server {args.name} (the servers: {known})")
         if args.action == "approve":
             try:
-                changed = tools.approve(args.name)
+                pending = tools.pending(args.name)
             except McpError as error:
                 raise HephError(str(error)) from None
-            if not changed:
-                say(f"approved {args.name}: nothing had changed")
-            for line in changed:
-                say(line if "\n" in line else f"approved {args.name}: {line}")
-            return 0
+            return _approve(tools, pending, args.yes)
         return _tools(tools, args.name)
     finally:
         tools.close()
+
+
+def _approve(tools: Any, pending: Any, yes: bool) -> int:
+    """Show what changed in the server's definitions, then pin them if the person says so:
+    `[y/N]` by one key in a terminal, `--yes` in a script; without either, nothing is pinned
+    (exit 3)."""
+    name = pending.server
+    if not pending.changes:
+        say(f"nothing to approve: {name}'s tools are as you approved them")
+        return 0
+    for label, diff in pending.changes:
+        say(f"{name}: {label}")
+        if diff:
+            say(diff)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise Refused(
+                f"not approved: there is no terminal to ask in; `heph mcp approve {name} --yes` "
+                "approves the definitions shown"
+            )
+        from hephaistus.ui.approval import ask_on_stderr
+
+        try:
+            answer = ask_on_stderr(f"Approve these definitions of {name}'s tools? [y/N] ")
+        except EOFError:
+            answer = "n"
+        if answer != "y":
+            say(f"not approved: {name}'s new and changed tools stay withheld", sys.stderr)
+            return 0
+    tools.approve(pending)
+    say(f"approved {name}: {', '.join(label for label, _ in pending.changes)}")
+    return 0
 
 
 def _say_untrusted_servers(root: Path, config: Any) -> None:
@@ -75,7 +104,9 @@ def _list(tools: Any) -> int:
     if not tools.servers:
         say("no MCP server is configured ([mcp_servers.NAME] in your user config)")
         return 0
-    offer = tools.offer()
+    # Asked now, not from the cache: a definition changed behind it shows as withheld here.
+    say("MCP servers, and their tools as each server lists them now (started to ask):")
+    offer = tools.offer(fresh=True)
     for name, server in tools.servers.items():
         offered = [t for t in offer.tools if t.name.startswith(f"mcp__{name}__")]
         where = _where_it_runs(tools, server)
@@ -84,7 +115,11 @@ def _list(tools: Any) -> int:
         ]
         state = failed[0] if failed else counted(len(offered), "tool")
         withheld = [w for w in offer.withheld if w.startswith(f"{name}:")]
-        extra = f"; {len(withheld)} withheld until approved" if withheld else ""
+        extra = (
+            f", {len(withheld)} withheld until approved (heph mcp approve {name})"
+            if withheld
+            else ""
+        )
         say(f"{name} ({where}): {state}{extra}")
     return 0
 
