@@ -230,3 +230,35 @@ def test_an_endpoint_in_the_user_config_names_the_file(heph, home):
     config.write_text('base_url = "127.0.0.1:8080/v1"\n')
     run = heph("explain app.py", env={"OPENAI_BASE_URL": None})
     assert run.code == 2 and str(config) in run.stderr and "http://127.0.0.1:8080/v1" in run.stderr
+
+
+# -- 15. each subcommand takes only the options it uses ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "refused"),
+    [
+        (["sessions", "--test-cmd", "X", "--dry-run"], ["--test-cmd", "--dry-run"]),
+        (["--test-cmd", "X", "sessions"], ["--test-cmd"]),
+        (["models", "--yes", "--mode", "plan"], ["--yes", "--mode"]),
+        (["undo", "--json"], ["--json"]),
+        (["replay", "--continue", "last"], ["--continue"]),
+        (["stats", "--max-steps=3"], ["--max-steps"]),
+        (["trust", "--mode", "auto"], ["--mode"]),
+        (["acp", "-w", "."], ["-w"]),
+        (["docs", "--check", "--output", "jsonl"], ["--output"]),
+        (["init", "--base-url", "http://localhost:9/v1"], ["--base-url"]),
+    ],
+)
+def test_an_option_a_subcommand_does_not_use_is_a_usage_error(heph, argv, refused):
+    run = heph(*argv)
+    assert run.code == 2, run.stderr
+    command = next(word for word in argv if not word.startswith("-") and word != "X")
+    assert f"heph {command} does not take {', '.join(refused)}" in run.stderr
+    assert "heph -- " not in run.stderr  # not mistaken for a task
+
+
+def test_a_subcommands_help_lists_only_its_options(heph):
+    shown = heph("sessions", "--help").stdout
+    assert "--limit" in shown and "--workspace" in shown and "--json" in shown
+    assert "--test-cmd" not in shown and "--dry-run" not in shown and "--mode" not in shown

@@ -1,6 +1,6 @@
-"""The command line's grammar: the options every command takes, and one declaration per
-subcommand (its name, its options, its help line, the function that runs it), from which the
-usage line, the help's list of commands and the dispatch are made.
+"""The command line's grammar: one declaration per subcommand (its name, the options of
+`options` it takes, its own options, its help line, the function that runs it), from which the
+usage line, the help's list of commands, each command's parser and the dispatch are made.
 
 Only the standard library is imported: `heph --help` must be instant. A command's module is
 imported when it runs.
@@ -13,9 +13,8 @@ import importlib
 from collections.abc import Callable
 from typing import NamedTuple
 
-from hephaistus import __version__
+from hephaistus.cli.options import common_options, option_defaults, positive_int
 from hephaistus.errors import EXIT_USAGE, ConfigError, HephError
-from hephaistus.runtime.permissions import MODES
 
 Runner = Callable[[argparse.Namespace], int]
 
@@ -36,6 +35,7 @@ class Subcommand(NamedTuple):  # not a dataclass: `dataclasses` costs --help 15 
     synopsis: str  # what follows `heph NAME` in the help
     summary: str  # what it does, for the help's list (a line break continues it)
     runner: str  # "module:function" in hephaistus.cli, imported when the command runs
+    takes: tuple[str, ...] = ()  # the options of OPTIONS it uses
     options: Callable[[argparse.ArgumentParser], None] = _no_options
     stray_words: Callable[[argparse.Namespace, list[str]], list[str]] = _stray_words
 
@@ -46,23 +46,12 @@ class Subcommand(NamedTuple):  # not a dataclass: `dataclasses` costs --help 15 
         return runner(args)
 
     def parser(self) -> argparse.ArgumentParser:
-        """The parser of this subcommand: the common options and its own."""
+        """The parser of this subcommand: the options it takes, and its own."""
         parser = argparse.ArgumentParser(
-            prog=f"heph {self.name}", parents=[common_options()], allow_abbrev=False
+            prog=f"heph {self.name}", parents=[common_options(self.takes)], allow_abbrev=False
         )
         self.options(parser)
         return parser
-
-
-def positive_int(text: str) -> int:
-    """A whole number of at least 1, for argparse."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 # -- the subcommands' own options ------------------------------------------------------------
@@ -130,43 +119,64 @@ def _mcp_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", nargs="?", metavar="NAME|FILE")
 
 
+# The options a command that settles the workspace's trust and settings reads.
+SETTLED = ("workspace", "trust")
 SUBCOMMANDS = (
     Subcommand(
-        "sessions", "[--limit N]", "list recorded sessions", "records:sessions", _sessions_options
+        "sessions",
+        "[--limit N]",
+        "list recorded sessions",
+        "records:sessions",
+        takes=("workspace", "json"),
+        options=_sessions_options,
     ),
     Subcommand(
         "replay",
         "[ID|last]",
         "re-render a recorded session, without the model or any tool",
         "records:replay",
-        _session_ref,
-        _ref_and_words,
+        takes=("workspace", "json", "quiet", "verbose"),
+        options=_session_ref,
+        stray_words=_ref_and_words,
     ),
     Subcommand(
         "undo",
         "[ID|last]",
         "put back the files a session changed (--force: even if edited since)",
         "records:undo",
-        _undo_options,
-        _ref_and_words,
+        takes=("workspace",),
+        options=_undo_options,
+        stray_words=_ref_and_words,
     ),
     Subcommand(
         "docs",
         "[--check|--fix] [--staged] [PATHS...]",
         "find missing or stale docstrings (--check, offline), or write them",
         "docs:docs",
-        _docs_options,
-        _docs_words,
+        takes=(*SETTLED, "model", "base_url", "mode", "dry_run", "json", "verbose"),
+        options=_docs_options,
+        stray_words=_docs_words,
     ),
     Subcommand(
-        "stats", "", "per model: well-formed replies, edits applied, steps, tokens", "records:stats"
+        "stats",
+        "",
+        "per model: well-formed replies, edits applied, steps, tokens",
+        "records:stats",
+        takes=("workspace", "json"),
     ),
-    Subcommand("models", "", "the endpoint's models, the configured one marked", "setup:models"),
+    Subcommand(
+        "models",
+        "",
+        "the endpoint's models, the configured one marked",
+        "setup:models",
+        takes=(*SETTLED, "model", "base_url", "json", "verbose"),
+    ),
     Subcommand(
         "init",
         "",
         "draft an AGENTS.md for this workspace (shown as a diff to approve)",
         "setup:init",
+        takes=(*SETTLED, "yes", "mode", "dry_run", "test_cmd", "quiet", "verbose"),
     ),
     Subcommand(
         "acp",
@@ -181,7 +191,8 @@ SUBCOMMANDS = (
         "MCP tool servers: their state and tools as the model sees them; approve a\n"
         "server's changed tools; convert a Claude Code / Cursor .mcp.json",
         "mcp:mcp",
-        _mcp_options,
+        takes=(*SETTLED, "yes"),
+        options=_mcp_options,
     ),
     Subcommand(
         "trust",
@@ -189,81 +200,11 @@ SUBCOMMANDS = (
         "show the settings this workspace's files hold that need trust\n"
         "(they decide where the key goes and what runs), and trust it",
         "setup:trust",
-        _trust_options,
+        takes=("workspace", "yes"),
+        options=_trust_options,
     ),
 )
 BY_NAME = {command.name: command for command in SUBCOMMANDS}
-
-
-# -- the options of every command --------------------------------------------------------------
-
-
-def common_options() -> argparse.ArgumentParser:
-    """The options every command takes (a parent parser)."""
-    # No abbreviations: `--tr` must not mean --trust, nor `--mod` --mode or --model.
-    common = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    common.add_argument(
-        "-w",
-        "--workspace",
-        metavar="DIR",
-        help="project folder (default: the git top-level, else the current folder)",
-    )
-    common.add_argument("-m", "--model", help="model name (env HEPH_MODEL)")
-    common.add_argument(
-        "--base-url", metavar="URL", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)"
-    )
-    common.add_argument(
-        "-y",
-        "--yes",
-        action="store_true",
-        help="= --mode auto: every write, command and commit unasked (never trusts a workspace)",
-    )
-    common.add_argument(
-        "--mode",
-        choices=MODES,
-        help="ask (default): ask before writes, commands, commits; edits: write unasked; "
-        "plan: only read, answer with a plan; auto: do everything unasked",
-    )
-    common.add_argument(
-        "--trust",
-        action="store_true",
-        help="use this workspace's settings that need trust, for this run only",
-    )
-    common.add_argument("--dry-run", action="store_true", help="show the diffs, write nothing")
-    common.add_argument(
-        "--max-steps",
-        type=positive_int,
-        metavar="N",
-        help="model requests allowed per task (env HEPH_MAX_STEPS, default 20)",
-    )
-    common.add_argument(
-        "-c",
-        "--continue",
-        dest="continue_",
-        action="store_true",
-        help="continue the last session's conversation",
-    )
-    common.add_argument(
-        "--test-cmd", metavar="CMD", help="the project's test command for this run (`test`)"
-    )
-    common.add_argument(
-        "--check-after-edits",
-        action="store_true",
-        help="run `test` after a turn that wrote files, before the answer",
-    )
-    common.add_argument(
-        "--json", action="store_true", help="print one JSON object with the outcome"
-    )
-    common.add_argument(
-        "--output",
-        choices=("text", "jsonl"),
-        default="text",
-        help="jsonl: stream one JSON object per event on stdout as it happens",
-    )
-    common.add_argument("-q", "--quiet", action="store_true", help="print only the answer")
-    common.add_argument("-v", "--verbose", action="store_true", help="show whole observations")
-    common.add_argument("--version", action="version", version=f"heph {__version__}")
-    return common
 
 
 # -- the help -------------------------------------------------------------------------------
@@ -348,8 +289,10 @@ def split_command(argv: list[str]) -> tuple[Subcommand | None, list[str]]:
 
 
 def parse_subcommand(command: Subcommand, argv: list[str]) -> argparse.Namespace:
-    """The subcommand's options. Words it does not take (`heph init the database schema`,
-    `heph docs are out of date`) are most likely a task: an error that says how to send one."""
+    """The subcommand's options, and the defaults of those it does not take. An option it
+    does not take is a usage error that names it; words it does not take (`heph init the
+    database schema`, `heph docs are out of date`) are most likely a task: an error that says
+    how to send one."""
     parser = command.parser()
     try:
         args, stray = parser.parse_known_intermixed_args(argv)
@@ -357,9 +300,13 @@ def parse_subcommand(command: Subcommand, argv: list[str]) -> argparse.Namespace
         if exit_.code in (0, None):
             raise
         raise UsageExit() from None
+    options = [word.split("=")[0] for word in stray if word.startswith("-") and word != "-"]
+    if options:
+        raise ConfigError(
+            f"heph {command.name} does not take {', '.join(options)} "
+            f"(heph {command.name} --help lists what it takes)"
+        )
     words = command.stray_words(args, stray)
-    if stray and not words:
-        return parse(parser, argv)  # an unknown option: argparse says so
     if words:
         given = args.paths if command.name == "docs" else words
         typed = " ".join([command.name, *given])
@@ -367,6 +314,9 @@ def parse_subcommand(command: Subcommand, argv: list[str]) -> argparse.Namespace
             f"heph {command.name} does not take {' '.join(words)!r}; to give heph this as a "
             f"task, write: heph -- {typed}"
         )
+    for name, default in option_defaults().items():
+        if not hasattr(args, name):
+            setattr(args, name, default)
     return args
 
 
