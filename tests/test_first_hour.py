@@ -6,6 +6,8 @@ where heph said it would not, and what a run prints is what the model was sent."
 from __future__ import annotations
 
 import io
+import json
+import shutil
 
 import pytest
 from rich.console import Console
@@ -262,3 +264,35 @@ def test_a_subcommands_help_lists_only_its_options(heph):
     shown = heph("sessions", "--help").stdout
     assert "--limit" in shown and "--workspace" in shown and "--json" in shown
     assert "--test-cmd" not in shown and "--dry-run" not in shown and "--mode" not in shown
+
+
+# -- 22. exit codes and machine output say what happened ---------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (.ci/run installs it)")
+@pytest.mark.parametrize("machine", ["--output jsonl", "--json"])
+def test_machine_output_in_a_terminal_still_asks_there(chat_server, workspace, home, machine):
+    from test_terminal import Terminal, chat_line
+
+    chat_server.reply(act("write_file", path="notes.txt", content="remember the milk\n"))
+    chat_server.reply(final("wrote it"))
+    out = workspace.parent / "out.json"
+    command = chat_line(home, chat_server.url, f"{machine} 'write notes' > {out}")
+    terminal = Terminal(command, workspace)
+    try:
+        screen = terminal.wait_for("[y]es / [n]o / [a]ll / [d]iff")
+        assert "+remember the milk" in screen
+        terminal.type("y", enter=False)
+        terminal.wait_for("HEPH_EXITED=0")
+    finally:
+        terminal.close()
+    assert (workspace / "notes.txt").read_text() == "remember the milk\n"
+    lines = out.read_text().splitlines()
+    assert all(json.loads(line) for line in lines) and "wrote it" in lines[-1]
+
+
+def test_a_clean_docs_check_says_so_in_one_line(heph, workspace):
+    (workspace / "app.py").write_text('"""The app."""\n\n\ndef add(a, b):\n    """a + b."""\n')
+    run = heph("docs", "--check")
+    assert run.code == 0 and run.stdout == ""
+    assert run.stderr == "heph docs: 1 file checked, no docstring missing or stale\n"

@@ -107,8 +107,8 @@ def mode_flag(args: argparse.Namespace) -> str | None:
 
 def trust_question(args: argparse.Namespace) -> Callable[[str], str] | None:
     """How to ask the person whether to trust the workspace: only where someone can answer
-    (a terminal, and no machine reading stdout)."""
-    if args.json or args.output == "jsonl" or not (sys.stdin.isatty() and sys.stderr.isatty()):
+    (a terminal; the question goes to stderr, whatever reads stdout)."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
         return None
     from hephaistus.ui.approval import ask_on_stderr
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from hephaistus.cli.common import describe_endpoint, say, with_endpoint, workspace_and_config
 from hephaistus.errors import ConfigError
@@ -36,19 +37,7 @@ def docs(args: argparse.Namespace) -> int:
 
             print_json({"problems": [p.to_dict() for p in problems], "files": len(files)})
         else:
-            for problem in problems:
-                say(str(problem))
-            unreadable = sum(1 for p in problems if p.unreadable)
-            if unreadable:
-                from hephaistus.wording import counted
-
-                print(f"{counted(unreadable, 'file')} cannot be parsed", file=sys.stderr)
-            if len(problems) > unreadable:
-                print(
-                    f"{len(problems) - unreadable} docstring problems; "
-                    "`heph docs --fix` writes them",
-                    file=sys.stderr,
-                )
+            _report_check(problems, len(files))
         return 1 if problems else 0
     from hephaistus.llm import ChatModel
 
@@ -68,3 +57,22 @@ def docs(args: argparse.Namespace) -> int:
         max_files=args.max_files,
         diff=args.diff,
     )
+
+
+def _report_check(problems: list[Any], files: int) -> None:
+    """Each problem on stdout, then how many on stderr; a clean check says so, as linters do."""
+    from hephaistus.wording import counted
+
+    for problem in problems:
+        say(str(problem))
+    unreadable = sum(1 for p in problems if p.unreadable)
+    if unreadable:
+        print(f"{counted(unreadable, 'file')} cannot be parsed", file=sys.stderr)
+    if len(problems) > unreadable:
+        print(
+            f"{len(problems) - unreadable} docstring problems; `heph docs --fix` writes them",
+            file=sys.stderr,
+        )
+    if not problems:
+        checked = counted(files, "file")
+        print(f"heph docs: {checked} checked, no docstring missing or stale", file=sys.stderr)

@@ -47,11 +47,12 @@ def run_task(args: argparse.Namespace) -> int:
         sink = EventStream()
     if args.verbose:
         sink.notice(describe_endpoint(config))
-    # Ask only where a person can answer, and never when stdout is for machines.
-    can_ask = sys.stdin.isatty() and not (args.json or streaming)
-    policy = Policy(
-        config.mode, dry_run=args.dry_run, asker=TerminalAsker(sink) if can_ask else None
-    )
+    # Ask only where a person can answer: in a terminal, on stderr, whatever stdout is for
+    # (--json and --output jsonl keep it for machines; the diffs asked about go to stderr).
+    asker = None
+    if sys.stdin.isatty():
+        asker = TerminalAsker(sink if isinstance(sink, ConsoleSink) else ConsoleSink())
+    policy = Policy(config.mode, dry_run=args.dry_run, asker=asker)
     agent = Agent(workspace, config, sink=sink, policy=policy, announce=args.verbose)
     if streaming:
         agent.sessions.tee = sink.record
