@@ -256,7 +256,8 @@ class _Connection:
                 await self._session(read, write)
 
     async def _hold_http(self) -> None:
-        """Streamable HTTP: the entry's URL, with the bearer token the user config names."""
+        """Streamable HTTP: the entry's URL, with its headers (expanded: mcp_config.live) and
+        the bearer token the user config names."""
         import os
 
         from mcp.client.streamable_http import streamable_http_client
@@ -264,8 +265,10 @@ class _Connection:
 
         variable = self.server.bearer_token_env_var
         token = os.environ.get(variable) if variable and not self.server.from_workspace else None
-        headers = {"Authorization": f"Bearer {token}"} if token else None
-        async with create_mcp_http_client(headers=headers) as http:
+        headers = dict(self.server.http_headers)
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        async with create_mcp_http_client(headers=headers or None) as http:
             async with streamable_http_client(self.server.url, http_client=http) as (read, write):
                 await self._session(read, write)
 

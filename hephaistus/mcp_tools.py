@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hephaistus.mcp_config import McpServerConfig, expanded_env
+from hephaistus.mcp_config import McpServerConfig, expanded_env, live
 from hephaistus.values import Proposal, ToolCallRequest, ToolResult
 
 PREFIX = "mcp__"
@@ -92,7 +92,7 @@ class McpTools:
 
         def start(server: McpServerConfig) -> None:
             try:
-                self.hub.list_tools(server, self._env(server))
+                self.hub.list_tools(self._live(server), self._env(server))
             except Exception:
                 pass  # said when a call needs it
 
@@ -153,7 +153,7 @@ class McpTools:
             cached = _read_cache(cache, server.digest)
             if cached is not None:
                 return cached
-        listed = [d.to_dict() for d in self.hub.list_tools(server, self._env(server))]
+        listed = [d.to_dict() for d in self.hub.list_tools(self._live(server), self._env(server))]
         _write_cache(cache, server.digest, listed)
         return listed
 
@@ -186,7 +186,7 @@ class McpTools:
         """Why `tool` is withheld now that the running server was asked (its definition is not
         the one pinned: the cache was older than the server), or ""; the cache is renewed, so
         the next run withholds it before offering."""
-        listed = [d.to_dict() for d in self.hub.list_tools(server, self._env(server))]
+        listed = [d.to_dict() for d in self.hub.list_tools(self._live(server), self._env(server))]
         _write_cache(self.heph_dir / "cache" / f"mcp-{server.name}.json", server.digest, listed)
         now = next((d for d in listed if d["name"] == tool), None)
         pinned = _Pins(self.root).of(server.name).get(tool)
@@ -197,6 +197,11 @@ class McpTools:
             f"the MCP tool {tool} of {server.name} was not called: its definition {what} "
             f"(the user can approve it with heph mcp approve {server.name})"
         )
+
+    def _live(self, server: McpServerConfig) -> McpServerConfig:
+        """The entry with its variables expanded, as its server starts (never cached: the
+        cache is keyed by the entry as written, without the values of its variables)."""
+        return live(server, self.environ)
 
     def _env(self, server: McpServerConfig) -> dict[str, str]:
         from hephaistus.mcp_client import PASSED_ENV
@@ -234,7 +239,7 @@ class McpTools:
                     changed = self._changed_since_pinned(server, tool)
                     if changed:
                         return ToolResult(False, changed)
-                    result = self.hub.call(server, self._env(server), tool, args)
+                    result = self.hub.call(self._live(server), self._env(server), tool, args)
                 except McpError as error:
                     return ToolResult(False, str(error))
                 if result.is_error:

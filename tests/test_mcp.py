@@ -396,8 +396,23 @@ def test_heph_mcp_import_converts_what_carries_over_and_says_what_does_not(heph,
         json.dumps(
             {
                 "mcpServers": {
-                    "my.server": {"command": "npx", "args": ["-y", "srv"], "disabled": True},
-                    "remote": {"url": "https://example.invalid/mcp", "headers": {"A": "b"}},
+                    "my.server": {
+                        "command": "npx",
+                        "args": ["-y", "srv", "${env:ROOT_DIR}"],
+                        "disabled": True,
+                        "envFile": ".env",
+                    },
+                    "remote": {  # Claude Code's Streamable HTTP entry
+                        "type": "http",
+                        "url": "https://example.invalid/mcp",
+                        "headers": {
+                            "Authorization": "Bearer ${DOCS_TOKEN}",
+                            "X-Api-Key": "${env:API_KEY}",
+                            "X-Team": "blue ${TEAM:-red}",
+                        },
+                    },
+                    "cursor": {"url": "https://cursor.invalid/mcp", "headers": {"X-Plain": "a"}},
+                    "old": {"type": "sse", "url": "https://sse.invalid/sse"},
                 }
             }
         )
@@ -407,13 +422,55 @@ def test_heph_mcp_import_converts_what_carries_over_and_says_what_does_not(heph,
     import tomllib
 
     parsed = tomllib.loads(done.stdout)
-    assert parsed["mcp_servers"]["my-server"] == {
-        "command": "npx",
-        "args": ["-y", "srv"],
-        "enabled": False,
+    assert parsed["mcp_servers"] == {
+        "my-server": {"command": "npx", "args": ["-y", "srv", "${ROOT_DIR}"], "enabled": False},
+        "remote": {
+            "url": "https://example.invalid/mcp",
+            "bearer_token_env_var": "DOCS_TOKEN",
+            "http_headers": {"X-Team": "blue ${TEAM:-red}"},
+            "env_http_headers": {"X-Api-Key": "API_KEY"},
+        },
+        "cursor": {"url": "https://cursor.invalid/mcp", "http_headers": {"X-Plain": "a"}},
     }
-    assert "headers are not carried over" in done.stdout
+    assert "# my-server: envFile is not carried over" in done.stdout
+    assert '# old: left out: type "sse" is the older HTTP+SSE transport' in done.stdout
+    assert "not built yet" not in done.stdout
     mcp_servers(parsed["mcp_servers"], "imported", in_workspace=False)  # heph takes it
+
+
+def test_an_http_servers_headers_and_url_carry_their_variables(heph, home):
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    seen: list[tuple[str, dict[str, str]]] = []
+
+    class Recorder(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
+            seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+            self.send_response(500)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with ThreadingHTTPServer(("127.0.0.1", 0), Recorder) as server:
+        Thread(target=server.serve_forever, daemon=True).start()
+        user_config(
+            home,
+            f'[mcp_servers.web]\nurl = "http://127.0.0.1:{server.server_port}/mcp/${{PART}}"\n'
+            'bearer_token_env_var = "WEB_TOKEN"\n'
+            'http_headers = { "X-Team" = "blue ${TEAM:-red}", "X-Plain" = "a" }\n'
+            'env_http_headers = { "X-Api-Key" = "API_KEY" }\nstartup_timeout_sec = 10\n',
+        )
+        env = {"WEB_TOKEN": "t0ken", "API_KEY": "k3y", "PART": "abc", "TEAM": None}
+        listed = heph("mcp", "list", env=env)
+        server.shutdown()
+    assert listed.code == 0, listed.stderr
+    path, headers = seen[0]
+    assert path == "/mcp/abc"
+    assert headers["authorization"] == "Bearer t0ken" and headers["x-api-key"] == "k3y"
+    assert headers["x-team"] == "blue red" and headers["x-plain"] == "a"
 
 
 def test_heph_mcp_list_names_an_untrusted_workspace_s_servers(heph, workspace):
@@ -458,10 +515,33 @@ def test_a_streamable_http_server_is_called_over_http(heph, chat_server, home):
         served.wait(timeout=10)
 
 
-def test_a_workspace_may_not_choose_which_token_goes_to_its_url():
-    table = {"w": {"url": "https://example.invalid/mcp", "bearer_token_env_var": "OPENAI_API_KEY"}}
-    with pytest.raises(ConfigError, match="bearer_token_env_var"):
+@pytest.mark.parametrize(
+    "entry, said",
+    [
+        ({"bearer_token_env_var": "OPENAI_API_KEY"}, "bearer_token_env_var"),
+        ({"env_http_headers": {"X-Api-Key": "GITHUB_TOKEN"}}, "env_http_headers"),
+        ({"http_headers": {"X-Api-Key": "${GITHUB_TOKEN}"}}, "a variable in http_headers"),
+        ({"url": "https://example.invalid/mcp?t=${GITHUB_TOKEN}"}, "a variable in 'url'"),
+        ({"http_headers": {"Authorization": "Bearer abc"}}, "holds a literal secret"),
+    ],
+)
+def test_a_workspace_may_not_choose_which_token_goes_to_its_url(entry, said):
+    table = {"w": {"url": "https://example.invalid/mcp", **entry}}
+    with pytest.raises(ConfigError, match=said):
         mcp_servers(table, ".heph.toml", in_workspace=True)
+    assert mcp_servers(table, "config.toml", in_workspace=False)["w"]  # the person's own
+
+
+def test_a_workspace_servers_arguments_use_only_the_variables_its_env_names():
+    from hephaistus.mcp_config import live
+
+    stranger = {"s": {"command": "srv", "args": ["--token", "${GITHUB_TOKEN}"]}}
+    with pytest.raises(ConfigError, match="uses only the variables its env names"):
+        mcp_servers(stranger, ".heph.toml", in_workspace=True)
+    named = {"s": {"command": "srv", "args": ["--root", "${ROOT:-.}/x"], "env": {"ROOT": "${R}"}}}
+    server = mcp_servers(named, ".heph.toml", in_workspace=True)["s"]
+    assert live(server, {"R": "/data", "GITHUB_TOKEN": "gh"}).args == ("--root", "/data/x")
+    assert live(server, {}).args == ("--root", "./x")
 
 
 def test_warming_starts_the_servers_in_the_background(tmp_path, home, monkeypatch):

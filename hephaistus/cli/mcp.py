@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -146,45 +147,128 @@ def _tools(tools: Any, name: str) -> int:
     return 0
 
 
-def _import(path: str | None) -> int:
-    """The servers of a `.mcp.json` (Claude Code, Cursor: `{"mcpServers": {NAME: {command,
-    args, env, cwd, disabled} | {url, headers}}}`) as TOML tables, saying what does not carry
-    over."""
-    import re
+# What Claude Code's and Cursor's files call a server heph reaches over Streamable HTTP.
+HTTP_TYPES = ("http", "streamable-http", "streamableHttp")
+CARRIED = {"type", "command", "args", "env", "cwd", "url", "headers", "disabled"}
+WHOLE_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+CURSOR_VARIABLE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
+
+def _import(path: str | None) -> int:
+    """The servers of a `.mcp.json`, Cursor's `mcp.json` or Claude's `~/.claude.json`
+    (`{"mcpServers": {NAME: {command, args, env, cwd, disabled} | {type: "http", url,
+    headers}}}`) as TOML tables, each thing that does not carry over named in a comment."""
     if not path:
         raise ConfigError("heph mcp import FILE: name the .mcp.json to convert")
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise HephError(f"cannot read {path}: {error}") from None
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
+    servers = _servers_in(data)
+    if servers is None:
         raise HephError(f"{path} has no mcpServers table")
     for name, entry in servers.items():
         if not isinstance(entry, dict):
+            say(f"# {json.dumps(name)} is left out: its entry is not a table")
             continue
         clean = re.sub(r"[^A-Za-z0-9_-]", "-", str(name))[:32] or "server"
         if clean != name:
             say(f"# {json.dumps(name)} renamed: a server's name is letters, digits, - and _")
-        say(f"[mcp_servers.{clean}]")
-        for key in ("command", "url", "cwd"):
-            if isinstance(entry.get(key), str):
-                say(f"{key} = {_toml(entry[key])}")
-        if isinstance(entry.get("args"), list):
-            say(f"args = [{', '.join(_toml(str(a)) for a in entry['args'])}]")
-        env = entry.get("env")
-        if isinstance(env, dict) and env:
-            pairs = ", ".join(f"{_toml_key(k)} = {_toml(str(v))}" for k, v in env.items())
-            say(f"env = {{ {pairs} }}")
-            if any(":-" in str(v) for v in env.values()):
-                say("# ${VAR:-default} is not expanded by heph: only ${VAR}")
-        if entry.get("disabled") is True:
-            say("enabled = false")
-        if entry.get("headers"):
-            say("# headers are not carried over (Streamable HTTP servers are not built yet)")
-        say("")
+        lines, dropped = _converted(entry)
+        for what in dropped:
+            say(f"# {clean}: {what}")
+        if lines:
+            say("\n".join([f"[mcp_servers.{clean}]", *lines, ""]))
     return 0
+
+
+def _servers_in(data: Any) -> dict[str, Any] | None:
+    """The servers of the file: its `mcpServers`, and in Claude's `~/.claude.json` those of
+    the project in the current folder too (the others' are named, not taken)."""
+    if not isinstance(data, dict):
+        return None
+    found = data.get("mcpServers")
+    servers = dict(found) if isinstance(found, dict) else None
+    projects = data.get("projects")
+    if isinstance(projects, dict):
+        here = projects.get(str(Path.cwd().resolve()))
+        mine = here.get("mcpServers") if isinstance(here, dict) else None
+        servers = {**(servers or {}), **(mine if isinstance(mine, dict) else {})}
+        others = sum(
+            1
+            for project in projects.values()
+            if project is not here and isinstance(project, dict) and project.get("mcpServers")
+        )
+        if others:
+            say(f"# the servers of {counted(others, 'other project')} are left out (run it there)")
+    return servers
+
+
+def _converted(entry: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """One server's TOML lines, and what of it does not carry over (said, not silently lost)."""
+    if not isinstance(entry.get("command"), str) and not isinstance(entry.get("url"), str):
+        return [], ["left out: it names neither a command nor a url"]
+    kind = entry.get("type", "stdio" if "command" in entry else "http")
+    if kind not in ("stdio", *HTTP_TYPES):
+        why = "the older HTTP+SSE transport" if kind == "sse" else "a transport heph lacks"
+        return [], [f"left out: type {json.dumps(kind)} is {why} (heph: stdio, Streamable HTTP)"]
+    lines: list[str] = []
+    dropped = [f"{key} is not carried over" for key in entry if key not in CARRIED]
+    for key in ("command", "url", "cwd"):
+        if isinstance(entry.get(key), str):
+            lines.append(f"{key} = {_toml(_spelled(entry[key]))}")
+    if isinstance(entry.get("args"), list):
+        lines.append(f"args = [{', '.join(_toml(_spelled(str(a))) for a in entry['args'])}]")
+    env = entry.get("env")
+    if isinstance(env, dict) and env:
+        lines.append(f"env = {_inline({k: _spelled(str(v)) for k, v in env.items()})}")
+    if entry.get("disabled") is True:
+        lines.append("enabled = false")
+    headers = entry.get("headers")
+    if isinstance(headers, dict) and headers:
+        header_lines, header_dropped = _headers(headers)
+        lines += header_lines
+        dropped += header_dropped
+    return lines, dropped
+
+
+def _headers(headers: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """HTTP headers in Codex's keys: `Authorization: Bearer ${VAR}` as bearer_token_env_var,
+    a header that is one variable as env_http_headers, any other as http_headers (its
+    variables expanded by heph)."""
+    from hephaistus.mcp_config import HEADER_NAME
+
+    plain: dict[str, str] = {}
+    from_env: dict[str, str] = {}
+    lines, dropped = [], []
+    for name, raw in headers.items():
+        if not isinstance(raw, str) or not HEADER_NAME.match(name):
+            dropped.append(f"the header {json.dumps(name)} is not carried over (not a header)")
+            continue
+        value = _spelled(raw)
+        bearer = re.fullmatch(r"Bearer \$\{([A-Za-z_][A-Za-z0-9_]*)\}", value)
+        whole = WHOLE_VARIABLE.fullmatch(value)
+        if name.lower() == "authorization" and bearer:
+            lines.append(f"bearer_token_env_var = {_toml(bearer.group(1))}")
+        elif whole:
+            from_env[name] = whole.group(1)
+        else:
+            plain[name] = value
+    if plain:
+        lines.append(f"http_headers = {_inline(plain)}")
+    if from_env:
+        lines.append(f"env_http_headers = {_inline(from_env)}")
+    return lines, dropped
+
+
+def _spelled(text: str) -> str:
+    """Cursor's `${env:VAR}` and `${userHome}` as heph spells them (`${VAR}`, `${HOME}`)."""
+    return CURSOR_VARIABLE.sub(r"${\1}", text).replace("${userHome}", "${HOME}")
+
+
+def _inline(table: dict[str, str]) -> str:
+    """A TOML inline table of strings."""
+    return "{ " + ", ".join(f"{_toml_key(k)} = {_toml(v)}" for k, v in table.items()) + " }"
 
 
 def _toml(text: str) -> str:
@@ -193,6 +277,4 @@ def _toml(text: str) -> str:
 
 
 def _toml_key(key: str) -> str:
-    import re
-
     return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml(key)
