@@ -177,7 +177,7 @@ def test_a_snapshot_store_a_clone_commits_is_never_used(heph, chat_server, home,
     assert result.code == 0, result.stderr
     assert not marker.exists(), marker.read_text()
     assert "app.py" in chat_server.requests[1]["messages"][-1]["content"]  # the change was seen
-    assert heph("undo", "--yes", cwd=root, env=person(home, chat_server)).code == 0
+    assert heph("undo", cwd=root, env=person(home, chat_server)).code == 0
     assert (root / "app.py").read_text() == "x = 1\n"
     assert not marker.exists()
 
@@ -199,7 +199,7 @@ def test_undo_of_a_command_restores_the_bytes_whatever_the_attributes_say(
     chat_server.reply(final("done"))
     assert heph("--yes", "remove it", cwd=root).code == 0
     assert not (root / "notes.txt").exists()
-    assert heph("undo", "--yes", cwd=root).code == 0
+    assert heph("undo", cwd=root).code == 0
     assert (root / "notes.txt").read_bytes() == original
 
 
