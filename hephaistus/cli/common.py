@@ -116,9 +116,24 @@ def trust_question(args: argparse.Namespace) -> Callable[[str], str] | None:
 
 
 def workspace_and_model_config(args: argparse.Namespace) -> tuple[Any, Any]:
-    """As `_workspace_and_config`, and a model endpoint must be configured (or found)."""
+    """As `_workspace_and_config`, and a model endpoint must be configured (or found). A
+    workspace the person may not write in is said so, once, before the task."""
     workspace, config = workspace_and_config(args)
+    if read_only(workspace):
+        say(
+            f"heph: {workspace.root} is read-only for you: heph reads and answers there, but "
+            f"cannot write (it keeps its records in {workspace.heph_dir})",
+            sys.stderr,
+        )
     return workspace, with_endpoint(config)
+
+
+def read_only(workspace: Any) -> bool:
+    """Whether the person may not write in the workspace's folder (its mode, a read-only
+    mount)."""
+    import os
+
+    return not os.access(workspace.root, os.W_OK)
 
 
 def with_endpoint(config: Any) -> Any:

@@ -10,6 +10,7 @@ from hephaistus.cli.common import (
     check_base_url,
     describe_endpoint,
     print_table,
+    read_only,
     say,
     workspace_and_config,
     workspace_of,
@@ -74,6 +75,11 @@ def init(args: argparse.Namespace) -> int:
     from hephaistus.ui.render import ConsoleSink
 
     workspace, config = workspace_and_config(args)
+    if read_only(workspace) and not args.dry_run:
+        raise ConfigError(
+            f"{workspace.root} is read-only for you: heph init cannot write AGENTS.md there "
+            "(--dry-run shows it)"
+        )
     if config.mode == "plan" and not args.dry_run:
         raise ConfigError(
             "heph init writes AGENTS.md, and plan mode never writes: --dry-run shows it"
