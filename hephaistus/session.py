@@ -33,6 +33,7 @@ from hephaistus.values import Message, Usage
 MAC = "mac"  # the field that signs each line
 FORMAT_VERSION = 2  # 2: the header says the session's kind; TOOL spans say the approval decision
 SPAN_KINDS = ("INPUT", "LLM", "TOOL", "MEMO", "ANSWER")
+HEADER_TASK_CHARS = 2000  # the header's task is for listings; the INPUT span holds it whole
 # Session kinds, in the header: an agent task, or a `heph docs --fix` run (not the agent protocol).
 TASK_SESSION, DOCS_SESSION = "task", "docs"
 
@@ -183,7 +184,12 @@ class SessionStore:
         return str(self.folder.parent.parent)
 
     def create(self, **header: Any) -> Session:
-        """A new session whose id no other session has, in this or any other process."""
+        """A new session whose id no other session has, in this or any other process. The
+        header keeps a clipped copy of a long task (the INPUT span holds it whole)."""
+        task = header.get("task")
+        if isinstance(task, str) and len(task) > HEADER_TASK_CHARS:
+            more = len(task) - HEADER_TASK_CHARS
+            header = {**header, "task": f"{task[:HEADER_TASK_CHARS]}… ({more:,} more characters)"}
         while True:
             session_id = new_session_id()
             signed = provenance.signed("session", {"id": session_id, "workspace": self.workspace})

@@ -8,6 +8,10 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -296,3 +300,120 @@ def test_a_clean_docs_check_says_so_in_one_line(heph, workspace):
     run = heph("docs", "--check")
     assert run.code == 0 and run.stdout == ""
     assert run.stderr == "heph docs: 1 file checked, no docstring missing or stale\n"
+
+
+# -- 16. a folder that is no project gets no .heph/ --------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["home", "above home"])
+def test_a_home_folder_or_one_holding_it_gets_no_heph_folder(heph, chat_server, tmp_path, where):
+    above = tmp_path / "above"
+    home = above / "person"
+    (home / "notes").mkdir(parents=True)
+    (home / "notes" / "todo.txt").write_text("milk\n")
+    folder = home if where == "home" else above
+    chat_server.reply(act("write_file", path="hello.txt", content="hi\n"))
+    chat_server.reply(final("wrote hello.txt"))
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    run = heph("--yes", "write hello.txt", cwd=folder, env=env)
+    assert run.code == 0, run.stderr
+    assert "not a project" in run.stderr
+    assert (folder / "hello.txt").read_text() == "hi\n"
+    assert not (folder / ".heph").exists() and not (home / ".heph").exists()
+    listed = heph("sessions", cwd=folder, env=env)  # kept in the person's state folder
+    assert listed.code == 0 and "write hello.txt" in listed.stdout
+    assert heph("undo", cwd=folder, env=env).code == 0
+    assert not (folder / "hello.txt").exists() and not (folder / ".heph").exists()
+
+
+# -- 17. a read-only folder answers, and keeps heph's records in the person's state folder ------
+
+
+def test_a_read_only_folder_answers_and_refuses_writes_clearly(chat_server):
+    from unprivileged import nobodys_folder, python_for_nobody, run_as_nobody
+
+    python = python_for_nobody()
+    home = nobodys_folder()
+    folder = Path(tempfile.mkdtemp(prefix="heph-read-only-", dir="/var/tmp"))  # root's
+    folder.chmod(0o755)  # nobody reads it, and may not write in it
+    (folder / "app.py").write_text("def add(a, b):\n    return a + b\n")
+
+    def heph_as_nobody(*args: str) -> subprocess.CompletedProcess[str]:
+        env = [f"OPENAI_BASE_URL={chat_server.url}", "HEPH_DISCOVER=", "NO_COLOR=1"]
+        argv = ["env", *env, str(python), "-m", "hephaistus", "-w", str(folder), *args]
+        return run_as_nobody(argv, home, timeout=120)
+
+    try:
+        chat_server.reply(act("read_file", path="app.py"))
+        chat_server.reply(final("add adds"))
+        explained = heph_as_nobody("explain app.py")
+        assert explained.returncode == 0, explained.stderr
+        assert explained.stdout == "add adds\n" and "is read-only for you" in explained.stderr
+        assert heph_as_nobody("sessions").stdout.count("explain app.py") == 1
+        chat_server.reply(act("write_file", path="new.py", content="x = 1\n"))
+        chat_server.reply(final("could not"))
+        refused = heph_as_nobody("--yes", "write new.py")
+        assert "cannot write new.py: Permission denied" in refused.stderr
+        assert not (folder / "new.py").exists()
+        init = heph_as_nobody("init")
+        assert init.returncode == 2 and "heph init cannot write AGENTS.md there" in init.stderr
+        assert sorted(p.name for p in folder.iterdir()) == ["app.py"]  # no .heph/ either
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(python.parent.parent, ignore_errors=True)
+
+
+# -- 11. a task too large or not text is refused at once, and leaves no copy -------------------
+
+
+def run_with_stdin(home: Path, url: str, cwd: Path, data: bytes) -> subprocess.CompletedProcess:
+    """`heph` as a process, its standard input `data` (bytes, as a pipe gives them)."""
+    from conftest import environment
+    from hephaistus.testing import heph_command
+
+    return subprocess.run(
+        heph_command(),
+        input=data,
+        capture_output=True,
+        cwd=cwd,
+        env=environment(home, url),
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b"explain this log\n" + b"x" * 12_000_000, "over 1 MB"),
+        (bytes(range(256)) * 4, "not text"),
+        (b"fix it\x00\x00\x00", "not text"),
+    ],
+)
+def test_a_huge_or_binary_task_is_refused_at_once(chat_server, home, workspace, data, said):
+    started = time.monotonic()
+    done = run_with_stdin(home, chat_server.url, workspace, data)
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr.decode() and "standard input" in done.stderr.decode()
+    assert time.monotonic() - started < 10  # (46 s before)
+    assert not chat_server.requests
+    assert not (workspace / ".heph").exists()  # no session, no state: nothing recorded
+
+
+def test_a_huge_task_in_the_arguments_is_refused_too(heph, chat_server, workspace):
+    run = heph("explain " + "y" * 1_100_000)
+    assert run.code == 2 and "over 1 MB" in run.stderr
+    assert not chat_server.requests and not (workspace / ".heph").exists()
+
+
+def test_a_long_task_is_listed_from_a_clipped_copy(heph, chat_server, workspace):
+    from hephaistus.session import SessionStore, load_session
+
+    task = "explain " + "z" * 600_000
+    chat_server.reply(final("ok"))
+    heph(task, env={"HEPH_MAX_STEPS": "1"})
+    store = SessionStore(workspace / ".heph" / "sessions")
+    recorded = load_session(store.path_of("last"))
+    assert len(recorded.header["task"]) < 2100 and "more characters" in recorded.header["task"]
+    assert recorded.spans[0].kind == "INPUT" and recorded.spans[0].output == task
+    assert store.path_of("last").stat().st_size < 2.2 * len(task)  # was 3 copies

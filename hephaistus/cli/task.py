@@ -26,8 +26,10 @@ def run_task(args: argparse.Namespace) -> int:
         raise ConfigError("--json and --output jsonl: choose one")
     if not task and sys.stdin.isatty() and not args.json and not streaming:
         return run_chat(args)
-    if not task and not sys.stdin.isatty():
-        task = sys.stdin.read().strip()
+    if task:
+        checked_task(task.encode("utf-8", "surrogateescape"), "the task")
+    elif not sys.stdin.isatty():
+        task = read_task(sys.stdin)
     if not task:
         raise ConfigError('no task given: heph "what to do" (see heph --help)')
     from hephaistus.llm import warm_up
@@ -85,6 +87,40 @@ def run_task(args: argparse.Namespace) -> int:
     elif args.dry_run:
         sink.notice("dry run: nothing was written")
     return outcome.exit_code
+
+
+MAX_TASK_BYTES = 2**20  # a task is words for the model; a larger input belongs in a file
+
+
+def read_task(stream: Any) -> str:
+    """The task piped in on `stream`, read no further than the bound (a 12 MB log or a binary
+    file is refused at once, never recorded)."""
+    source = getattr(stream, "buffer", None)
+    if source is None:  # a text stream (a test's): its characters, as UTF-8
+        data = stream.read(MAX_TASK_BYTES + 1).encode("utf-8", "surrogateescape")
+    else:
+        data = source.read(MAX_TASK_BYTES + 1)
+    return checked_task(data, "the task on standard input").strip()
+
+
+def checked_task(data: bytes, what: str) -> str:
+    """`data` as the task's text: a configuration error when it is over MAX_TASK_BYTES or is
+    not text (not UTF-8, or holding NUL bytes)."""
+    if len(data) > MAX_TASK_BYTES:
+        raise ConfigError(
+            f"{what} is over {MAX_TASK_BYTES // 2**20} MB: a task is what to do, in words; put "
+            "a large input in a file in the workspace and name the file in the task"
+        )
+    try:
+        text: str | None = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is None or "\x00" in text:
+        raise ConfigError(
+            f"{what} is not text (binary data): a task is what to do, in words; to have heph "
+            "look at a file, name it in the task"
+        )
+    return text
 
 
 def run_chat(args: argparse.Namespace) -> int:
