@@ -4,7 +4,9 @@ what kind of server it is (which decides how it takes a step's schema: see steps
 Each kind of server says it its own way: vLLM in `/v1/models` (max_model_len), llama.cpp's server
 in `/props` (n_ctx), Ollama in `/api/show` (num_ctx, the size it truncates prompts to), LM Studio
 in `/api/v0/models`. Asked with short timeouts, once per endpoint and model (the answer is cached in
-the workspace); servers that say nothing leave the choice to the table of known models.
+the workspace, and in the user's state for their other workspaces); servers that say nothing leave
+the choice to the table of known models. A server busy with another request (llama-cpp-python
+serves one at a time) is asked once more; if it still does not answer, what it said before holds.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import functools
 import json
 import re
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from hephaistus.config import is_loopback_url
 
@@ -28,11 +31,17 @@ CACHE_DAYS = 7
 @dataclass(frozen=True)
 class ServerFacts:
     """What a server's own endpoints told: the window it runs the model with (0: it did not
-    say), which server said it, and the server's kind (llama.cpp, vllm, ...; "" unknown)."""
+    say), which server said it, and the server's kind (llama.cpp, vllm, ...; "" unknown);
+    `answered` is False when it was too busy to say anything."""
 
     window: int
     source: str
     kind: str
+    answered: bool = True
+
+
+class _Busy(Exception):
+    """The server took the request but gave no answer in time."""
 
 
 # What `owned_by` says in /v1/models, for servers that say who they are there.
@@ -46,7 +55,17 @@ def served_window(base_url: str, model: str, api_key: str | None) -> tuple[int, 
 
 
 def probe(base_url: str, model: str, api_key: str | None) -> ServerFacts:
-    """Ask the server's own endpoints (not the chat) what it is and what window it runs."""
+    """Ask the server's own endpoints (not the chat) what it is and what window it runs; once
+    more when it is too busy to answer in time."""
+    for _ in range(2):
+        try:
+            return _probe(base_url, model, api_key)
+        except _Busy:
+            continue
+    return ServerFacts(0, "", "", answered=False)
+
+
+def _probe(base_url: str, model: str, api_key: str | None) -> ServerFacts:
     root = re.sub(r"/v1/?$", "", base_url.rstrip("/"))
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     models = _get(f"{base_url.rstrip('/')}/models", headers)
@@ -81,17 +100,60 @@ def probe(base_url: str, model: str, api_key: str | None) -> ServerFacts:
 
 
 def cached_facts(cache: Path, base_url: str, model: str, api_key: str | None) -> ServerFacts:
-    """probe, remembered in `cache` (a JSON file) per endpoint and model."""
+    """probe, remembered in `cache` (a JSON file) per endpoint and model. A server too busy
+    to answer is taken for what it said before, here or in the person's other workspaces
+    (a busy llama.cpp server still enforces the step's schema), and asked again next run."""
     key = f"{base_url.rstrip('/')} {model}"
     known = _read(cache)
-    entry = known.get(key) if isinstance(known, dict) else None
-    if isinstance(entry, list) and len(entry) >= 3 and time.time() - entry[2] < CACHE_DAYS * 86400:
-        kind = entry[3] if len(entry) > 3 and isinstance(entry[3], str) else ""
-        return ServerFacts(entry[0] or 0, entry[1] or "", kind)
+    entry = known.get(key)
+    if _is_entry(entry) and time.time() - entry[2] < CACHE_DAYS * 86400:
+        return _facts_of(entry)
     found = probe(base_url, model, api_key)
+    if not found.answered:
+        before = entry if _is_entry(entry) else _user_record().get(key)
+        return _facts_of(before) if _is_entry(before) else found
     known[key] = [found.window, found.source, time.time(), found.kind]
     _write(cache, known)  # asking again next time only costs a moment, if it cannot be
+    _remember_for_the_user(key, known[key])
     return found
+
+
+def _is_entry(entry: Any) -> TypeGuard[list[Any]]:
+    """Whether `entry` is a cache entry: [window, source, time, kind]."""
+    return isinstance(entry, list) and len(entry) >= 3 and isinstance(entry[2], (int, float))
+
+
+def _facts_of(entry: list[Any]) -> ServerFacts:
+    kind = entry[3] if len(entry) > 3 and isinstance(entry[3], str) else ""
+    window = entry[0] if isinstance(entry[0], int) else 0
+    return ServerFacts(window, entry[1] if isinstance(entry[1], str) else "", kind)
+
+
+USER_RECORD = "servers.json"  # in the user's state folder: what each server said last
+
+
+def _user_record() -> dict[str, Any]:
+    from hephaistus.userdirs import state_dir
+
+    try:
+        known = json.loads((state_dir() / USER_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return known if isinstance(known, dict) else {}
+
+
+def _remember_for_the_user(key: str, entry: list[Any]) -> None:
+    """Keep what the server said for the person's other workspaces (their state folder,
+    which no repository can write)."""
+    from hephaistus.textfile import atomic_write
+    from hephaistus.userdirs import state_dir
+
+    known = {**_user_record(), key: entry}
+    try:
+        state_dir().mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write(state_dir() / USER_RECORD, json.dumps(known).encode(), mode=0o600)
+    except OSError:
+        pass  # only costs the fallback when the server is busy
 
 
 def cached_window(
@@ -200,9 +262,17 @@ def _post(url: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
 
 
 def _ask(request: urllib.request.Request) -> Any:
+    """The JSON answer, or None (no such endpoint, nothing listening, not JSON); _Busy when
+    the server took the request and did not answer within ASK_SECONDS."""
     try:
         with urlopen(request, timeout=ASK_SECONDS) as response:
             return json.loads(response.read(1_000_000))
+    except TimeoutError:
+        raise _Busy from None
+    except urllib.error.URLError as error:
+        if isinstance(error.reason, TimeoutError):
+            raise _Busy from None
+        return None
     except (OSError, ValueError):
         return None
 

@@ -82,7 +82,10 @@ def step_schema(
     branches = [_tool_branch(tool, listed, compact) for tool in tools]
     thought = _string(THOUGHT_CHARS, compact)
     action: dict[str, Any] = {"anyOf": branches} if len(branches) != 1 else branches[0]
-    final = _object({"message": _string(TEXT_CHARS, compact)}, ["message"])
+    message = _string(TEXT_CHARS, compact)
+    if not compact:  # an empty answer is no answer (OpenAI's strict form takes no bounds)
+        message["minLength"] = 1
+    final = _object({"message": message}, ["message"])
     if compact:  # one object at the root; the branch not taken is null
         return _object(
             {
@@ -235,7 +238,9 @@ def _fits(value: Any, schema: dict[str, Any]) -> bool:
             return False
     elif kind is not None and not isinstance(value, _TYPES[kind]):
         return False
-    if isinstance(value, str) and len(value) > schema.get("maxLength", len(value)):
+    if isinstance(value, str) and not (
+        schema.get("minLength", 0) <= len(value) <= schema.get("maxLength", len(value))
+    ):
         return False
     if isinstance(value, list):
         if len(value) > schema.get("maxItems", len(value)):
