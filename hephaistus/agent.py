@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from hephaistus import instructions, project_commands
 from hephaistus.checkpoints import Checkpoints
-from hephaistus.compaction import LEARNED_FROM_ERROR, Compactor, context_window
+from hephaistus.compaction import LEARNED, Compactor, context_window
 from hephaistus.config import Config
 from hephaistus.engine import ReactEngine, Run
 from hephaistus.errors import HephError, ModelError, Terminated
@@ -324,9 +324,10 @@ class Agent:
             self.sink.notice(f"command {command.name}: {command.command} ({command.source})")
 
     def _remember_a_learned_window(self) -> None:
-        """A window the server named in an overflow error is kept for the next runs."""
+        """A window learned from the server (its overflow error, or a reply it cut where the
+        window ended) is kept for the next runs."""
         remember = getattr(self.model, "remember_window", None)
-        if remember and self.compactor.source == LEARNED_FROM_ERROR:
+        if remember and self.compactor.source in LEARNED:
             window = self.compactor.window
             remember(
                 self.workspace.heph_dir / "cache" / "windows.json", window, self.compactor.source
@@ -376,7 +377,9 @@ class Agent:
 
     def _workspace_summary(self, task: str) -> str:
         focus = Focus(task, [self.state.last_modified_file or "", *self.state.active_files])
-        return RepoMap(self.workspace).render(focus, self.config.map_tokens)
+        return RepoMap(self.workspace).render(
+            focus, self.compactor.map_tokens(self.config.map_tokens)
+        )
 
     def _save_state(self) -> None:
         try:

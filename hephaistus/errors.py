@@ -42,11 +42,14 @@ class ModelError(HephError):
 
 class ContextOverflow(ModelError):
     """The request was larger than the model's context window; `window` is its size in tokens
-    when the server said it."""
+    and `prompt_tokens` the request's prompt by the server's count, when the server said."""
 
-    def __init__(self, message: str, window: int | None = None) -> None:
+    def __init__(
+        self, message: str, window: int | None = None, prompt_tokens: int | None = None
+    ) -> None:
         super().__init__(message)
         self.window = window
+        self.prompt_tokens = prompt_tokens
 
 
 class Terminated(KeyboardInterrupt):

@@ -251,18 +251,24 @@ OVERFLOW_WORDS = (
     "input length exceeds",
 )
 WINDOW_NUMBER = re.compile(r"(?:maximum context length is|context window of|n_ctx\W+)\s*(\d+)")
+# And the prompt's tokens by their count (llama-cpp-python and vLLM, llama.cpp, OpenAI).
+PROMPT_NUMBER = re.compile(
+    r"(\d+) in the messages|n_prompt_tokens\W+(\d+)|messages resulted in (\d+) tokens"
+)
 
 
 def context_overflow(exc: Any) -> ContextOverflow | None:
-    """The error as a ContextOverflow (with the window when the server names it), if it is one."""
+    """The error as a ContextOverflow (with the window and the prompt's size when the server
+    names them), if it is one."""
     body = json.dumps(getattr(exc, "body", "") or "", default=str)
     text = f"{detail(exc)} {body}".lower()
     if not any(word in text for word in OVERFLOW_WORDS):
         return None
-    number = WINDOW_NUMBER.search(text)
+    number, prompt = WINDOW_NUMBER.search(text), PROMPT_NUMBER.search(text)
     return ContextOverflow(
         f"the model's context window is too small for this request: {detail(exc)}",
         window=int(number.group(1)) if number else None,
+        prompt_tokens=int(next(filter(None, prompt.groups()))) if prompt else None,
     )
 
 

@@ -100,13 +100,16 @@ def test_a_task_that_cannot_fit_fails_before_sending(heph, server):
     assert server.requests == []  # nothing was sent
 
 
-@pytest.mark.parametrize("flavour, stream", [("openai", False), ("llama-cpp-python", True)])
-def test_an_overflow_the_server_reports_is_recovered_once(heph, workspace, flavour, stream):
+# llama-cpp-python refuses only a prompt that fills its window (a reply cap past it is cut short)
+@pytest.mark.parametrize(
+    "flavour, stream, window", [("openai", False, 5000), ("llama-cpp-python", True, 2500)]
+)
+def test_an_overflow_the_server_reports_is_recovered_once(heph, workspace, flavour, stream, window):
     (workspace / "log.txt").write_text("".join(f"line {i} of a long log\n" for i in range(700)))
     (workspace / ".heph.toml").write_text(
         f"stream = {str(stream).lower()}\ncontext_window = 16000\n"
     )
-    with ChatServer(flavour=flavour, context_window=5000) as server:
+    with ChatServer(flavour=flavour, context_window=window) as server:
         server.reply(act("read_file", path="log.txt")).reply(act("list_files"))
         server.reply(final("summarised"))
         result = run_heph(heph, server, "summarise log.txt")

@@ -34,6 +34,7 @@ class Run:
     # The state as last sent to the model (AgentState.rows()), so only changes are sent again.
     sent_state: list[tuple[str, str]] | None = None
     schema: StepSchema | None = None  # the step's schema, for a server that enforces it
+    cut_by_the_window: bool = False  # the last reply ended where the context window did
 
     @property
     def registry(self) -> Registry:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hephaistus.compaction import KEEP_RECENT_MESSAGES, STATE_BLOCK, count, record
+from hephaistus.compaction import CUTTING_KINDS, KEEP_RECENT_MESSAGES, STATE_BLOCK, count, record
 from hephaistus.engine.base import Run
 from hephaistus.errors import ContextOverflow
 from hephaistus.protocol import FormatError, parse_reply
@@ -98,10 +98,14 @@ class ReactEngine:
         text = answer.text
         try:
             if answer.cut_off:
+                where = (
+                    "where the model's context window ended"
+                    if run.cut_by_the_window
+                    else f"at the reply limit ({run.compactor.reply_tokens} tokens)"
+                )
                 raise FormatError(
-                    f"the reply was cut off at the reply limit ({run.compactor.reply_tokens}"
-                    " tokens) before it was complete. Reply more briefly; to write a large "
-                    "file, write_file a first part and append_file the rest."
+                    f"the reply was cut off {where} before it was complete. Reply more briefly; "
+                    "to write a large file, write_file a first part and append_file the rest."
                 )
             reply = parse_reply(text, run.registry, run.runtime.denied())
             cut = cut_by_the_bound(reply.args) if isinstance(reply, Action) else None
@@ -196,7 +200,10 @@ class ReactEngine:
                     failed = Outcome("failed", overflowed + self._too_large(run, task_index))
                     raise _Stop(failed) from None
                 asked = run.compactor.size(run.messages) + run.compactor.reply_tokens
-                run.compactor.learn_window(overflow.window, asked)
+                estimated = count(run.messages)  # what the server counted overflow.prompt_tokens of
+                run.compactor.learn_window(
+                    overflow.window, asked, overflow.prompt_tokens, estimated
+                )
                 run.sink.notice(
                     f"the request did not fit the model's context; now using "
                     f"{run.compactor.describe()}"
@@ -231,6 +238,7 @@ class ReactEngine:
         if last["role"] == "user":
             text = STATE_BLOCK.sub("", last["content"])  # a block of changes becomes the whole
             run.messages[-1] = {**last, "content": f"{text}\n\n{run.state.render()}"}
+            run.compactor.fit(run.messages, protected, task_index)  # room for the whole state
         run.session.record(
             "MEMO", Memo.COMPACTION, f"{before} -> {after} tokens", budget=run.compactor.budget
         )
@@ -240,11 +248,11 @@ class ReactEngine:
         )
 
     def _ask(self, run: Run, step: int) -> ModelReply:
-        sent = count(run.messages)
+        sent, cap = count(run.messages), run.compactor.reply_tokens
         with run.session.span("LLM", run.model.name, {"step": step}) as span:
             reply = run.model.complete(
                 run.messages,
-                max_tokens=run.compactor.reply_tokens,
+                max_tokens=cap,
                 on_retry=lambda why, delay: run.sink.notice(f"{why}; retrying in {delay:.1f} s"),
                 on_text=run.sink.reply_progress,
                 schema=run.schema,
@@ -252,15 +260,31 @@ class ReactEngine:
             span.output = reply.text
             span.usage = reply.usage.to_dict()
             span.args.update(
-                attempts=reply.attempts, estimated_prompt_tokens=sent, cut_off=reply.cut_off
+                attempts=reply.attempts,
+                estimated_prompt_tokens=sent,
+                reply_cap=cap,
+                cut_off=reply.cut_off,
             )
         run.sink.model_replied(reply.usage)
+        run.cut_by_the_window = False
         if not reply.usage.estimated:  # only the server's own counts teach anything
             warning = run.compactor.observe_usage(sent, reply.usage.prompt_tokens)
             if warning:
                 run.sink.notice(warning)
+            if reply.cut_off:
+                self._learn_from_a_cut(run, reply, cap, sent)
         self._append(run, {"role": "assistant", "content": reply.text})
         return reply
+
+    def _learn_from_a_cut(self, run: Run, reply: ModelReply, cap: int, sent: int) -> None:
+        """llama.cpp's servers cut a reply where the window ends, short of the cap asked for:
+        the window is then known (llama-cpp-python tells it no other way)."""
+        if getattr(run.model, "server_kind", "") not in CUTTING_KINDS:
+            return
+        usage = reply.usage
+        if run.compactor.learn_from_a_cut(usage.prompt_tokens, usage.completion_tokens, cap, sent):
+            run.cut_by_the_window = True
+            run.sink.notice(f"the window ended the reply; now using {run.compactor.describe()}")
 
     def _act(self, run: Run, action: Action) -> ToolResult:
         run.sink.tool_called(action)

@@ -17,8 +17,10 @@ It behaves as real local servers do (see server_flavours): a reply runs on until
 unless the request sends `max_tokens` (then it is cut there, finish_reason "length"); a stream
 carries usage only when `stream_options.include_usage` asks for it; with a `context_window`, a
 request that does not fit gets the flavour's overflow answer (a 400 with its wording, or a 200
-with an empty stream); and the flavour's own endpoints tell the window (/props, /api/show,
-max_model_len, and who owns the models). A `response_format` with a JSON schema is taken in the
+with an empty stream), and llama.cpp's servers cut a reply where the window ends; prompts are
+counted by characters, or with `tokens_per_estimate` as a tokenizer heph's estimate is that far
+from; the flavour's own endpoints tell the window (/props, /api/show, max_model_len, and who
+owns the models), late while `busy()`. A `response_format` with a JSON schema is taken in the
 shapes the flavour takes (others are ignored, or refused as the real server refuses them), and
 then every reply keeps to the schema: a scripted reply that does not becomes one that does.
 """
@@ -68,8 +70,10 @@ class ChatServer:
         context_window: int | None = None,
         flavour: str = "openai",
         models: tuple[str, ...] = ("scripted",),
+        tokens_per_estimate: float | None = None,
     ) -> None:
         self.script: deque[Step] = deque()
+        self.get_delays: deque[float] = deque()  # see busy()
         # When the script is empty: the reply computed from the request (requests that come
         # several at a time, in any order), sent after `latency` seconds (a model's own time).
         self.responder: Callable[[dict[str, Any]], Any] | None = None
@@ -86,6 +90,9 @@ class ChatServer:
         self.context_window = context_window
         self.flavour = flavours.get(flavour)
         self.models = models  # what GET /v1/models lists
+        # Prompts counted as heph's estimate times this (else by characters), as a tokenizer
+        # heph's estimate is that far from.
+        self.tokens_per_estimate = tokens_per_estimate
         self.enforced = 0  # replies made to keep to a schema the request carried
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -114,6 +121,12 @@ class ChatServer:
         if kind not in {"status", "reset", "timeout", "not_json", "truncated_stream", "events"}:
             raise ValueError(f"unknown fault {kind}")
         self.script.append(Step(kind, **options))
+        return self
+
+    def busy(self, seconds: float, times: int = 1) -> ChatServer:
+        """The next `times` GETs are answered `seconds` late, as by a server that serves one
+        request at a time (llama-cpp-python's) while it works on another."""
+        self.get_delays.extend([seconds] * times)
         return self
 
     def _next(self) -> Step | None:
@@ -180,12 +193,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._note("GET")
+        with self.chat._lock:
+            delay = self.chat.get_delays.popleft() if self.chat.get_delays else 0.0
+        time.sleep(delay)
         path = self.path.rstrip("/")
         answer = self.chat.flavour.get_answer(path, self.chat.context_window, self.chat.models)
-        if answer is not None:
-            self._json(200, answer)
-        else:
-            self._json(404, {"error": {"message": f"no route {self.path}"}})
+        try:  # a late answer may find the client gone
+            if answer is not None:
+                self._json(200, answer)
+            else:
+                self._json(404, {"error": {"message": f"no route {self.path}"}})
+        except OSError:
+            self.close_connection = True
 
     def do_POST(self) -> None:
         self._note("POST")
@@ -246,26 +265,31 @@ class _Handler(BaseHTTPRequestHandler):
         if schema is not None:  # a grammar lets no other reply out
             content = flavours.constrained(content, schema)
             self.chat.enforced += 1
-        content, finish = flavours.capped(content, step.run_on, body.get("max_tokens"))
-        usage = step.usage or _estimate_usage(body, content)
+        prompt, window = self._prompt_tokens(body), self.chat.context_window
+        room = self.chat.flavour.reply_room(prompt, int(body.get("max_tokens") or 0), window)
+        content, finish = flavours.capped(content, step.run_on, room)
+        usage = step.usage or flavours.usage(body, content, self.chat.tokens_per_estimate)
         if body.get("stream"):
             asked = (body.get("stream_options") or {}).get("include_usage")
-            events = _chunks(body, content, usage if asked else None, finish=finish)
+            events = flavours.chunks(body, content, usage if asked else None, finish=finish)
             self._sse(events, pause=step.delay)
         else:
-            self._json(200, _completion(body, content, usage, finish))
+            self._json(200, flavours.completion(body, content, usage, finish))
 
     def _overflows(self, body: dict[str, Any]) -> bool:
         """Answer as the flavour does when the request does not fit its context window."""
-        window = self.chat.context_window
-        wanted = flavours.prompt_tokens(body) + int(body.get("max_tokens") or 0)
-        if window is None or wanted <= window:
+        window, flavour = self.chat.context_window, self.chat.flavour
+        prompt, reply = self._prompt_tokens(body), int(body.get("max_tokens") or 0)
+        if window is None or not flavour.overflows(prompt, reply, window):
             return False
-        if body.get("stream") and self.chat.flavour.empty_stream_on_overflow:
+        if body.get("stream") and flavour.empty_stream_on_overflow:
             self._sse([], truncate=True)  # a 200 with nothing in it, as llama-cpp-python sends
         else:
-            self._json(400, self.chat.flavour.overflow_error(window, wanted))
+            self._json(400, flavour.overflow_error(window, prompt, reply))
         return True
+
+    def _prompt_tokens(self, body: dict[str, Any]) -> int:
+        return flavours.prompt_tokens(body, self.chat.tokens_per_estimate)
 
     def _status(self, step: Step, body: dict[str, Any]) -> None:
         payload = step.body or json.dumps({"error": {"message": f"injected {step.status}"}})
@@ -287,9 +311,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _truncated_stream(self, step: Step, body: dict[str, Any]) -> None:
         content = step.content or '{"thought": "cut off'
         if body.get("stream"):
-            self._sse(_chunks(body, content, None, complete=False), truncate=True)
+            self._sse(flavours.chunks(body, content, None, complete=False), truncate=True)
         else:  # a body cut short of its Content-Length
-            data = json.dumps(_completion(body, content, None)).encode()
+            data = json.dumps(flavours.completion(body, content, None)).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -337,64 +361,3 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
         self.close_connection = True
-
-
-def _estimate_usage(body: dict[str, Any], content: str) -> dict[str, int]:
-    sent = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
-    return {"prompt_tokens": sent // 4 + 1, "completion_tokens": len(content) // 4 + 1}
-
-
-def _completion(
-    body: dict[str, Any], content: str, usage: dict[str, int] | None, finish: str = "stop"
-) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        "id": "chatcmpl-scripted",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": body.get("model", "scripted"),
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": finish,
-                "message": {"role": "assistant", "content": content},
-            }
-        ],
-    }
-    if usage:
-        result["usage"] = {**usage, "total_tokens": sum(usage.values())}
-    return result
-
-
-def _chunks(
-    body: dict[str, Any],
-    content: str,
-    usage: dict[str, int] | None,
-    *,
-    complete: bool = True,
-    finish: str = "stop",
-) -> list[dict[str, Any]]:
-    base = {
-        "id": "chatcmpl-scripted",
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": body.get("model", "scripted"),
-    }
-    pieces = [content[i : i + 16] for i in range(0, len(content), 16)] or [""]
-    if not complete:
-        pieces = pieces[: max(1, len(pieces) // 2)]
-    events = [
-        {
-            **base,
-            "choices": [
-                {"index": 0, "delta": {"role": "assistant", "content": p}, "finish_reason": None}
-            ],
-        }
-        for p in pieces
-    ]
-    if complete:
-        events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-        if usage:
-            events.append(
-                {**base, "choices": [], "usage": {**usage, "total_tokens": sum(usage.values())}}
-            )
-    return events

@@ -1,13 +1,16 @@
 """How real OpenAI-compatible servers behave, for the loopback test server to behave alike.
 
 Each flavour says how the server tells its context window and how it answers a request that does
-not fit it. What they have in common: without `max_tokens` a small model may write until a limit
-of the server's own; usage comes in a stream only when asked for.
+not fit it: llama.cpp's two servers refuse only a prompt that fills the window (a reply cap past it
+is cut to the room left), the others a prompt and reply cap over it. What they have in common:
+without `max_tokens` a small model may write until a limit of the server's own; usage comes in a
+stream only when asked for.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +25,7 @@ OWNERS = {
     "ollama": "library",
     "lmstudio": "organization_owner",
 }
+LLAMA_CPP = ("llama.cpp", "llama-cpp-python")
 
 
 class Refused(Exception):
@@ -88,23 +92,39 @@ class Flavour:
             raise Refused(400, "'response_format.type' must be 'json_schema' or 'text'")
         return nested if kind == "json_schema" else None  # vllm, ollama, lmstudio
 
-    def overflow_error(self, window: int, wanted: int) -> dict[str, Any]:
-        """The error body this server sends when a prompt of `wanted` tokens does not fit
-        `window`."""
+    def reply_room(self, prompt: int, max_tokens: int, window: int | None) -> int:
+        """The most tokens a reply may take: the request's cap, cut by llama.cpp's servers to
+        what the window has left (0: no cap)."""
+        if window is None or self.name not in LLAMA_CPP:
+            return max_tokens
+        return min(max_tokens or window, window - prompt)
+
+    def overflows(self, prompt: int, max_tokens: int, window: int | None) -> bool:
+        """Whether a prompt of `prompt` tokens with a reply cap of `max_tokens` does not fit."""
+        if window is None:
+            return False
+        return prompt >= window if self.name in LLAMA_CPP else prompt + max_tokens > window
+
+    def overflow_error(self, window: int, prompt: int, max_tokens: int) -> dict[str, Any]:
+        """The error body this server sends when a prompt of `prompt` tokens and a reply cap of
+        `max_tokens` do not fit `window`."""
         if self.name == "llama.cpp":
             return {
                 "error": {
                     "code": 400,
                     "type": "exceed_context_size_error",
                     "message": "the request exceeds the available context size, try increasing it",
-                    "n_prompt_tokens": wanted,
+                    "n_prompt_tokens": prompt,
                     "n_ctx": window,
                 }
             }
+        # llama-cpp-python and vLLM say how the request was made up; OpenAI (here) does not.
+        parts = f" ({prompt} in the messages, {max_tokens} in the completion)"
         return {
             "error": {
                 "message": f"This model's maximum context length is {window} tokens. "
-                f"However, you requested {wanted} tokens. Please reduce the "
+                f"However, you requested {prompt + max_tokens} tokens"
+                f"{parts if self.name != 'openai' else ''}. Please reduce the "
                 "length of the messages or completion.",
                 "type": "invalid_request_error",
                 "param": "messages",
@@ -141,9 +161,21 @@ def ollama_show(window: int | None) -> dict[str, Any]:
     }
 
 
-def prompt_tokens(body: dict[str, Any]) -> int:
-    """The prompt tokens of a request, as the test server counts them (by characters)."""
-    return len(json.dumps(body.get("messages", []))) // CHARS_PER_TOKEN
+def prompt_tokens(body: dict[str, Any], per_estimate: float | None = None) -> int:
+    """The prompt tokens of a request, as the test server counts them: by characters, or as
+    heph's own estimate times `per_estimate` (a tokenizer that estimate is that far from)."""
+    if per_estimate is None:
+        return len(json.dumps(body.get("messages", []))) // CHARS_PER_TOKEN
+    from hephaistus.compaction import count
+
+    return int(count(body.get("messages", [])) * per_estimate)
+
+
+def usage(body: dict[str, Any], content: str, per_estimate: float | None) -> dict[str, int]:
+    """The usage a server reports for a request and its reply, counted as it counts a prompt
+    that does not fit (prompt_tokens, completion_tokens)."""
+    prompt = prompt_tokens(body, per_estimate)
+    return {"prompt_tokens": prompt, "completion_tokens": -(-len(content) // CHARS_PER_TOKEN)}
 
 
 def capped(content: str, run_on: bool, max_tokens: Any) -> tuple[str, str]:
@@ -173,3 +205,62 @@ def constrained(content: str, schema: dict[str, Any]) -> str:
         forced["action"] = None
     jsonschema.validate(forced, schema)  # a schema that cannot take even this is heph's fault
     return json.dumps(forced)
+
+
+def completion(
+    body: dict[str, Any], content: str, usage: dict[str, int] | None, finish: str = "stop"
+) -> dict[str, Any]:
+    """The body of a chat completion holding `content` (and `usage`, when given)."""
+    result: dict[str, Any] = {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "scripted"),
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": finish,
+                "message": {"role": "assistant", "content": content},
+            }
+        ],
+    }
+    if usage:
+        result["usage"] = {**usage, "total_tokens": sum(usage.values())}
+    return result
+
+
+def chunks(
+    body: dict[str, Any],
+    content: str,
+    usage: dict[str, int] | None,
+    *,
+    complete: bool = True,
+    finish: str = "stop",
+) -> list[dict[str, Any]]:
+    """The chunks of a streamed chat completion: `content` in pieces, the finish (unless the
+    stream is cut short: not `complete`), then the usage when given."""
+    base = {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": body.get("model", "scripted"),
+    }
+    pieces = [content[i : i + 16] for i in range(0, len(content), 16)] or [""]
+    if not complete:
+        pieces = pieces[: max(1, len(pieces) // 2)]
+    events = [
+        {
+            **base,
+            "choices": [
+                {"index": 0, "delta": {"role": "assistant", "content": p}, "finish_reason": None}
+            ],
+        }
+        for p in pieces
+    ]
+    if complete:
+        events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        if usage:
+            events.append(
+                {**base, "choices": [], "usage": {**usage, "total_tokens": sum(usage.values())}}
+            )
+    return events
