@@ -225,8 +225,13 @@ def _opened_path(fd: int) -> bytes | None:
         return None
 
 
+# How Linux names an open file whose name was since removed, or taken by another file (another
+# run's write renamed over it): it was the very file at that path, holding what the path held.
+DELETED = b" (deleted)"
+
+
 def _same_path(opened: bytes, expected: bytes) -> bool:
-    if opened == expected:
+    if opened in (expected, expected + DELETED):
         return True
     # macOS names a file as stored on its case-insensitive disk, whatever case it was asked by.
     return sys.platform == "darwin" and opened.lower() == expected.lower()
