@@ -77,3 +77,64 @@ def test_an_append_lands_when_another_run_replaces_the_file_while_it_reads(
     assert (workspace / "log.txt").read_text() == "start\nb\na\n"
     told = observations(chat_server)
     assert len(told) == 2 and all(o.startswith("Observation: updated log.txt") for o in told), told
+
+
+MOVED = "--- a/log.txt\n+++ b/moved.txt\nrename from log.txt\nrename to moved.txt\n"
+HUNK = "@@ -1 +1 @@\n-start\n+begin\n"
+DELETED = "--- a/log.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-start\n"
+
+
+@pytest.mark.parametrize("diff", [MOVED + HUNK, DELETED], ids=["move", "delete"])
+def test_a_patch_that_moves_or_deletes_keeps_what_another_run_wrote_meanwhile(
+    heph, heph_process, chat_server, workspace, when_read, diff
+):
+    # The patch was worked out from one read of log.txt, and the move (or delete) was made
+    # from a second: B's line, appended between them, went with the old content (moved.txt
+    # held only "begin") or with the deleted file, and both runs said done.
+    (workspace / "log.txt").write_text("start\n")
+    chat_server.reply(act("patch_file", path="log.txt", diff=diff))
+    when_read(workspace / "log.txt", another_run_appends(heph_process, chat_server, "b\n"))
+    assert heph("--yes", "patch").code == 0
+    appended, patched = observations(chat_server)
+    assert appended.startswith("Observation: updated log.txt"), appended
+    assert "changed on disk" in patched and "nothing was written" in patched, patched
+    assert (workspace / "log.txt").read_text() == "start\nb\n"
+    assert not (workspace / "moved.txt").exists()
+
+
+EDITS = {
+    "edit_file": {"path": "log.txt", "old": "start", "new": "begin"},
+    "patch_file": {"path": "log.txt", "diff": "@@ -1 +1 @@\n-start\n+begin\n"},
+}
+
+
+@pytest.mark.parametrize("tool", EDITS)
+def test_an_edit_is_made_on_what_another_run_wrote_while_it_was_prepared(
+    heph, heph_process, chat_server, workspace, when_read, tool
+):
+    # The edit was worked out from "start\n"; B appended before it was written. It was
+    # refused ("changed on disk, read it again"), though it applies as well to the file as it
+    # is now, as a call made a moment later would have.
+    (workspace / "log.txt").write_text("start\n")
+    chat_server.reply(act(tool, **EDITS[tool]))
+    when_read(workspace / "log.txt", another_run_appends(heph_process, chat_server, "b\n"))
+    assert heph("--yes", "edit").code == 0
+    assert (workspace / "log.txt").read_text() == "begin\nb\n"
+    edited = observations(chat_server)[-1]
+    assert edited.startswith("Observation: updated log.txt") and "+begin" in edited, edited
+
+
+@pytest.mark.parametrize("tool", EDITS)
+def test_an_edit_that_no_longer_applies_to_what_another_run_wrote_is_not_made(
+    heph, heph_process, chat_server, workspace, when_read, tool
+):
+    (workspace / "log.txt").write_text("start\n")
+    chat_server.reply(act(tool, **EDITS[tool]))
+    theirs = another_run(
+        heph_process, chat_server, "edit_file", path="log.txt", old="start", new="x"
+    )
+    when_read(workspace / "log.txt", theirs)
+    assert heph("--yes", "edit").code == 0
+    assert (workspace / "log.txt").read_text() == "x\n"
+    refused = observations(chat_server)[-1]
+    assert "changed on disk" in refused and "nothing was written" in refused, refused

@@ -10,14 +10,15 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from hephaistus.textfile import TextFile, numbered, read_real, split_lines
+from hephaistus.textfile import TextFile, digest_of, numbered, read_real, split_lines
 from hephaistus.tools.context import ToolContext
 from hephaistus.tools.editing import matching
 from hephaistus.tools.editing.patching import FilePatch, PatchError, apply_hunks, parse_patch
 from hephaistus.tools.editing.replacing import Unsafe
 from hephaistus.tools.editing.replacing import replace as replace_lines
 from hephaistus.tools.moving import delete_proposal, move_proposal
-from hephaistus.tools.writing import open_for_write, write_change
+from hephaistus.tools.writing import changed_on_disk, open_for_write, write_change
+from hephaistus.transaction import ChangedOnDisk
 from hephaistus.values import Proposal, ToolResult
 
 BOM_CHARACTER = "\ufeff"  # a UTF-8 byte-order mark, as decoded text
@@ -48,10 +49,28 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult | P
 def _edit(
     ctx: ToolContext, rel: str, real: Path, current: TextFile, old: str, new: str
 ) -> ToolResult | Proposal:
-    text = current.text
+    edited = _edited(rel, current.text, old, new)
+    if isinstance(edited, ToolResult):
+        return edited
+    after, told = edited
+
+    def again(now: TextFile | None) -> str:
+        """The same edit made on what another run wrote meanwhile, as a call made now would
+        make it; when it no longer applies so, nothing is written."""
+        redone = _edited(rel, now.text, old, new) if now else None
+        if not isinstance(redone, tuple):
+            raise ChangedOnDisk(rel)
+        return redone[0]
+
+    return write_change(ctx, rel, real, current, after, rebase=again, told=told)
+
+
+def _edited(rel: str, text: str, old: str, new: str) -> tuple[str, str] | ToolResult:
+    """(`text` with `old` replaced by `new`, what to tell the model of where `new` is), or
+    the ToolResult saying why not (or that the edit was made before)."""
     if not old.strip():
         if not text.strip():  # filling an empty file needs nothing to match
-            return write_change(ctx, rel, real, current, new)
+            return new, ""
         return ToolResult(False, "'old' is empty; give the exact text to replace")
     count = text.count(old)
     if count == 1 and _extension_already_there(text, old, new):
@@ -69,8 +88,7 @@ def _edit(
             "changed.",
         )
     if count == 1 and _in_place(text, old, new):
-        told = _where_new_is(text, old, new)
-        return write_change(ctx, rel, real, current, text.replace(old, new, 1), told=told)
+        return text.replace(old, new, 1), _where_new_is(text, old, new)
     if count > 1:
         lines = ", ".join(map(str, _occurrence_lines(text, old)))
         return ToolResult(
@@ -80,7 +98,7 @@ def _edit(
             "Nothing changed.",
         )
     try:
-        updated = splice(text, _lines(old), _lines(new))
+        return splice(text, _lines(old), _lines(new)), ""
     except matching.NoMatch as miss:
         if _applied_before(miss, text, old, new):
             return ToolResult(
@@ -89,7 +107,6 @@ def _edit(
                 "before); nothing changed",
             )
         return ToolResult(False, f"edit_file: 'old' {_explain(miss, text, _lines(old), rel)}")
-    return write_change(ctx, rel, real, current, updated)
 
 
 def _extension_already_there(text: str, old: str, new: str) -> bool:
@@ -238,15 +255,36 @@ def _patch(
             raise PatchError(f"{rel} does not exist; use write_file to create it")
         # A diff that creates the file (from /dev/null) gives all of it, as write_file does.
         whole = current is not None and len(patches) == 1 and patches[0].creates
-        lines, final_newline = _split("" if whole or current is None else current.text)
-        for file_patch in patches:
-            lines = apply_hunks(lines, file_patch.hunks)
+        base = "" if whole or current is None else current.text
+        lines, final_newline = _with_hunks(base, patches)
         if current is not None and (patches[0].deletes or patches[0].moved_to):
             return _delete_or_move(ctx, rel, real, current, patches[0], lines, final_newline)
     except PatchError as error:
         return ToolResult(False, f"patch_file: {error}")
     after = _join(lines, final_newline or current is None or whole)
-    return write_change(ctx, rel, real, current, after, whole="patch_file" if whole else "")
+    if current is None or whole:
+        return write_change(ctx, rel, real, current, after, whole="patch_file" if whole else "")
+
+    def again(now: TextFile | None) -> str:
+        """The hunks applied to what another run wrote meanwhile, located as a call made now
+        would locate them; when they no longer apply, nothing is written."""
+        try:
+            if now is not None:
+                return _join(*_with_hunks(now.text, patches))
+        except PatchError:
+            pass
+        raise ChangedOnDisk(rel)
+
+    return write_change(ctx, rel, real, current, after, rebase=again)
+
+
+def _with_hunks(text: str, patches: list[FilePatch]) -> tuple[list[str], bool]:
+    """The lines of `text` with every hunk of `patches` applied, and whether it ends with a
+    line break."""
+    lines, final_newline = _split(text)
+    for file_patch in patches:
+        lines = apply_hunks(lines, file_patch.hunks)
+    return lines, final_newline
 
 
 def _delete_or_move(
@@ -260,7 +298,12 @@ def _delete_or_move(
 ) -> ToolResult | Proposal:
     """A diff that deletes the file (`+++ /dev/null`: never emptying it) or moves it, as
     delete_file and move_file would; its hunks applied first."""
-    data = read_real(real)  # what the file must still hold when the change is made
+    try:
+        data = read_real(real)  # what the file must still hold when the change is made
+    except FileNotFoundError:
+        data = b""
+    if digest_of(data) != current.digest:  # the hunks were checked against another content
+        return ToolResult(False, f"patch_file: {changed_on_disk(rel)}", target=rel)
     if file_patch.deletes:
         left = [line for line in lines if line.strip()]
         if left and file_patch.hunks:  # `*** Delete File:` alone names the file, no lines

@@ -120,19 +120,23 @@ def _existing(ctx: ToolContext, path: str, tool: str) -> tuple[str, Path, bytes]
         return ToolResult(
             False, f"{tool}: {path} is a link; heph deletes and moves files, never links"
         )
+    missing = ToolResult(False, f"{tool}: {rel} does not exist; nothing was done", target=rel)
     if not real.is_file():
-        return ToolResult(False, f"{tool}: {rel} does not exist; nothing was done", target=rel)
-    if real.stat().st_size > MAX_KEPT_BYTES:
+        return missing
+    try:  # another run may delete or move it meanwhile
+        data = read_real(real, MAX_KEPT_BYTES + 1)
+    except FileNotFoundError:
+        return missing
+    except OSError as exc:
+        return ToolResult(False, f"{tool}: cannot read {rel}: {exc.strerror or exc}")
+    if len(data) > MAX_KEPT_BYTES:
         return ToolResult(
             False,
             f"{tool}: {rel} is over 16 MB, too large for heph to keep a copy for undo; "
             "nothing was done (the user can do this)",
             target=rel,
         )
-    try:
-        return rel, real, read_real(real)
-    except OSError as exc:
-        return ToolResult(False, f"{tool}: cannot read {rel}: {exc.strerror or exc}")
+    return rel, real, data
 
 
 def _is_link(ctx: ToolContext, path: str) -> bool:

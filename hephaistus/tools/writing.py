@@ -45,14 +45,26 @@ def open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | N
         return ToolResult(False, str(exc))
     if not real.exists():
         return rel, real, None
+    try:
+        found = _writable_text(rel, real)
+    except FileNotFoundError:  # another run deleted it a moment ago
+        return rel, real, None
+    return found if isinstance(found, ToolResult) else (rel, real, found)
+
+
+def _writable_text(rel: str, real: Path) -> TextFile | ToolResult:
+    """The existing file `rel` as read, or why it cannot be written (FileNotFoundError when
+    there is none)."""
     if real.stat().st_size > MAX_WHOLE_FILE_BYTES:
         return ToolResult(False, f"{rel} is over 1 MB; heph does not rewrite files that large")
     if not may_write(real):
         return ToolResult(False, read_only(rel), target=rel)
     try:
-        return rel, real, read_text(real, rel)
+        return read_text(real, rel)
     except NotTextError as exc:
         return ToolResult(False, str(exc))
+    except FileNotFoundError:
+        raise
     except OSError as exc:
         return ToolResult(False, f"cannot read {rel}: {exc.strerror or exc}")
 
@@ -158,15 +170,15 @@ def write_change(
             why = exc.strerror or str(exc)
             refusal = read_only(rel) if why == READ_ONLY else f"cannot write {rel}: {why}"
             return ToolResult(False, refusal, target=rel)
-        made = change
+        made, said = change, told
         if found != old:  # rebased on what another program wrote meanwhile
             diff = unified_diff(rel, found.text if found else "", written, created=found is None)
-            made = FileChange(rel, diff, found is None)
+            made, said = FileChange(rel, diff, found is None), ""  # its lines moved: show them
         elif known:  # what it holds now is what the model knew with its change made
             seen.note(rel, digest_of((found or NEW_FILE).encode(written)))
         return ToolResult(
             True,
-            _summary(rel, made, found, written, told),
+            _summary(rel, made, found, written, said),
             made.diff,
             changed=(made,),
             target=rel,
