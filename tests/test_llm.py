@@ -310,3 +310,19 @@ def test_a_200_of_the_wrong_shape_is_an_error_or_an_empty_reply_never_a_crash(ch
         assert "not JSON" in error.message or "without any choices" in error.message
     else:
         assert reply.text == "" and reply.usage.estimated  # no count of the server's is taken
+
+
+@pytest.mark.parametrize(
+    "flavour, counted", [("llama.cpp", True), ("llama-cpp-python", True), ("openai", False)]
+)
+def test_an_overflow_names_the_window_and_the_prompts_count_where_the_server_does(flavour, counted):
+    from hephaistus.errors import ContextOverflow
+    from hephaistus.testing.server_flavours import prompt_tokens
+
+    messages = [{"role": "user", "content": "word " * 400}]
+    with ChatServer(flavour=flavour, context_window=100) as server:
+        with pytest.raises(ContextOverflow) as raised:
+            model_for(server).complete(messages, max_tokens=50)
+        assert raised.value.window == 100
+        count = prompt_tokens(server.requests[0])
+        assert raised.value.prompt_tokens == (count if counted else None)
