@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -578,3 +579,46 @@ def test_a_command_cannot_change_the_hosts_devices_read_roots_files_or_fork_with
         assert shadow not in output
     assert "uid=0\n" not in output  # root outside is nobody inside
     assert "Cannot fork" in output or "Resource temporarily unavailable" in output, output
+
+
+# -- The second round: what a command could still read or change outside the workspace ------
+
+
+@needs_sandbox
+def test_other_projects_shell_startup_files_and_included_git_configs_are_hidden_inside(
+    heph, chat_server, visible_home
+):
+    home = visible_home
+    (home / ".bashrc").write_text("export OPENAI_API_KEY=sk-proj-BASHRC-KEY-9999\n")
+    (home / ".ollama").mkdir()
+    (home / ".ollama" / "id_ed25519").write_text("secret-ollama-key\n")
+    (home / ".anthropic").mkdir()
+    (home / ".anthropic" / "api_key").write_text("secret-anthropic-key\n")
+    (home / ".gitconfig").write_text("[include]\n\tpath = ~/.gitconfig-work\n")
+    (home / ".gitconfig-work").write_text(
+        f'[url "https://{TOKEN_HEX}@example.com/"]\n\tinsteadOf = https://example.com/\n'
+    )
+    for sibling in (home / "src" / "other", home / "notes-repo"):
+        (sibling / ".git").mkdir(parents=True)
+        (sibling / ".git" / "config").write_text("secret-remote-token-of-another-project\n")
+        (sibling / ".env").write_text("secret-dotenv-of-another-project\n")
+        (sibling / ".heph" / "sessions").mkdir(parents=True)
+        (sibling / ".heph" / "sessions" / "s.jsonl").write_text("secret-session-of-another\n")
+    root = home / "src" / "ws"
+    root.mkdir(parents=True)
+    deep = root.joinpath(*"abcdefghij", "repo")  # a repository deeper than any walk
+    deep.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(deep)], check=True)
+    try:
+        paths = [
+            str(home / name)
+            for name in (".bashrc", ".ollama/id_ed25519", ".anthropic/api_key", ".gitconfig-work")
+        ]
+        for sibling in ("src/other", "notes-repo"):
+            paths += [f"{home}/{sibling}/{name}" for name in (".git/config", ".env", ".heph/*/*")]
+        plant = f"echo '\tfsmonitor = touch {home}/FSMON' >> {deep}/.git/config"
+        seen = seen_inside(heph, chat_server, [*paths, f"&& {plant}"], root, home)
+        assert "secret" not in seen and TOKEN_HEX not in seen, seen
+        assert "fsmonitor" not in (deep / ".git" / "config").read_text()  # read-only inside
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

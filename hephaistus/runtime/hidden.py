@@ -90,13 +90,29 @@ CREDENTIAL_STORES = (
     ".mylogin.cnf",
     # assistants and model providers
     ".codex/auth.json",
+    ".anthropic",
+    ".config/anthropic",
+    ".openai",
+    ".config/openai",
+    ".ollama/id_ed25519",
     ".claude/.credentials.json",
     ".claude.json",
     ".config/github-copilot",
     ".gemini",
     ".config/io.datasette.llm/keys.json",
     ".aider.conf.yml",
-    # shells' and tools' histories
+    # shells' startup files (where a key is often exported) and shells' and tools' histories
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".config/fish/config.fish",
+    ".config/fish/conf.d",
+    ".envrc",
     ".bash_history",
     ".zsh_history",
     ".histfile",
@@ -197,10 +213,14 @@ def walk(root: Path) -> Walked:
     # milliseconds, ignored ones too (an ignored folder as one name).
     walked = set(found.secrets)
     for name in _git_listed(root):
-        rel = name.rstrip("/")  # an ignored folder, listed whole
+        rel = name.rstrip("/")  # an ignored folder, or a nested repository, listed whole
         if rel not in walked and is_secret_name(rel + "/x" if name.endswith("/") else rel):
             found.secrets.append(rel)
             walked.add(rel)
+        if name.endswith("/") and os.path.lexists(root / rel / ".git"):
+            inner = f"{rel}/.git"
+            if inner not in found.internals:
+                found.internals.append(inner)  # a repository nested deeper than the walk
     return found
 
 
@@ -272,34 +292,78 @@ def without_credentials(text: str) -> str | None:
     return None if cleaned == text else cleaned
 
 
-def git_configs(workspace: Path) -> list[Path]:
+def git_configs(workspace: Path, nested: list[Path] | None = None) -> list[Path]:
     """The git configuration files a command in `workspace` reads that may hold credentials:
-    its repository's `config` (the common one of a worktree) and the person's global ones."""
+    its repository's `config` (the common one of a worktree) and its submodules', the nested
+    repositories' (`nested`: their `.git`), the person's global ones, and every file these
+    include."""
     from hephaistus.gitlocation import locate
 
     home = Path.home()
     xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
     found = [home / ".gitconfig", Path(xdg) / "git" / "config"]
     located = locate(workspace)
-    if located is not None:
-        git_dir = located[1]
+    for git_dir in ([located[1]] if located else []) + list(nested or []):
         try:
             common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
             git_dir = git_dir / common if common else git_dir
         except OSError:
             pass
-        found.append(git_dir / "config")
-    return [Path(os.path.realpath(path)) for path in found]
+        found += [git_dir / "config", *_submodule_configs(git_dir)]
+    return _with_includes([Path(os.path.realpath(path)) for path in found])
+
+
+def _submodule_configs(git_dir: Path) -> list[Path]:
+    """The configuration of each submodule git keeps in `git_dir/modules/` (nested too)."""
+    modules = git_dir / "modules"
+    if not modules.is_dir():
+        return []
+    return [path for path in modules.rglob("config") if path.is_file()][:CONFIGS_AT_MOST]
+
+
+INCLUDE = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.I)
+CONFIGS_AT_MOST = 200
+
+
+def _with_includes(configs: list[Path]) -> list[Path]:
+    """`configs` and the files their `[include]` and `[includeIf]` sections name, followed."""
+    found: list[Path] = []
+    pending = list(configs)
+    while pending and len(found) < CONFIGS_AT_MOST:
+        path = pending.pop(0)
+        if path in found:
+            continue
+        found.append(path)
+        try:
+            if not path.is_file() or path.stat().st_size > CONFIG_LIMIT:
+                continue
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        section = ""
+        for line in lines:
+            stripped = line.strip()
+            if stripped.startswith("["):
+                section = stripped.lower()
+                continue
+            named = INCLUDE.match(line) if section.startswith(("[include", "[includeif")) else None
+            if named:
+                target = os.path.expanduser(named[1].strip("\"'"))
+                pending.append(Path(os.path.realpath(path.parent / target)))
+    return found
 
 
 CONFIG_LIMIT = 1 << 20  # bytes: a larger git configuration is hidden whole, not read
 
 
-def cleaned_git_configs(workspace: Path, folder: Path) -> list[tuple[Path, Path | None]]:
+def cleaned_git_configs(
+    workspace: Path, folder: Path, nested: list[Path] | None = None
+) -> list[tuple[Path, Path | None]]:
     """(a git configuration, its copy without credentials in `folder`) for each of `workspace`'s
-    that holds some; None as the copy when it could not be read (it is hidden whole)."""
+    (see git_configs) that holds some; None as the copy when it could not be read (it is
+    hidden whole)."""
     shown: list[tuple[Path, Path | None]] = []
-    for number, path in enumerate(git_configs(workspace)):
+    for number, path in enumerate(git_configs(workspace, nested)):
         try:
             if not path.is_file():
                 continue
@@ -349,3 +413,42 @@ def host_sockets(shown: list[Path]) -> list[Path]:
         except OSError:
             continue  # gone, or in another mount namespace
     return found
+
+
+# -- other projects of the person's -----------------------------------------------------------
+
+PROJECT_MARKS = (".git", ".heph", ".env")  # a folder holding one is a project, with its secrets
+
+
+def other_projects(workspace: Path, shown: list[Path]) -> list[Path]:
+    """The person's other projects a command could read (their `.env`, a remote's token in
+    their `.git/config`, heph's records of them): folders beside the workspace, and folders in
+    the home folder and one level down (not its dot-folders: toolchains live there), that hold
+    a `.git`, `.heph` or `.env`. Neither the workspace nor a folder holding it, nor one holding
+    a toolchain the command uses (`shown`: PATH entries, a virtual environment), is one."""
+    home = Path.home()
+    candidates = _folders(workspace.parent)
+    for folder in _folders(home):
+        candidates += [folder, *_folders(folder)]
+    found: list[Path] = []
+    for folder in dict.fromkeys(candidates):
+        if folder == workspace or folder in workspace.parents or workspace in folder.parents:
+            continue
+        if any(folder == used or folder in used.parents for used in shown):
+            continue
+        if any(os.path.lexists(folder / mark) for mark in PROJECT_MARKS):
+            found.append(folder)
+    return found
+
+
+def _folders(parent: Path) -> list[Path]:
+    """The folders in `parent` whose names do not start with a dot (links not followed)."""
+    try:
+        with os.scandir(parent) as entries:
+            return [
+                Path(entry.path)
+                for entry in entries
+                if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False)
+            ]
+    except OSError:
+        return []

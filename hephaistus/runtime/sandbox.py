@@ -20,7 +20,13 @@ from pathlib import Path
 
 from hephaistus.config_sections import SandboxConfig
 from hephaistus.runtime.executor import Completed, LocalExecutor
-from hephaistus.runtime.hidden import cleaned_git_configs, hidden_paths, host_sockets, walk
+from hephaistus.runtime.hidden import (
+    cleaned_git_configs,
+    hidden_paths,
+    host_sockets,
+    other_projects,
+    walk,
+)
 from hephaistus.runtime.landlock import scoping
 from hephaistus.runtime.limits import ProcessLimit
 from hephaistus.runtime.programs import command_path, find, missing, sandbox_caches
@@ -108,11 +114,16 @@ class Sandbox:
         for toolchain in toolchains:
             line += ["--ro-bind", str(toolchain), str(toolchain)]
         empty = empty_file()
+        used = [*toolchains, *_toolchain_folders(argv, env or {})]
+        for project in other_projects(self.workspace, used):
+            line += ["--tmpfs", str(project)]
         for path in self.hidden:
             line += _hide(path, empty)
         for path in host_sockets([self.workspace, *toolchains]):
             line += ["--ro-bind", str(empty), str(path)]
-        for config, copy in cleaned_git_configs(self.workspace, own_folder(self.workspace)):
+        nested = [path for path in self.kept if path.name == ".git" and path.is_dir()]
+        own = own_folder(self.workspace)
+        for config, copy in cleaned_git_configs(self.workspace, own, nested):
             line += ["--ro-bind", str(copy or empty), str(config)]
         return [*line, "--chdir", str(cwd), "--", *(limit.wrap(argv) if limit else argv)]
 
@@ -182,6 +193,15 @@ def _device(node: Path, major: int, minor: int) -> Path:
     os.chown(node, NOBODY, NOBODY, follow_symlinks=False)
     os.chmod(node, 0o666, follow_symlinks=False)  # not the umask's
     return node
+
+
+def _toolchain_folders(argv: list[str], env: dict[str, str]) -> list[Path]:
+    """The folders a command's programs come from: its own program's, its PATH's entries and
+    its virtual environment (never hidden as another project's)."""
+    named = [argv[0]] if argv and os.path.isabs(argv[0]) else []
+    named += [entry for entry in env.get("PATH", "").split(os.pathsep) if os.path.isabs(entry)]
+    named += [env["VIRTUAL_ENV"]] if env.get("VIRTUAL_ENV") else []
+    return [Path(name) for name in named]
 
 
 def toolchains_in_tmp(argv: list[str], env: dict[str, str], workspace: Path) -> list[Path]:
