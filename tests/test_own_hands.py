@@ -622,3 +622,32 @@ def test_other_projects_shell_startup_files_and_included_git_configs_are_hidden_
         assert "fsmonitor" not in (deep / ".git" / "config").read_text()  # read-only inside
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@needs_sandbox
+def test_a_server_started_in_the_sandbox_with_the_network_reaches_no_host_abstract_socket(
+    workspace,
+):
+    import socket
+    import subprocess
+    import sys
+
+    from hephaistus.config_sections import SandboxConfig
+    from hephaistus.runtime.landlock import scoping
+    from hephaistus.runtime.sandbox import Contained
+
+    if not callable(scoping(shutil.which("bwrap") or "bwrap")):
+        pytest.skip(f"the host's abstract sockets stay reachable here: {scoping('bwrap')}")
+    name = f"heph-test-server-{os.getpid()}"
+    probe = (
+        "import socket, sys\ns = socket.socket(socket.AF_UNIX)\ntry:\n"
+        "    s.connect('\\0' + sys.argv[1]); print('reached')\nexcept OSError as e:\n"
+        "    print('no', e)"
+    )
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind("\0" + name)
+        listener.listen()
+        box = Contained(workspace, SandboxConfig())
+        line = box.command_line([sys.executable, "-c", probe, name], network=True)
+        done = subprocess.run(line, capture_output=True, text=True, timeout=20, cwd=workspace)
+    assert done.stdout.startswith("no "), done.stdout + done.stderr

@@ -57,3 +57,31 @@ def _scoping(bwrap: str) -> Callable[[], None] | str:
             raise OSError(ctypes.get_errno(), "cannot scope the sandbox's abstract sockets")
 
     return enter
+
+
+LAUNCH = "from hephaistus.runtime.landlock import main; main(sys.argv[1:])"
+
+
+def scoped_line(bwrap_line: list[str]) -> list[str]:
+    """`bwrap_line` for a process another library starts (an MCP server's SDK), so no step runs
+    between its fork and exec: heph's Python, entering the domain, then becoming bubblewrap.
+    Unchanged where Landlock cannot scope here."""
+    import sys
+    from pathlib import Path
+
+    if not callable(scoping(bwrap_line[0])):
+        return bwrap_line
+    # Isolated (-I): nothing of the current folder (the workspace) or the environment decides
+    # what this Python imports; heph's own package is found where this one is.
+    package = Path(__file__).resolve().parent.parent.parent
+    start = f"import sys; sys.path.insert(0, {str(package)!r}); {LAUNCH}"
+    return [sys.executable, "-I", "-c", start, *bwrap_line]
+
+
+def main(argv: list[str]) -> None:
+    """Enter the domain, then become `argv` (bubblewrap's line): what `scoped_line` runs."""
+    enter = scoping(argv[0])
+    if not callable(enter):
+        raise SystemExit(f"heph: cannot scope the sandbox's abstract sockets: {enter}")
+    enter()
+    os.execv(argv[0], argv)

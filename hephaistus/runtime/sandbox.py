@@ -27,7 +27,7 @@ from hephaistus.runtime.hidden import (
     other_projects,
     walk,
 )
-from hephaistus.runtime.landlock import scoping
+from hephaistus.runtime.landlock import scoped_line, scoping
 from hephaistus.runtime.limits import ProcessLimit
 from hephaistus.runtime.programs import command_path, find, missing, sandbox_caches
 
@@ -354,7 +354,8 @@ class Contained:
         # Its process limit is the per-user one (prlimit inside): a cgroup needs heph to start
         # the process itself, and the server's library starts it.
         limit = ProcessLimit(cgroup=False)
-        return box.command(argv, self.workspace, {"PATH": command_path()}, limit)
+        line = box.command(argv, self.workspace, {"PATH": command_path()}, limit)
+        return scoped_line(line) if box.network else line
 
     def _box(self) -> Sandbox:
         if self._sandbox is None:
