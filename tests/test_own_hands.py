@@ -510,6 +510,7 @@ def test_a_host_abstract_socket_cannot_be_reached_inside_network_or_not(workspac
 ATTACK = (
     "chmod 600 /dev/null /dev/zero 2>&1; chown 1:1 /dev/null 2>&1; echo x > /dev/null; "
     "head -c 200 /etc/shadow 2>&1; echo; echo uid=$(id -u); "
+    "/usr/bin/python3 -c 'bytearray(300 << 20); print(7 * 6)' 2>&1 | tail -1; "
     "i=0; while [ $i -lt 200 ]; do sleep 5 & i=$((i+1)); done"
 )
 ATTACKER = """
@@ -519,6 +520,7 @@ from hephaistus.config_sections import SandboxConfig
 from hephaistus.runtime import limits
 from hephaistus.runtime.sandbox import Contained
 limits.PROCESSES = 64
+limits.memory_limit = lambda: 64 << 20
 root = Path(sys.argv[1])
 done = Contained(root, SandboxConfig()).run(
     ["/bin/sh", "-c", sys.argv[2]], cwd=root, env={"PATH": "/usr/bin:/bin"}, timeout=30
@@ -556,6 +558,7 @@ def test_a_command_cannot_change_the_hosts_devices_read_roots_files_or_fork_with
             code, output = json.loads(done.stdout)
         else:
             monkeypatch.setattr(limits, "PROCESSES", 64)
+            monkeypatch.setattr(limits, "memory_limit", lambda: 64 << 20)
             monkeypatch.setenv("HOME", str(folder))
             from hephaistus.config_sections import SandboxConfig
             from hephaistus.runtime.sandbox import Contained
@@ -578,6 +581,7 @@ def test_a_command_cannot_change_the_hosts_devices_read_roots_files_or_fork_with
     if shadow:
         assert shadow not in output
     assert "uid=0\n" not in output  # root outside is nobody inside
+    assert "\n42\n" not in output  # 300 MB over a 64 MB limit
     assert "Cannot fork" in output or "Resource temporarily unavailable" in output, output
 
 

@@ -75,7 +75,7 @@ class Sandbox:
         box = replace(self, read_only=True) if read_only else self
         limit = ProcessLimit()
         line = box.command(argv, cwd, inside, limit)
-        steps = [limit.enter] if limit.cgroup else []
+        steps = [limit.enter] if limit.cgroups else []
         if self.network:  # the host's abstract sockets are then in reach: Landlock scopes them
             scoped = scoping(self.bwrap)
             steps += [scoped] if callable(scoped) else []
