@@ -14,7 +14,7 @@ from hephaistus.checkpoints import Checkpoints
 from hephaistus.compaction import LEARNED, Compactor, context_window
 from hephaistus.config import Config
 from hephaistus.engine import ReactEngine, Run
-from hephaistus.errors import HephError, ModelError, Terminated
+from hephaistus.errors import HephError, KeyRejected, ModelError, Terminated
 from hephaistus.prompting import system_prompt
 from hephaistus.repomap import Focus, RepoMap, code_words
 from hephaistus.runtime.journal import Journal
@@ -225,6 +225,9 @@ class Agent:
                 self._keep_plan(session.id, outcome.message)
         except ModelError as error:
             outcome = Outcome("failed", error.message)
+        except KeyRejected as error:  # a setting to change: the session says so, exit 2
+            outcome = Outcome("failed", error.message)
+            raise
         except KeyboardInterrupt as stop:
             why = str(stop) or "Ctrl-C"
             outcome = Outcome("interrupted", f"interrupted by {why}; the session was saved")

@@ -28,6 +28,10 @@ class ConfigError(HephError):
     exit_code = EXIT_USAGE
 
 
+class KeyRejected(ConfigError):
+    """The model endpoint refused the API key (401): a setting to change, exit 2."""
+
+
 class Refused(HephError):
     """A write the user did not approve (or could not be asked about): exit 3."""
 

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hephaistus.errors import ContextOverflow, ModelError
+from hephaistus.errors import ContextOverflow, KeyRejected, ModelError
 
 if TYPE_CHECKING:
     from hephaistus.llm import ChatModel
@@ -139,8 +139,9 @@ def _status_fault(exc: Any, model: ChatModel, params: dict[str, Any]) -> Excepti
             return None
         return ModelError(f"the model endpoint {url} rejected the request: {detail(exc)}")
     if isinstance(exc, openai.AuthenticationError):
-        return ModelError(
-            f"the model endpoint {url} rejected the API key (401); check OPENAI_API_KEY"
+        return KeyRejected(
+            f"the model endpoint {url} rejected the API key (401): set OPENAI_API_KEY to a key "
+            "it accepts"
         )
     if isinstance(exc, openai.PermissionDeniedError):
         return ModelError(f"{url} refused access (403): {detail(exc)}")

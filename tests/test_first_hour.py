@@ -417,3 +417,15 @@ def test_a_long_task_is_listed_from_a_clipped_copy(heph, chat_server, workspace)
     assert len(recorded.header["task"]) < 2100 and "more characters" in recorded.header["task"]
     assert recorded.spans[0].kind == "INPUT" and recorded.spans[0].output == task
     assert store.path_of("last").stat().st_size < 2.2 * len(task)  # was 3 copies
+
+
+def test_a_rejected_key_is_a_configuration_error(heph, chat_server, workspace):
+    chat_server.fault("status", status=401, body='{"error": {"message": "invalid api key"}}')
+    run = heph("explain app.py", env={"OPENAI_API_KEY": "sk-wrong-0123456789"})
+    assert run.code == 2, run.stderr
+    assert "rejected the API key (401)" in run.stderr and "OPENAI_API_KEY" in run.stderr
+    assert len(chat_server.requests) == 1  # not tried again
+    from hephaistus.session import SessionStore, load_session
+
+    ended = load_session(SessionStore(workspace / ".heph" / "sessions").path_of("last")).end
+    assert ended and "rejected the API key" in ended["message"]

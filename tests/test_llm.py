@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hephaistus.config import Config
-from hephaistus.errors import ModelError
+from hephaistus.errors import KeyRejected, ModelError
 from hephaistus.llm import ChatModel, request_body, retry_after
 from hephaistus.testing import ChatServer
 
@@ -123,7 +123,7 @@ def test_endpoint_without_json_mode_is_asked_again_without_it_and_remembered():
 )
 def test_permanent_errors_are_not_retried_and_explained(chat_server, status, words):
     chat_server.fault("status", status=status)
-    with pytest.raises(ModelError) as caught:
+    with pytest.raises(KeyRejected if status == 401 else ModelError) as caught:  # 401: exit 2
         model_for(chat_server).complete(HELLO)
     for word in words:
         assert word in caught.value.message
