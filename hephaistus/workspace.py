@@ -96,14 +96,21 @@ class Workspace:
         """The workspace at `root`, as its real path (links resolved)."""
         return cls(Path(os.path.realpath(root)))
 
-    @property
+    @functools.cached_property
     def heph_dir(self) -> Path:
-        return self.root / HEPH_DIR
+        """Where heph keeps its records of the workspace: `.heph/` in it; for a folder that is
+        no project (home, `/`) or that heph may not write, its folder in the user's state
+        folder, so that heph creates nothing there."""
+        if self.is_project_folder() and os.access(self.root, os.W_OK):
+            return self.root / HEPH_DIR
+        from hephaistus.userdirs import workspace_folder
+
+        return workspace_folder(self.root, "records")
 
     @property
     def temp_dir(self) -> Path:
         """Where writes make their temporary files, out of the user's sight."""
-        return self.root / HEPH_DIR / "tmp"
+        return self.heph_dir / "tmp"
 
     def resolve(self, path: str, *, for_write: bool = False) -> Path:
         """The real path of `path`, which must lie inside the workspace (symlinks followed)."""
@@ -332,7 +339,7 @@ class Workspace:
         self.check_heph_dir()
         self.heph_dir.mkdir(parents=True, exist_ok=True)
         _ignore_all_of(self.heph_dir)
-        git_dir = self._own_git_dir()
+        git_dir = self._own_git_dir() if self.heph_dir.parent == self.root else None
         if git_dir is not None:
             # Unanchored, so it also covers a workspace that is a subfolder of the repository.
             exclude = git_dir / "info" / "exclude"
