@@ -42,6 +42,23 @@ def workspace_folder(root: Path, kind: str) -> Path:
     return folder
 
 
+def records_folder(root: Path, name: str) -> Path:
+    """Where heph keeps its records of the workspace at `root`: its folder `name` (`.heph`);
+    for a folder that is no project (the home folder, one holding it, `/`) or that the person
+    may not write (its mode, a read-only mount), the workspace's folder in the user's state
+    folder, so that heph creates nothing there."""
+    if is_project_folder(root) and os.access(root, os.W_OK):
+        return root / name
+    return workspace_folder(root, "records")
+
+
+def is_project_folder(root: Path) -> bool:
+    """Whether `root` (a real path) looks like a project: not the home folder, nor a folder
+    holding it."""
+    home = Path(os.path.realpath(Path.home()))
+    return root != home and root not in home.parents
+
+
 def chosen(xdg_home: str | None, platform: Path, legacy: Path) -> Path:
     """The XDG variable's folder when set; else the platform's, unless only the folder of an
     earlier version exists (it keeps working)."""

@@ -98,14 +98,10 @@ class Workspace:
 
     @functools.cached_property
     def heph_dir(self) -> Path:
-        """Where heph keeps its records of the workspace: `.heph/` in it; for a folder that is
-        no project (home, `/`) or that heph may not write, its folder in the user's state
-        folder, so that heph creates nothing there."""
-        if self.is_project_folder() and os.access(self.root, os.W_OK):
-            return self.root / HEPH_DIR
-        from hephaistus.userdirs import workspace_folder
+        """Where heph keeps its records of the workspace (see userdirs.records_folder)."""
+        from hephaistus.userdirs import records_folder
 
-        return workspace_folder(self.root, "records")
+        return records_folder(self.root, HEPH_DIR)
 
     @property
     def temp_dir(self) -> Path:
@@ -311,10 +307,10 @@ class Workspace:
         return found
 
     def is_project_folder(self) -> bool:
-        """Whether the workspace looks like a project: not the home folder, nor a folder
-        holding it."""
-        home = Path(os.path.realpath(Path.home()))
-        return self.root != home and self.root not in home.parents
+        """Whether the workspace looks like a project (see userdirs.is_project_folder)."""
+        from hephaistus.userdirs import is_project_folder
+
+        return is_project_folder(self.root)
 
     def check_heph_dir(self) -> None:
         """`.heph/` and the folders heph keeps in it are real folders of the workspace, or
