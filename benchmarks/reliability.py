@@ -30,8 +30,10 @@ import tempfile
 import textwrap
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from common import heph_command
@@ -727,9 +729,12 @@ def _concurrent_run(root: str, tag: str, steps: int, results: multiprocessing.Qu
     results.put((tag, [c.path + ":" + c.diff for c in agent.journal.files], str(session)))
 
 
-def probe_concurrent(processes: int, steps: int) -> Tally:
-    tally = Tally(f"{processes} concurrent runs")
-    with tempfile.TemporaryDirectory() as folder:
+def probe_concurrent(processes: int, steps: int, place: str | None) -> Tally:
+    """`processes` runs at once in one workspace (in `place`: a tmpfs folder, or None for the
+    system's temporary folder), beside a process spinning on the CPU to widen every window:
+    each append and edit lands once or is reported as not done."""
+    tally = Tally(f"{processes} concurrent runs in {place or tempfile.gettempdir()}")
+    with cpu_hog(), tempfile.TemporaryDirectory(dir=place) as folder:
         root = Path(folder)
         tags = [f"p{n}" for n in range(processes)]
         (root / "shared.log").write_text("")
@@ -743,12 +748,13 @@ def probe_concurrent(processes: int, steps: int) -> Tally:
         ]
         for worker in workers:
             worker.start()
+        outcomes = [results.get(timeout=600) for _ in tags]  # before join: a full pipe blocks
         for worker in workers:
-            worker.join(300)
+            worker.join(60)
         log = (root / "shared.log").read_text().splitlines()
         text = (root / "shared.txt").read_text()
-        for _ in tags:
-            tag, changes, _session = results.get(timeout=10)
+        refused = {"append": 0, "edit": 0}
+        for tag, changes, _session in outcomes:
             for number in range(steps):
                 appended = any(
                     f"+{tag} {number}" in c for c in changes if c.startswith("shared.log:")
@@ -756,18 +762,48 @@ def probe_concurrent(processes: int, steps: int) -> Tally:
                 edited = any(
                     f"+{tag}-{number} new" in c for c in changes if c.startswith("shared.txt:")
                 )
+                refused["append"] += not appended
+                refused["edit"] += not edited
                 problems = []
-                if appended and f"{tag} {number}" not in log:
+                if log.count(f"{tag} {number}") != (1 if appended else 0):
+                    problems.append("lost")  # lost, twice, or written though reported not
+                if (f"{tag}-{number} new" in text) != edited:
                     problems.append("lost")
-                if edited and f"{tag}-{number} new" not in text:
-                    problems.append("lost")
-                if not edited and f"{tag}-{number} new" in text:
-                    problems.append("lost")  # written, yet reported as not written
                 tally.add(problems, f"{tag} step {number}")
+        print(f"    reported as not done: {refused['append']} appends, {refused['edit']} edits")
         if stray_files(root):
             tally.counts["stray"] += 1
         tally.add(_undo_one(root, tags, steps), "undo of one run")
     return tally
+
+
+@contextmanager
+def cpu_hog() -> Iterator[None]:
+    """A process keeping a CPU busy for the block: the other processes are preempted more
+    often, which widens the window of every race."""
+    stop = multiprocessing.Event()
+    hog = multiprocessing.Process(target=_spin, args=(stop,), daemon=True)
+    hog.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        hog.join(10)
+
+
+def _spin(stop: multiprocessing.synchronize.Event) -> None:
+    while not stop.is_set():
+        pass
+
+
+def tmpfs_folder() -> str | None:
+    """/dev/shm when it is a writable tmpfs (renames there are fastest: the narrowest windows)."""
+    try:
+        mounts = Path("/proc/mounts").read_text().split("\n")
+    except OSError:
+        return None
+    tmpfs = any(line.split()[1:3] == ["/dev/shm", "tmpfs"] for line in mounts if line)
+    return "/dev/shm" if tmpfs and os.access("/dev/shm", os.W_OK) else None
 
 
 def _undo_one(root: Path, tags: list[str], steps: int) -> list[str]:
@@ -877,8 +913,11 @@ def main() -> int:
         lambda: probe_fuzzed_paths(200 if quick else args.paths, args.seed),
         lambda: probe_kills(3 if quick else args.kills, args.seed),
         lambda: probe_secrets(quick),
-        lambda: probe_concurrent(2, 5 if quick else 60),
-        lambda: probe_concurrent(4, 5 if quick else 30),
+        *(
+            partial(probe_concurrent, processes, 5 if quick else steps, place)
+            for processes, steps in ((2, 60), (4, 30), (8, 15))
+            for place in dict.fromkeys((tmpfs_folder(), None))  # the same folder once
+        ),
         probe_heavy_inputs,
     ]
     print(f"{'probe':<32}{'tried':>7}" + "".join(f"{c:>8}" for c in COLUMNS) + "   seconds")
