@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import os
 import re
@@ -12,35 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hephaistus.errors import HephError
+from hephaistus.secret_files import is_secret_name
 
 HEPH_DIR = ".heph"
-# File names (matched in lower case) whose content is a credential. `allow_secrets` lifts the rule.
-SECRET_PATTERNS = (
-    ".env*",
-    "*.env",
-    "*.pem",
-    "*.key",
-    "id_*",
-    "*.p12",
-    "*.pfx",
-    "*.jks",
-    "*.keystore",
-    ".netrc",
-    "_netrc",
-    ".npmrc",
-    ".pypirc",
-    ".git-credentials",
-    ".htpasswd",
-    ".pgpass",
-    "credentials",
-    "credentials.*",
-    "secrets.*",
-    "*.secret",
-    "*.secrets",
-)
-SECRET_NAME = re.compile("|".join(fnmatch.translate(p) for p in SECRET_PATTERNS))
-# Folders whose every file is a credential.
-SECRET_DIRS = {".ssh", ".gnupg", ".aws"}
 # Folders nobody wants listed or searched, skipped when there is no git to ask.
 SKIPPED_DIRS = {
     ".git",
@@ -387,16 +360,6 @@ def protected_part(parts: tuple[str, ...] | list[str]) -> str | None:
         if spelled in PROTECTED_DIRS or SHORT_NAME.fullmatch(spelled):
             return part
     return None
-
-
-def is_secret_name(path: str) -> bool:
-    """Whether a path's spelling names a credential file (any case)."""
-    parts = [part for part in path.lower().replace(os.sep, "/").split("/") if part]
-    if not parts:
-        return False
-    if SECRET_DIRS.intersection(parts[:-1]):
-        return True
-    return SECRET_NAME.match(parts[-1]) is not None
 
 
 def _join(folder: str, name: str) -> str:

@@ -435,7 +435,7 @@ def test_credential_stores_linked_secrets_and_deep_secrets_are_empty_inside(
     ],
 )
 def test_git_configuration_shown_inside_keeps_all_but_credentials(line, shown):
-    from hephaistus.runtime.hidden import without_credentials
+    from hephaistus.runtime.gitconfigs import without_credentials
 
     assert without_credentials(f"[remote]\n{line}") == (f"[remote]\n{shown}" if shown else None)
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from hephaistus.config_sections import SandboxConfig
 from hephaistus.runtime.executor import Completed, LocalExecutor
+from hephaistus.runtime.gitconfigs import cleaned_git_configs
 from hephaistus.runtime.hidden import (
-    cleaned_git_configs,
     hidden_paths,
     host_sockets,
     other_projects,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from hephaistus.checkpoints import CheckpointStore
 from hephaistus.repository import Repository
+from hephaistus.secret_files import is_secret_name
 from hephaistus.tools.context import ToolContext
-from hephaistus.workspace import is_secret_name
 
 
 class UsersWork(ValueError):

@@ -20,6 +20,7 @@ from pathlib import Path
 from hephaistus.gitlocation import is_disabled
 from hephaistus.redact import scrub
 from hephaistus.repository import GitError, Repository
+from hephaistus.secret_files import is_secret_name
 from hephaistus.tools.commit_scope import (
     UsersWork,
     commit_targets,
@@ -29,7 +30,7 @@ from hephaistus.tools.commit_scope import (
 )
 from hephaistus.tools.context import ToolContext
 from hephaistus.values import CommitMade, CommitRequest, Proposal, ToolResult
-from hephaistus.workspace import PathError, is_secret_name
+from hephaistus.workspace import PathError
 
 LOG_LIMIT = 50
 COMMIT_REFUSED = "commit not made"  # how the refusal of a commit git may not run begins
