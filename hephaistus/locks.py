@@ -1,15 +1,15 @@
 """Locks between heph processes working in one workspace.
 
 A write reads a file, works out the new content, and writes it; two heph runs doing that to one
-file at once would each lose the other's change. Each write therefore happens under that file's
-lock, and undo (which checks and restores many files) under the workspace's lock. The locks are
-advisory `flock`s on small files in `.heph/locks/`; the kernel releases them when a process dies,
-so a killed run never leaves one behind.
+file at once would each lose the other's change. Each write and each undo (which checks and
+restores many files) therefore happens under the workspace's lock. The locks are advisory
+`flock`s on small files in `.heph/locks/` (a file's open description holds it, so two threads
+of one run exclude each other too); the kernel releases them when a process dies, so a killed
+run never leaves one behind.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Iterator
@@ -65,12 +65,7 @@ def _open_lock(path: Path) -> int:
         return os.open(path, flags, 0o600)
 
 
-def file_lock(heph_dir: Path, rel: str) -> AbstractContextManager[None]:
-    """The lock of one workspace file (by its resolved workspace-relative name)."""
-    digest = hashlib.sha1(rel.encode("utf-8", "surrogateescape")).hexdigest()[:20]
-    return locked(heph_dir / "locks" / f"{digest}.lock", rel)
-
-
 def workspace_lock(heph_dir: Path) -> AbstractContextManager[None]:
-    """The lock of the workspace's checkpoints, held while undoing or redoing."""
+    """The lock of the workspace's files and checkpoints, held while writing, undoing or
+    redoing."""
     return locked(heph_dir / "locks" / "workspace.lock", "the workspace")

@@ -1,13 +1,13 @@
 """The write path every writing tool shares: check the path, read the file, prepare the change
-with its diff (for the runtime to decide), and write it under the file's lock, checkpointed and
-atomic (the one write transaction, which `heph docs` uses too).
+with its diff (for the runtime to decide), and write it under the workspace's lock,
+checkpointed and atomic (the one write transaction, which `heph docs` uses too).
 
 A change is written only if the file still holds what was read, or, when another run wrote it
 meanwhile, made again on what it holds now where it can be (an append, an edit, a patch; see
-`write_change`); the REPL's /diff shows changes
-with the same unified diff. A change that replaces a whole file (write_file, a patch from
-/dev/null) lands only on content the model has seen: what it last read, or wrote itself, in
-this conversation (see `Seen`). A file without write permission is never replaced.
+`write_change`). The REPL's /diff shows changes with the same unified diff. A change that
+replaces a whole file (write_file, a patch from /dev/null) lands only on content the model has
+seen: what it last read, or wrote itself, in this conversation (see `Seen`). A file without
+write permission is never replaced.
 """
 
 from __future__ import annotations
