@@ -61,7 +61,7 @@ def test_a_pull_that_changes_only_the_script_a_trusted_command_runs_needs_trust_
     heph, chat_server, home, tmp_path, setting, script
 ):
     innocent, evil = SCRIPTS[script]
-    config = 'verify_after_edits = ["test"]\npass_env = ["DEPLOY_*"]\n' + setting
+    config = 'verify_after_edits = ["test"]\npass_env = ["DEPLOY_TOKEN"]\n' + setting
     root = clone(tmp_path, {".heph.toml": config, "app.py": "x = 1\n", script: innocent})
     push_and_pull(root, {script: innocent}, "runnable")
     env = {**person(home, chat_server), "DEPLOY_TOKEN": SECRET}
