@@ -23,7 +23,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from hephaistus.gitlocation import locate
+from hephaistus.gitlocation import locate, runs_no_git
 from hephaistus.repository import GitError, run
 
 # What `git clone` and `git init` write, and the little a person adds: nothing runs from these.
@@ -157,6 +157,22 @@ def _origin(origin: str, work_tree: Path) -> str:
         return Path(path).resolve().relative_to(work_tree.resolve()).as_posix()
     except ValueError:
         return path
+
+
+def tracks_files_in(folder: Path) -> bool:
+    """Whether the repository around `folder` tracks files in it (a `.heph/` a repository
+    committed), as git's `ls-files` says. Where heph runs no git (an untrusted `.git/` runs
+    nothing, not even that), a folder that is there counts as tracked: caution costs only
+    where heph keeps its records."""
+    located = locate(folder)
+    if located is None:
+        return False
+    if runs_no_git(located):
+        return os.path.lexists(folder)
+    try:
+        return bool(run(located[0], "ls-files", "-z", "--", str(folder), literal=True).strip("\0"))
+    except GitError:
+        return os.path.lexists(folder)
 
 
 def commit_hooks(root: Path) -> list[str]:

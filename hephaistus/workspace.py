@@ -71,9 +71,15 @@ class Workspace:
 
     @functools.cached_property
     def heph_dir(self) -> Path:
-        """Where heph keeps its records of the workspace (see userdirs.records_folder)."""
-        from hephaistus.userdirs import records_folder
+        """Where heph keeps its records of the workspace (see userdirs.records_folder); where
+        the repository tracks files in `.heph/` (heph would rewrite them, a commit publish
+        them), in the user's state folder too."""
+        from hephaistus.gitsetup import tracks_files_in
+        from hephaistus.userdirs import records_folder, workspace_folder
 
+        own = self.root / HEPH_DIR
+        if os.path.lexists(own) and tracks_files_in(own):
+            return workspace_folder(self.root, "records")
         return records_folder(self.root, HEPH_DIR)
 
     @property

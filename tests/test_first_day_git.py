@@ -4,13 +4,14 @@ test runs real git, the real pre-commit and heph as a person runs it."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from test_hostile_repo import person, unpacked
+from test_hostile_repo import clone, person, unpacked
 
 from conftest import git, has_git
 from hephaistus.testing import act, final
@@ -131,3 +132,38 @@ def test_a_generated_hook_changed_in_any_way_is_not_the_persons(home, tmp_path, 
         .replace("--config=.pre-commit-config.yaml", "--config=elsewhere.yaml")
     )
     assert [s.key for s in settings_needing_trust(root)] == ["pre-commit"]
+
+
+# -- 13. a .heph/ the repository tracks is never rewritten ------------------------------------
+
+
+@pytest.mark.parametrize("how", ["cloned", "unpacked with a hook (heph runs no git there)"])
+def test_a_heph_folder_the_repository_tracks_is_never_rewritten(
+    heph, chat_server, home, tmp_path, how
+):
+    from hephaistus.userdirs import workspace_folder
+
+    tracked = {
+        ".heph/state.json": '{"last_task": "the author\'s task"}\n',
+        ".heph/cache/repomap.json": "{}\n",
+        ".heph/prompts/system.md": "The team's prompt.\n",
+    }
+    if how == "cloned":
+        root = clone(tmp_path, {**tracked, "app.py": "x = 1\n"})
+    else:
+        root = unpacked(tmp_path, {**tracked, "app.py": "x = 1\n"})
+        (root / ".git" / "hooks" / "post-commit").write_text("#!/bin/sh\n")
+        (root / ".git" / "hooks" / "post-commit").chmod(0o755)
+    env = person(home, chat_server)
+    chat_server.reply(act("read_file", path="app.py"))
+    chat_server.reply(final("x is 1"))
+    assert heph("what is x?", cwd=root, env=env).code == 0
+    chat_server.reply(final("sorry"))
+    assert heph("it is incorrect", cwd=root, env=env).code == 0
+    assert git(root, "status", "--porcelain", "--ignored") == ""  # nothing to publish
+    assert {rel: (root / rel).read_text() for rel in tracked} == tracked
+    followed = chat_server.requests[-1]["messages"][-1]["content"]
+    assert "last task: what is x?" in followed  # heph's own state, kept in the state folder
+    assert "the author's task" not in json.dumps(chat_server.requests)
+    kept = workspace_folder(root, "records")
+    assert (kept / "state.json").is_file() and list((kept / "sessions").iterdir())
