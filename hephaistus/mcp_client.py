@@ -17,6 +17,7 @@ themselves. Its command finds the workspace's code first (`python -m NAME` a pac
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -130,13 +131,31 @@ class McpHub:
                 _quiet_package_logs(self.log_dir / "mcp.log")
                 argv = self._argv(server)
                 contained = self.contains(server)
-                connection = _Connection(server, argv, env, log, self.cwd, contained)
+                why = self.why_contained(server) if contained else ""
+                connection = _Connection(server, argv, env, log, self.cwd, why)
                 self._connections[server.name] = connection
             return connection
 
     def contains(self, server: McpServerConfig) -> bool:
-        """Whether `server`'s process runs in the sandbox (a server at a URL runs nowhere)."""
-        return bool(server.command) and (server.from_workspace or self.contain_persons)
+        """Whether `server`'s process runs in the sandbox (a server at a URL runs nowhere):
+        a workspace's always; the person's in a workspace they have not trusted, or wherever
+        its command would run the workspace's code (see workspace_code)."""
+        return bool(server.command) and (server.from_workspace or bool(self.why_contained(server)))
+
+    def why_contained(self, server: McpServerConfig) -> str:
+        """Why the person's `server` runs in the sandbox here, in words ("" where it does not,
+        and for a workspace's server, which always does)."""
+        if server.from_workspace or not server.command:
+            return ""
+        if self.contain_persons:
+            return UNTRUSTED
+        code = workspace_code(server, self.cwd) if self.cwd is not None else None
+        return (
+            f" (its command would run the workspace's code, which a model can change: {code}; "
+            "so it runs in the sandbox, trusted or not)"
+            if code
+            else ""
+        )
 
     def _argv(self, server: McpServerConfig) -> list[str]:
         """The command line that starts `server`: in the sandbox, or not at all, wherever
@@ -155,7 +174,7 @@ class McpHub:
             return self.command_line(argv, network=True)
         except OSError as error:
             raise McpError(
-                f"MCP server {server.name} was not started: {error}{_why_contained(server)}"
+                f"MCP server {server.name} was not started: {error}{self.why_contained(server)}"
             ) from None
 
     def _wait(
@@ -197,14 +216,14 @@ class _Connection:
         env: dict[str, str],
         log: Path,
         cwd: Path | None,
-        contained: bool = False,
+        why_contained: str = "",
     ) -> None:
         self.server = server
         self.argv = argv
         self.env = env
         self.log = log
         self.cwd = server.cwd or (str(cwd) if cwd else None)
-        self.contained = contained  # in the sandbox
+        self.why_contained = why_contained  # why it runs in the sandbox, when the person's
         self.session: Any = None
         self.dead = False
         self.listed: list[ToolDefinition] | None = None
@@ -299,8 +318,8 @@ class _Connection:
                 await self._hold_stdio()
         except BaseException as error:  # noqa: BLE001 - a failed start is the caller's to say
             if not self._ready.done():
-                why = _why_contained(self.server) if self.contained else ""
-                self._ready.set_exception(McpError(_start_failure(self.server, error) + why))
+                failure = _start_failure(self.server, error) + self.why_contained
+                self._ready.set_exception(McpError(failure))
         finally:
             self.dead = True
             self.session = None
@@ -336,14 +355,51 @@ def _start_failure(server: McpServerConfig, error: BaseException) -> str:
     return f"MCP server {server.name} did not start: {_one_line(error)}"
 
 
-def _why_contained(server: McpServerConfig) -> str:
-    """Why the person's server runs in the sandbox here, and how they let it run as them."""
-    if server.from_workspace:
-        return ""
-    return (
-        " (your servers run in the sandbox in a workspace you have not trusted, so that its "
-        "files' code never runs as you: `heph trust` lets them run as you here)"
-    )
+NODE_RUNNERS = {"npx", "bunx", "pnpx"}  # and `npm exec`, `pnpm dlx`, `yarn dlx`
+PYTHON_PROJECT = ("pyproject.toml", "uv.toml", "setup.py", "setup.cfg")
+
+
+def workspace_code(server: McpServerConfig, root: Path) -> str | None:
+    """What of the workspace at `root` the person's `server` would run, if anything: a program
+    or script that lies in it, the package `python -m NAME` finds there first, a `node_modules`
+    that npx and its kin take before the registry, or the project `uv run` runs in. A model can
+    write all of these (a sandboxed command, a write), so a server that runs them runs in the
+    sandbox whatever the trust: the person's trust is in their server, not in what the
+    workspace makes of it."""
+    folder = Path(server.cwd) if server.cwd else root
+    inside = folder == root or root in folder.parents
+    if not inside:
+        return None  # the person chose where it runs: its code is what they put there
+    words = [server.command, *server.args]
+    real_root = os.path.realpath(root)
+    for word in words:
+        path = folder / word
+        named = ("/" in word or path.suffix) and path.is_file()
+        if named and Path(os.path.realpath(path)).is_relative_to(real_root):
+            return f"{word} lies in the workspace"
+    program = Path(server.command).name
+    if "-m" in server.args[:-1]:
+        name = server.args[server.args.index("-m") + 1].split(".")[0]
+        if (folder / f"{name}.py").exists() or (folder / name).is_dir():
+            return f"python -m {name} would import the workspace's {name}"
+    runner = program in NODE_RUNNERS or server.args[:1] in (["exec"], ["dlx"])
+    if runner and any((up / "node_modules").exists() for up in _up_to(folder, root)):
+        return f"{program} would take the workspace's node_modules first"
+    project = any((folder / name).exists() for name in PYTHON_PROJECT)
+    if program == "uv" and server.args[:1] == ["run"] and project:
+        return "uv run would run the workspace's project"
+    return None
+
+
+def _up_to(folder: Path, root: Path) -> list[Path]:
+    """`folder` and the folders above it, up to the workspace's root."""
+    return [folder, *[up for up in folder.parents if up == root or root in up.parents]]
+
+
+UNTRUSTED = (
+    " (your servers run in the sandbox in a workspace you have not trusted, so that its files' "
+    "code never runs as you: `heph trust` lets them run as you here)"
+)
 
 
 def _one_line(error: BaseException) -> str:

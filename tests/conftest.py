@@ -31,6 +31,7 @@ DEVELOPER_SETTINGS = ("OPENAI_", "HEPH_", "OLLAMA_", "LLAMA_")
 SLOW_FILES = (
     "test_precommit.py",
     "test_as_nobody.py",
+    "test_write_races.py",
     "test_hostile_repo.py",
     "test_terminal.py",
     "test_properties.py",

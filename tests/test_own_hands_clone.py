@@ -6,6 +6,7 @@ for real: real git repositories, the real sandbox, heph run as a person runs it.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -139,8 +140,13 @@ def test_the_persons_server_runs_as_them_once_they_trust_the_workspace(
 ):
     pytest.importorskip("mcp")
     marker = tmp_path / "ran"
-    root = clone(tmp_path, planted_package(marker))
-    env = persons_server(home, chat_server, "git", [sys.executable, "-m", "mcp_server_git"])
+    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    outside = tmp_path / "persons-server"  # the person's own server, not the workspace's code
+    for rel, text in planted_package(marker).items():
+        (outside / rel).parent.mkdir(parents=True, exist_ok=True)
+        (outside / rel).write_text(text)
+    runner = [sys.executable, str(outside / "mcp_server_git" / "__main__.py")]
+    env = persons_server(home, chat_server, "git", runner)
     flags = ["--trust"] if trusting == "--trust" else []
     if not flags:
         said = heph("trust", "--yes", cwd=root, env=env)
@@ -150,6 +156,34 @@ def test_the_persons_server_runs_as_them_once_they_trust_the_workspace(
     result = heph(*flags, "--mode", "plan", "look around", cwd=root, env=env)
     assert result.code == 0, result.stderr
     assert marker.read_text().startswith("ran")  # on the host: the person said so
+
+
+@needs_sandbox
+@pytest.mark.parametrize("planted_by", ["the clone", "a command"])
+def test_a_trusted_workspaces_code_never_stands_in_for_the_persons_server_on_the_host(
+    heph, chat_server, home, tmp_path, planted_by
+):
+    pytest.importorskip("mcp")
+    marker = tmp_path / "ran"
+    package = planted_package(marker)
+    root = clone(tmp_path, package if planted_by == "the clone" else {"app.py": "x = 1\n"})
+    env = persons_server(home, chat_server, "git", [sys.executable, "-m", "mcp_server_git"])
+    assert heph("trust", "--yes", cwd=root, env=env).code == 0
+    if planted_by == "a command":  # the model writes the package in the sandbox, first run
+        lines = ["mkdir -p mcp_server_git", "touch mcp_server_git/__init__.py"]
+        main = package["mcp_server_git/__main__.py"]
+        encoded = base64.b64encode(main.encode()).decode()
+        lines.append(f"echo {encoded} | base64 -d > mcp_server_git/__main__.py")
+        chat_server.reply(act("shell", command=" && ".join(lines)))
+        chat_server.reply(final("set up"))
+        assert heph("--yes", "set up", cwd=root, env=env).code == 0
+        assert (root / "mcp_server_git" / "__main__.py").exists()
+    chat_server.reply(act("mcp__git__add", a=2, b=40))
+    chat_server.reply(final("42"))
+    result = heph("--yes", "add", cwd=root, env=env)
+    assert result.code == 0, result.stderr
+    assert "Observation: 42" in chat_server.requests[-1]["messages"][-1]["content"], result.stderr
+    assert not marker.exists(), marker.read_text()  # it served from the sandbox
 
 
 # -- 6. a commit's hooks run nothing of a clone's on the host -----------------------------------

@@ -130,9 +130,11 @@ def _where_it_runs(tools: Any, server: Any) -> str:
     workspace they have not trusted)."""
     if server.from_workspace:
         return "workspace, sandboxed"
-    if tools.hub.contains(server):
+    if not tools.hub.contains(server):
+        return "user config"
+    if tools.hub.contain_persons:
         return "user config, in the sandbox: you have not trusted this workspace (heph trust)"
-    return "user config"
+    return "user config, in the sandbox:" + tools.hub.why_contained(server).strip(" ()")
 
 
 def _tools(tools: Any, name: str) -> int:
