@@ -26,8 +26,6 @@ from typing import Any
 from hephaistus.repository import GitError, failure_message, run_completed
 
 NO_PROGRAM = "/nonexistent/heph-runs-git-itself"
-# Set in GitPython's custom environment (never git's): the command runs no hook, a commit's too.
-NO_HOOKS_ASKED = "HEPH_NO_HOOKS"
 
 
 def _import_gitpython() -> None:
@@ -92,9 +90,8 @@ class RunnerGit(git.Git):
                 "commands to their end itself"
             )
         literal = self._environment.get("GIT_LITERAL_PATHSPECS") == "1"
-        hooks = self._environment.get(NO_HOOKS_ASKED) != "1"
         data = istream.read() if hasattr(istream, "read") else None
-        done = run_completed(self.top, *argv[1:], data=data, literal=literal, hooks=hooks)
+        done = run_completed(self.top, *argv[1:], data=data, literal=literal)
         if done.returncode != 0 and with_exceptions:
             raise LibraryGitError(argv, done.returncode, failure_message(done))
         if output_stream is not None:

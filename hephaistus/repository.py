@@ -36,9 +36,8 @@ if TYPE_CHECKING:
     from hephaistus.gitlibrary import RunnerGit
 
 TIMEOUT = 60.0
-COMMIT_TIMEOUT = 900.0  # a commit runs the repository's hooks: a test suite, maybe
 ALWAYS = ("-c", "core.fsmonitor=false", "-c", "protocol.allow=never")
-NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")  # no hook runs but a commit's, asked for
+NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")  # no hook of the repository's ever runs
 DIFFING = {"diff", "log", "show"}  # no driver runs, no color is asked: heph reads plain diffs
 NOT_RECURSING = {"diff", "status"}  # a submodule's own config could run its programs
 NAMING_FILES = {"add", "commit", "rm", "ls-files", "diff", "hash-object"}  # literal pathspecs
@@ -89,15 +88,11 @@ class Repository:
 
         return RunnerGit(self.top)
 
-    def command(self, verb: str, *args: str, literal: bool = False, hooks: bool = True) -> str:
+    def command(self, verb: str, *args: str, literal: bool = False) -> str:
         """`git VERB ARGS` through GitPython, in the working tree's top folder (name files by
-        absolute path); `literal`: those paths are file names, never patterns; `hooks=False`:
-        a commit runs none."""
-        from hephaistus.gitlibrary import NO_HOOKS_ASKED
-
+        absolute path); `literal`: those paths are file names, never patterns."""
         call = getattr(self.library, verb.replace("-", "_"))
         asked = {"GIT_LITERAL_PATHSPECS": "1"} if literal else {}
-        asked.update({} if hooks else {NO_HOOKS_ASKED: "1"})
         with self.library.custom_environment(**asked):
             return str(call(*args))
 
@@ -190,11 +185,11 @@ def run(
 
 
 def run_completed(
-    cwd: Path, *args: str, data: bytes | None = None, literal: bool = False, hooks: bool = True
+    cwd: Path, *args: str, data: bytes | None = None, literal: bool = False
 ) -> subprocess.CompletedProcess[bytes]:
-    """`git ARGS` in `cwd` as `run` runs it (pinned, flagged, without credentials), its exit
-    code and both streams as they came (GitPython reads them); GitError only when git may not
-    or cannot run. `hooks=False`: a commit runs no hook either."""
+    """`git ARGS` in `cwd` as `run` runs it (pinned, flagged, without credentials, no hook),
+    its exit code and both streams as they came (GitPython reads them); GitError only when git
+    may not or cannot run."""
     verb = args[0] if args else ""
     if literal and verb not in NAMING_FILES:
         raise ValueError(f"literal pathspecs are for commands that name files, not git {verb}")
@@ -208,11 +203,10 @@ def run_completed(
         )
     flags = ["--no-ext-diff", "--no-textconv", "--no-color"] if verb in DIFFING else []
     flags += ["--ignore-submodules=all"] if verb in NOT_RECURSING else []
-    hooks_off = NO_HOOKS if verb not in INSPECTING | {"commit"} or not hooks else ()
+    hooks_off = NO_HOOKS if verb not in INSPECTING else ()
     refresh_off = NOT_REFRESHING if verb == "diff" else ()
     command = [_program(), *ALWAYS, *hooks_off, *refresh_off, *args[:1], *flags, *args[1:]]
-    timeout = COMMIT_TIMEOUT if verb == "commit" else TIMEOUT
-    return _completed(command, cwd, _environment(located, literal), data, timeout)
+    return _completed(command, cwd, _environment(located, literal), data, TIMEOUT)
 
 
 def _git(command: list[str], cwd: Path, env: dict[str, str], data: bytes | None) -> bytes:
@@ -235,7 +229,7 @@ def _completed(
     timeout: float = TIMEOUT,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run one git command line to its end. In a session of its own: at the timeout (or a
-    Ctrl-C) git and what it started (a commit's hooks) end together, git removing its locks."""
+    Ctrl-C) git and what it started end together, git removing its locks."""
     from hephaistus.runtime.executor import kill_group
 
     try:

@@ -771,11 +771,19 @@ def test_a_file_named_like_a_pattern_commits_only_itself(heph, chat_server, home
     assert git(root, "status", "--porcelain") == " M README.md\n"
 
 
+def signing_with(root: Path, script: str) -> None:
+    """The repository signs its commits with `script` as its gpg program (settings the person
+    trusts for the run: `--trust`): a commit that fails, or shows what git's programs see."""
+    program = root / ".git" / "sign.sh"
+    program.write_text(f"#!/bin/sh\n{script}\n")
+    program.chmod(0o755)
+    git(root, "config", "commit.gpgSign", "true")
+    git(root, "config", "gpg.program", str(program))
+
+
 def test_a_failed_commit_leaves_the_users_files_tracked(heph, chat_server, home, tmp_path):
     root = clone(tmp_path, {"README.md": "read me\n", "Makefile": "all:\n"})
-    failing = root / ".git" / "hooks" / "pre-commit"
-    failing.write_text("#!/bin/sh\nexit 1\n")
-    failing.chmod(0o755)
+    signing_with(root, "exit 1")
     chat_server.reply(act("write_file", path="[A-Z]*", content="q\n"))
     chat_server.reply(act("git_commit", message="glob"))
     chat_server.reply(final("done"))
@@ -1142,15 +1150,13 @@ def test_a_planted_lock_link_makes_no_file_where_it_leads(heph, chat_server, hom
 def test_git_runs_without_the_persons_credentials(heph, chat_server, home, tmp_path):
     marker = tmp_path / "env"
     root = clone(tmp_path, {"app.py": "x = 1\n"})
-    hook = root / ".git" / "hooks" / "pre-commit"
-    hook.write_text(f"#!/bin/sh\nenv > {marker}\n")
-    hook.chmod(0o755)
+    signing_with(root, f"env > {marker}\nexit 1")
     env = person(home, chat_server)
     chat_server.reply(act("edit_file", path="app.py", old="x = 1", new="x = 2"))
     chat_server.reply(act("git_commit", message="bump"))
     chat_server.reply(final("done"))
     assert heph("--yes", "--trust", "bump", cwd=root, env=env).code == 0
-    seen = marker.read_text()  # the person's own hook ran, as trusted
+    seen = marker.read_text()  # the person's own signing program ran, as trusted
     assert KEY not in seen and "ghp_" not in seen and "PATH=" in seen
 
 
@@ -1158,9 +1164,7 @@ def test_a_failed_commit_in_a_subfolder_workspace_keeps_the_file_tracked(
     heph, chat_server, home, tmp_path
 ):
     root = clone(tmp_path, {"sub/app.py": "x = 1\n"})
-    failing = root / ".git" / "hooks" / "pre-commit"
-    failing.write_text("#!/bin/sh\nexit 1\n")
-    failing.chmod(0o755)
+    signing_with(root, "exit 1")
     chat_server.reply(act("edit_file", path="app.py", old="x = 1", new="x = 2"))
     chat_server.reply(act("git_commit", message="bump"))
     chat_server.reply(final("done"))

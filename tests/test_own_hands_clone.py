@@ -186,7 +186,7 @@ def test_a_trusted_workspaces_code_never_stands_in_for_the_persons_server_on_the
     assert not marker.exists(), marker.read_text()  # it served from the sandbox
 
 
-# -- 6. a commit's hooks run nothing of a clone's on the host -----------------------------------
+# -- 6. a commit's hooks run nothing of the workspace's on the host ----------------------------
 
 
 def global_hooks(home: Path, marker: Path) -> None:
@@ -199,7 +199,7 @@ def global_hooks(home: Path, marker: Path) -> None:
     (home / ".gitconfig").write_text(f"[core]\n\thooksPath = {hooks}\n")
 
 
-def test_the_persons_global_hooks_run_no_clones_code_until_they_trust_it(
+def test_the_persons_global_hooks_run_no_workspace_code_trusted_or_not(
     heph, chat_server, home, tmp_path
 ):
     marker = tmp_path / "ran"
@@ -214,14 +214,17 @@ def test_the_persons_global_hooks_run_no_clones_code_until_they_trust_it(
     assert not marker.exists(), marker.read_text()
     said = observation(chat_server, 2)
     assert said.startswith("Observation: committed") and "hooks did not run" in said
-    assert "hooks did not run" in result.stderr and "heph trust" in result.stderr
+    assert "hooks did not run" in result.stderr
     assert git(root, "log", "-1", "--format=%s") == "add new.py\n"
     assert heph("trust", "--yes", cwd=root, env=env).code == 0
+    # Trusted, the workspace's check.sh is still code a model can write (red team: a planted
+    # conftest.py ran through the person's pre-commit hook, reading the key from heph).
     chat_server.reply(act("write_file", path="other.py", content="z = 3\n"))
     chat_server.reply(act("git_commit", message="add other.py"))
     chat_server.reply(final("done"))
     assert heph("--yes", "again", cwd=root, env=env).code == 0
-    assert marker.read_text() == "hook\ncheck\n"  # trusted: the person's hooks are theirs
+    assert not marker.exists(), marker.read_text()
+    assert git(root, "log", "-1", "--format=%s") == "add other.py\n"
 
 
 # -- 7. the repository is located once, at start -----------------------------------------------

@@ -1,15 +1,15 @@
 """Git tools: status, diff, log, and a commit of exactly the files heph changed.
 
-`git_commit` commits only files heph changed in this session (or chat), never a secret file, and
-no file that also holds the user's uncommitted work. It uses `git commit --only -- PATHS`: git
-commits those paths' working-tree content, runs the repository's hooks, and leaves everything
-else in the index (the user's staged work) as it was. Files new to git are announced with
-`git add --intent-to-add` first, and withdrawn again when the commit fails. The hooks run only
-in a workspace the person trusted themselves (trust.vouched): elsewhere the person's own hooks
-(a global `core.hooksPath`, as pre-commit's) would run the clone's code on the host, so none
-runs, and the observation says so. Where heph runs no git at all (the repository's git settings
-wait for the person's trust), a commit is refused and the run ends so (exit 3): a requested
-commit that did not happen is no plain success. Git itself runs through GitPython
+`git_commit` commits only files heph changed in this session (or chat), never a secret file, and no
+file that also holds the user's uncommitted work. It uses `git commit --only -- PATHS`: git commits
+those paths' working-tree content and leaves everything else in the index (the user's staged work)
+as it was. Files new to git are announced with `git add --intent-to-add` first, and withdrawn again
+when the commit fails. No hook runs (as aider's commits, `--no-verify`): a hook runs the project's
+code (pre-commit's checks, a test suite, a `conftest.py`) on the host, outside the sandbox, and a
+model can write that code; the observation names the hooks the commit skipped, so neither the model
+nor the person takes their checks as passed. Where heph runs no git at all (the repository's git
+settings wait for the person's trust), a commit is refused and the run ends so (exit 3): a
+requested commit that did not happen is no plain success. Git itself runs through GitPython
 (`Repository.library`), whose commands hephaistus.repository runs.
 """
 
@@ -163,7 +163,7 @@ def git_commit(
             refuse_the_users_work(ctx, repo, chosen)
         except (ValueError, GitError) as exc:
             return ToolResult(False, f"nothing was committed: {exc}")
-        return _commit(repo, targets, relative, message, left_out, ctx.workspace.root)
+        return _commit(repo, targets, relative, message, left_out)
 
     return Proposal(
         "git",
@@ -179,11 +179,7 @@ def _commit(
     relative: tuple[str, ...],
     message: str,
     left_out: list[str],
-    root: Path,
 ) -> ToolResult:
-    from hephaistus.trust import vouched
-
-    hooks = vouched(root)
     tracked = repo.tracked([str(t) for t in targets])
     new_files = [str(t) for t in targets if repo.relative(t) not in tracked]
     # Literal pathspecs: a file heph wrote named `[.]env` is that file, never a pattern.
@@ -206,20 +202,18 @@ def _commit(
             "--",
             *named,
             literal=True,
-            hooks=hooks,
         )
-    except BaseException:  # Ctrl-C while the hooks run: git and they ended together
+    except BaseException:  # Ctrl-C mid-commit: git ended, its locks removed
         withdraw()
         raise
     if isinstance(result, ToolResult):
         withdraw()
-        # What the hooks printed is the project's programs' output: scrubbed, as a command's.
         said = scrub(result.output)
         return ToolResult(False, f"git commit failed, nothing was committed:\n{said}")
     sha = repo.head_id()
     note = f"\n(left out as secret files: {', '.join(left_out)})" if left_out else ""
     names = ", ".join(relative)
-    skipped = "" if hooks else _hooks_not_run(repo.top)
+    skipped = _hooks_not_run(repo.top)
     return ToolResult(
         True,
         f"committed {sha[:10]} on {repo.branch()}: {names}\n{skipped}{scrub(result)}".rstrip()
@@ -236,9 +230,9 @@ def _hooks_not_run(top: Path) -> str:
     if not skipped:
         return ""
     return (
-        f"(the commit's hooks did not run: {', '.join(skipped)}; the user has not trusted this "
-        "workspace, and they would run its files' code as the user. `heph trust --yes` lets "
-        "them run here)\n"
+        f"(the commit's hooks did not run: {', '.join(skipped)}; heph runs no hook, since a hook "
+        "runs the project's code outside the sandbox. Their checks have not run: say so to the "
+        "user, who can run them (pre-commit run --from-ref HEAD~1 --to-ref HEAD))\n"
     )
 
 
@@ -278,11 +272,9 @@ def _found(ctx: ToolContext) -> Repository | ToolResult:
     return repo
 
 
-def _git(
-    repo: Repository, *args: str, literal: bool = False, hooks: bool = True
-) -> str | ToolResult:
+def _git(repo: Repository, *args: str, literal: bool = False) -> str | ToolResult:
     try:
-        return repo.command(*args, literal=literal, hooks=hooks)
+        return repo.command(*args, literal=literal)
     except GitError as error:
         return ToolResult(False, str(error))
 
