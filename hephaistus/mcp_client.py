@@ -160,7 +160,8 @@ class McpHub:
     def _argv(self, server: McpServerConfig) -> list[str]:
         """The command line that starts `server`: in the sandbox, or not at all, wherever
         `contains` says; a workspace's with the network its settings give, the person's with
-        the network (their server, as their entry says)."""
+        the network (their server, as their entry says) unless it would run the workspace's
+        code."""
         argv = [server.command, *server.args]
         if not self.contains(server):
             return argv
@@ -171,7 +172,10 @@ class McpHub:
                 raise OSError("there is no sandbox to run it in")
             if server.from_workspace:
                 return self.command_line(argv)
-            return self.command_line(argv, network=True)
+            # The person's server has the network, as their entry means; a command that would
+            # run the workspace's code (a clone's package standing in for it) has none.
+            code = workspace_code(server, self.cwd) if self.cwd is not None else None
+            return self.command_line(argv, network=code is None)
         except OSError as error:
             raise McpError(
                 f"MCP server {server.name} was not started: {error}{self.why_contained(server)}"
