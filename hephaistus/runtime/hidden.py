@@ -302,15 +302,21 @@ def other_projects(workspace: Path, shown: list[Path]) -> list[Path]:
     candidates = _folders(workspace.parent)
     for folder in _folders(home):
         candidates += [folder, *_folders(folder)]
+    kept = [str(workspace), *(str(path) for path in shown)]  # and what is in them, or holds them
     found: list[Path] = []
     for folder in dict.fromkeys(candidates):
-        if folder == workspace or folder in workspace.parents or workspace in folder.parents:
+        name = str(folder)
+        if any(_nested(name, other) or _nested(other, name) for other in kept):
             continue
-        if any(folder == used or folder in used.parents for used in shown):
-            continue
-        if any(os.path.lexists(folder / mark) for mark in PROJECT_MARKS):
+        if any(os.path.lexists(os.path.join(name, mark)) for mark in PROJECT_MARKS):
             found.append(folder)
     return found
+
+
+def _nested(inner: str, outer: str) -> bool:
+    """Whether the path `inner` is `outer` or lies in it (both absolute, as strings: this runs
+    for every folder of the home folder at every command)."""
+    return inner == outer or inner.startswith(outer.rstrip("/") + "/")
 
 
 def _folders(parent: Path) -> list[Path]:

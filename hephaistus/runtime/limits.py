@@ -1,31 +1,29 @@
-"""How many processes (threads included) and how much memory a sandboxed command may have at
-once, so a fork bomb or a runaway allocation ends at the limit, not with the machine.
+"""How many processes (threads included) and how much memory a sandboxed command may have, so a
+fork bomb or a runaway allocation ends at the limit, not with the machine.
 
-Two ways, because the kernel's per-user process limit (RLIMIT_NPROC) never binds root:
-- as root, cgroups of the command's own (`pids.max`, and the memory limit), where the cgroup
-  file system is writable (cgroup v1's pids and memory hierarchies, or v2 where the
-  controllers can be given to a child of heph's cgroup): the command joins them before it
-  starts, and they are removed after;
-- as anyone else, RLIMIT_NPROC and RLIMIT_DATA set inside the sandbox (by util-linux's
-  `prlimit`, run by absolute path, just before the command): the sandbox's user namespace
-  counts only its own processes, so the process limit is the command's alone, not the
-  person's other programs'; the memory limit binds each process (its heap and private
-  mappings: the address space a runtime only reserves does not count).
-Where neither works (root without a writable cgroup, no `prlimit`), commands run unlimited.
+The limits are set inside the sandbox by util-linux's `prlimit` (run by absolute path, just
+before the command): RLIMIT_DATA for memory, which binds each process (its heap and private
+mappings: the address space a runtime only reserves does not count), and RLIMIT_NPROC for
+processes, which the sandbox's user namespace counts for the command alone, not the person's
+other programs. The kernel's process limit never binds root, so as root heph moves itself, once
+a run, into a pids cgroup of its own (`pids.max`: the commands' limit plus heph's own threads),
+where the cgroup file system is writable (cgroup v1's pids hierarchy, or v2 where the
+controller can be given to a child of heph's cgroup); every command it starts is in it. (A
+cgroup per command cost each command its move there: 15 ms.) Where neither works (no
+`prlimit`; root without a writable cgroup), commands run without that limit.
 """
 
 from __future__ import annotations
 
-import itertools
+import atexit
 import os
-import time
 from pathlib import Path
 
 PROCESSES = 1024  # processes and threads a command may have at once
 MEMORY_SHARE = 2  # a command may use 1/MEMORY_SHARE of the machine's memory
+OWN_THREADS = 64  # heph's own threads and processes, on top of a command's, in its cgroup
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-REMOVE_TRIES, REMOVE_PAUSE = 20, 0.005  # waiting for a cgroup's last processes to be reaped
-_numbers = itertools.count()
+_joined: dict[str, Path | None] = {}  # controller -> heph's cgroup of this run, once joined
 
 
 def memory_limit() -> int:
@@ -34,92 +32,60 @@ def memory_limit() -> int:
 
 
 class ProcessLimit:
-    """The limits of one command: made before it starts, `enter`ed by it before it runs
-    (between fork and exec: async-signal-safe calls only), released after it ends. Without
-    `cgroup` (a process another library starts), root's commands are not limited."""
+    """The limits of the commands heph starts in the sandbox."""
 
-    def __init__(
-        self, processes: int | None = None, memory: int | None = None, *, cgroup: bool = True
-    ) -> None:
+    def __init__(self, processes: int | None = None, memory: int | None = None) -> None:
+        from hephaistus.runtime.programs import find
+
         self.processes = processes or PROCESSES
         self.memory = memory or memory_limit()
-        self.cgroups: list[Path] = []
-        self._procs: list[int] = []  # each cgroup's cgroup.procs, open for the command to join
-        self.prlimit: str | None = None
-        if os.getuid() == 0:
-            if cgroup:
-                self._make_cgroups()
-        else:
-            from hephaistus.runtime.programs import find
-
-            self.prlimit = find("prlimit")
+        self.root = os.getuid() == 0
+        self.prlimit = find("prlimit")
+        if self.root:
+            join_own_cgroup(self.processes + OWN_THREADS)
 
     def wrap(self, argv: list[str]) -> list[str]:
         """`argv` as the sandbox runs it: under `prlimit` where that sets the limits."""
         if self.prlimit is None:
             return argv
-        limits = [f"--nproc={self.processes}", f"--data={self.memory}"]
+        limits = [f"--data={self.memory}"] + ([] if self.root else [f"--nproc={self.processes}"])
         return [self.prlimit, *limits, "--", *argv]
 
-    def enter(self) -> None:
-        """In the command's process, before it starts anything: join the cgroups."""
-        for procs in self._procs:
-            os.write(procs, b"0")
 
-    def release(self) -> None:
-        """After the command ended (its whole group killed): remove its cgroups."""
-        for procs in self._procs:
-            os.close(procs)
-        self._procs = []
-        for folder in self.cgroups:
-            _remove(folder, tries=REMOVE_TRIES)
-        self.cgroups = []
-
-    def _make_cgroups(self) -> None:
-        wanted = {"pids": str(self.processes), "memory": str(self.memory)}
-        made: dict[Path, Path] = {}  # parent -> the command's cgroup in it (v2: one for both)
-        for controller, value in wanted.items():
-            parent = _parent(controller)
-            if parent is None:
-                continue
-            if parent not in made:
-                folder = _made_in(parent)
-                if folder is None:
-                    continue
-                made[parent] = folder
-            folder = made[parent]
-            try:
-                for name in LIMIT_FILES[controller]:
-                    if (folder / name).exists():
-                        (folder / name).write_text(value)
-                        break
-            except OSError:
-                continue
-        for folder in made.values():
-            try:
-                self._procs.append(os.open(folder / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC))
-                self.cgroups.append(folder)
-            except OSError:
-                _remove(folder)
-
-
-# Where each limit is written: cgroup v2's name, else v1's.
-LIMIT_FILES = {"pids": ("pids.max",), "memory": ("memory.max", "memory.limit_in_bytes")}
-
-
-def _made_in(parent: Path) -> Path | None:
-    """A new cgroup for one command in `parent` (stale ones of ended runs removed first)."""
-    _remove_stale(parent)
-    folder = parent / f"heph-{os.getpid()}-{next(_numbers)}"
-    try:
-        folder.mkdir()
-    except OSError:
+def join_own_cgroup(processes: int) -> Path | None:
+    """heph's pids cgroup of this run, made and joined the first time (as root): every process
+    heph starts from then on is counted in it, at most `processes`. None where it cannot be."""
+    if "pids" in _joined:
+        return _joined["pids"]
+    _joined["pids"] = None
+    parent = _parent("pids")
+    if parent is None:
         return None
+    _remove_stale(parent)
+    folder = parent / f"heph-{os.getpid()}"
+    try:
+        folder.mkdir(exist_ok=True)
+        (folder / "pids.max").write_text(str(processes))
+        (folder / "cgroup.procs").write_text(str(os.getpid()))
+    except OSError:
+        _remove(folder)
+        return None
+    atexit.register(_leave, folder, parent)
+    _joined["pids"] = folder
     return folder
 
 
+def _leave(folder: Path, parent: Path) -> None:
+    """At heph's end: back to the cgroup it came from, its own removed (or by a later run)."""
+    try:
+        (parent / "cgroup.procs").write_text(str(os.getpid()))
+    except OSError:
+        return
+    _remove(folder)
+
+
 def _parent(controller: str) -> Path | None:
-    """The cgroup folder heph's commands' cgroups for `controller` are made in: heph's own in
+    """The cgroup folder heph's own cgroup for `controller` is made in: heph's current one in
     cgroup v1's hierarchy of it, else in cgroup v2 where the controller is (or can be) given
     to children; None where neither is writable."""
     try:
@@ -144,21 +110,16 @@ def _parent(controller: str) -> Path | None:
     return folder
 
 
-def _remove(folder: Path, tries: int = 1) -> None:
-    """Remove a command's cgroup (empty once its processes are reaped)."""
-    for _ in range(tries):
-        try:
-            folder.rmdir()
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(REMOVE_PAUSE)  # the last processes being reaped
-    # still busy: removed by a later run (_remove_stale)
+def _remove(folder: Path) -> None:
+    """Remove a cgroup of heph's (possible once it holds no process)."""
+    try:
+        folder.rmdir()
+    except OSError:
+        pass  # still busy, or gone: a later run removes it (_remove_stale)
 
 
 def _remove_stale(parent: Path) -> None:
-    """Remove the cgroups of heph runs that have ended (a cgroup still busy at its end)."""
+    """Remove the cgroups of heph runs that have ended."""
     try:
         names = [entry.name for entry in os.scandir(parent) if entry.name.startswith("heph-")]
     except OSError:

@@ -14,7 +14,6 @@ import hashlib
 import os
 import stat
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -55,6 +54,7 @@ class Sandbox:
     read_only: bool = False  # the workspace too (plan mode's shell)
     bwrap: str = "bwrap"
     local: LocalExecutor = field(default_factory=LocalExecutor)
+    _hidden_line: list[str] | None = field(default=None, repr=False, compare=False)
 
     def run(
         self,
@@ -73,18 +73,19 @@ class Sandbox:
         # repository would stop at it, not finding the repository.
         inside["GIT_DISCOVERY_ACROSS_FILESYSTEM"] = "1"
         box = replace(self, read_only=True) if read_only else self
-        limit = ProcessLimit()
-        line = box.command(argv, cwd, inside, limit)
-        steps = [limit.enter] if limit.cgroups else []
-        if self.network:  # the host's abstract sockets are then in reach: Landlock scopes them
-            scoped = scoping(self.bwrap)
-            steps += [scoped] if callable(scoped) else []
-        try:
-            return self.local.run(
-                line, cwd=cwd, env=inside, timeout=timeout, before_start=_in_turn(steps)
-            )
-        finally:
-            limit.release()
+        line = box.command(argv, cwd, inside, ProcessLimit())
+        # With the network shared, the host's abstract sockets are in reach: Landlock scopes
+        # them (the only step between fork and exec: without one a process starts faster).
+        scoped = scoping(self.bwrap) if self.network else None
+        before_start = scoped if callable(scoped) else None
+        return self.local.run(line, cwd=cwd, env=inside, timeout=timeout, before_start=before_start)
+
+    def _hiding(self, empty: Path) -> list[str]:
+        """The part of the line that hides `hidden`: worked out once per sandbox (a hundred
+        paths looked at), as `hidden` itself is."""
+        if self._hidden_line is None:
+            self._hidden_line = [arg for path in self.hidden for arg in _hide(path, empty)]
+        return self._hidden_line
 
     def command(
         self,
@@ -117,8 +118,7 @@ class Sandbox:
         used = [*toolchains, *_toolchain_folders(argv, env or {})]
         for project in other_projects(self.workspace, used):
             line += ["--tmpfs", str(project)]
-        for path in self.hidden:
-            line += _hide(path, empty)
+        line += self._hiding(empty)
         for path in host_sockets([self.workspace, *toolchains]):
             line += ["--ro-bind", str(empty), str(path)]
         nested = [path for path in self.kept if path.name == ".git" and path.is_dir()]
@@ -126,19 +126,6 @@ class Sandbox:
         for config, copy in cleaned_git_configs(self.workspace, own, nested):
             line += ["--ro-bind", str(copy or empty), str(config)]
         return [*line, "--chdir", str(cwd), "--", *(limit.wrap(argv) if limit else argv)]
-
-
-def _in_turn(steps: list[Callable[[], None]]) -> Callable[[], None] | None:
-    """One call that makes each of `steps` in turn (None for none: a process starts faster
-    with nothing to do between fork and exec)."""
-    if not steps:
-        return None
-
-    def run_all() -> None:
-        for step in steps:
-            step()
-
-    return run_all
 
 
 def isolated(bwrap: str, network: bool) -> list[str]:
@@ -351,10 +338,7 @@ class Contained:
         box = self._box()
         box.cache.mkdir(parents=True, exist_ok=True)
         box = box if network is None else replace(box, network=network)
-        # Its process limit is the per-user one (prlimit inside): a cgroup needs heph to start
-        # the process itself, and the server's library starts it.
-        limit = ProcessLimit(cgroup=False)
-        line = box.command(argv, self.workspace, {"PATH": command_path()}, limit)
+        line = box.command(argv, self.workspace, {"PATH": command_path()}, ProcessLimit())
         return scoped_line(line) if box.network else line
 
     def _box(self) -> Sandbox:
