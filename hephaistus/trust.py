@@ -52,8 +52,10 @@ class Setting:
     proof: str = ""  # a file a command names: what its content is known by (the whole digest)
 
     def shown(self) -> str:
-        """The setting in one line, `source: key = value`."""
-        return f"{self.source}: {self.key} = {self.value}"
+        """The setting in one line, `source: key = value` (for `pass_env`, with the credentials
+        it gives commands, which it names exactly: a pattern gives none)."""
+        line = f"{self.source}: {self.key} = {self.value}"
+        return line + _credentials_given(self.value) if self.key == "pass_env" else line
 
 
 @dataclass(frozen=True)
@@ -361,6 +363,19 @@ def notice(decision: Decision) -> str:
         f"heph: ignoring settings of this workspace's files because {why}: {listed}. "
         "`heph trust` shows them and trusts it"
     )
+
+
+def _credentials_given(spelled: str) -> str:
+    """What `pass_env` (as spelled) hands commands of the person's credentials, in words."""
+    from hephaistus.redact import SECRET_NAME
+
+    try:
+        names = json.loads(spelled)
+    except ValueError:
+        return ""
+    exact = [name for name in names if isinstance(name, str) and not set(name) & set("*?[")]
+    given = [name for name in exact if SECRET_NAME.search(name) and name != "OPENAI_API_KEY"]
+    return f" (gives commands the credentials {', '.join(given)})" if given else ""
 
 
 def _spelled(value: Any) -> str:

@@ -220,3 +220,11 @@ def test_a_clone_may_ask_more_than_the_person_and_flags_still_win(
     chosen = heph("--mode", "edits", "--json", "write a", cwd=root, env=env)
     assert chosen.code == 0 and chosen.json["mode"] == "edits"
     assert (root / "a.py").read_text() == "1\n" and "is ignored" not in chosen.stderr
+
+
+def test_trust_says_which_credentials_pass_env_gives_commands(heph, home, tmp_path):
+    config = 'pass_env = ["DJANGO_*", "NPM_TOKEN", "DB_PASSWORD", "OPENAI_API_KEY", "*"]\n'
+    root = clone(tmp_path, {".heph.toml": config, "app.py": "x = 1\n"})
+    shown = heph("trust", "--show", cwd=root)
+    assert "gives commands the credentials NPM_TOKEN, DB_PASSWORD)" in shown.stdout, shown.stdout
+    assert "DJANGO_*," not in shown.stdout.split("gives commands")[1]  # a pattern gives none
