@@ -18,7 +18,7 @@ from hephaistus.docs.check import check_files
 from hephaistus.docs.fix import fix_source
 from hephaistus.docs.report import Reporter
 from hephaistus.docstrings import documented_params, replace_parameters, style_of
-from hephaistus.testing import heph_command
+from hephaistus.testing import ChatServer, heph_command
 from hephaistus.testing.docstring_writer import write_docstrings
 from hephaistus.values import ModelReply, Usage
 
@@ -845,3 +845,23 @@ def test_the_readmes_pre_commit_snippet_works_as_written(tmp_path):
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "report.py:4: low: missing docstring" in done.stdout
+
+
+def test_every_fix_request_carries_the_reply_limit(heph, home, workspace):
+    # A small local server (llama.cpp, a 2,048-token window) and a model that runs on: without
+    # a cap it wrote until the window was full and the hook timed out.
+    undocumented_files(workspace, 1)
+    with ChatServer(flavour="llama.cpp", context_window=2048) as small:
+        small.reply("Here are the docstrings. " * 5, run_on=True)
+        result = heph("docs", "--fix", env={"OPENAI_BASE_URL": small.url})
+        assert small.requests[0]["max_tokens"] == 512  # a quarter of the window it serves
+        assert result.code == 1 and "cut off at the reply limit (512 tokens" in result.stdout
+        assert "max_reply_tokens" in result.stdout
+
+        config = home / ".config" / "hephaistus" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text("max_reply_tokens = 300\n")
+        small.responder = write_docstrings
+        assert heph("docs", "--fix", env={"OPENAI_BASE_URL": small.url}).code == 1
+        assert small.requests[1]["max_tokens"] == 300
+    assert '"""What f0 is for.' in (workspace / "m0.py").read_text()

@@ -70,8 +70,8 @@ def fix_source(
     found = {t.key: t for t in targets(rel, tree, config) if (t.line, t.name) in problems}
     reasons = {key: problems[(t.line, t.name)].reason for key, t in found.items()}
     result.asked = list(found)
-    reply = ask(request_text(rel, source, list(found.values()), reasons, style), rel)
     try:
+        reply = ask(request_text(rel, source, list(found.values()), reasons, style), rel)
         docstrings = parse_reply(reply.text, set(found))
     except DocsError as error:
         result.error = str(error)

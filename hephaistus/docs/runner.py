@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hephaistus.checkpoints import Checkpoints
+from hephaistus.compaction import Compactor, context_window
 from hephaistus.config import Config
 from hephaistus.docs.check import Problem, check_files
-from hephaistus.docs.fix import FileResult, detect_style, fix_source
+from hephaistus.docs.fix import DocsError, FileResult, detect_style, fix_source
 from hephaistus.docs.parallel import in_parallel
 from hephaistus.docs.report import Reporter
 from hephaistus.errors import ConfigError, HephError
@@ -132,9 +133,10 @@ def run_fix(
     )
     checkpoints = Checkpoints(workspace.root, workspace.heph_dir, session.id)
     prompt = _docs_prompt(workspace, style, config.workspace_trusted)
+    cap = _reply_cap(workspace, config, model)
 
     def fixed(rel: str) -> tuple[TextFile, FileResult]:
-        return _fixed(workspace, rel, config, style, model, session, prompt)
+        return _fixed(workspace, rel, config, style, model, session, prompt, cap)
 
     results = _Results(workspace, session, checkpoints, report, dry_run=diff)
     remaining = len(by_file) - len(todo)
@@ -170,6 +172,7 @@ def _fixed(
     model: Model,
     session: Session,
     prompt: str,
+    cap: int,
 ) -> tuple[TextFile, FileResult]:
     """The file as read, and what the model's docstrings make of it (run in a worker)."""
     original = read_text(workspace.root / rel, rel)  # line endings and BOM are kept
@@ -177,10 +180,16 @@ def _fixed(
     def ask(request: str, name: str) -> ModelReply:
         with session.span("LLM", model.name, {"file": name}) as span:
             reply = model.complete(
-                [{"role": "system", "content": prompt}, {"role": "user", "content": request}]
+                [{"role": "system", "content": prompt}, {"role": "user", "content": request}],
+                max_tokens=cap,
             )
             span.output = reply.text
             span.usage = reply.usage.to_dict()
+        if reply.cut_off:
+            raise DocsError(
+                f"the model's reply was cut off at the reply limit ({cap} tokens; "
+                "max_reply_tokens in .heph.toml or your config.toml raises it)"
+            )
         return reply
 
     return original, fix_source(rel, original.text, config.docs, style, ask)
@@ -233,6 +242,18 @@ class _Results:
         self.session.record("MEMO", Memo.DOCS_WRITTEN, f"{rel}: {', '.join(result.written)}")
         self.report.fixed(rel, result.written, missed, result.refused)
         return len(missed) + len(result.refused)
+
+
+def _reply_cap(workspace: Workspace, config: Config, model: Model) -> int:
+    """The reply limit every request carries, by the agent's rule: max_reply_tokens, else a
+    quarter of the window (a small local server's, asked once and cached), so that a model
+    that runs on stops there instead of filling the window until the hook times out."""
+    ask = getattr(model, "served_window", None)
+    served = None
+    if ask is not None and not config.context_window:
+        served = ask(workspace.heph_dir / "cache" / "windows.json")
+    window, source = context_window(model.name, config.context_window, served)
+    return Compactor(window, source, reply_limit=config.max_reply_tokens).reply_tokens
 
 
 def _docs_prompt(workspace: Workspace, style: str, trusted: bool) -> str:
