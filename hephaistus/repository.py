@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import io
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
     from hephaistus.gitlibrary import RunnerGit
 
 TIMEOUT = 60.0
-ALWAYS = ("-c", "core.fsmonitor=false", "-c", "protocol.allow=never")
+# No fsmonitor, no fetching, no automatic housekeeping (gc) behind a commit.
+ALWAYS = ("-c", "core.fsmonitor=false", "-c", "protocol.allow=never", "-c", "gc.auto=0")
 NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")  # no hook of the repository's ever runs
 DIFFING = {"diff", "log", "show"}  # no driver runs, no color is asked: heph reads plain diffs
 NOT_RECURSING = {"diff", "status"}  # a submodule's own config could run its programs
@@ -205,7 +207,9 @@ def run_completed(
     flags += ["--ignore-submodules=all"] if verb in NOT_RECURSING else []
     hooks_off = NO_HOOKS if verb not in INSPECTING else ()
     refresh_off = NOT_REFRESHING if verb == "diff" else ()
-    command = [_program(), *ALWAYS, *hooks_off, *refresh_off, *args[:1], *flags, *args[1:]]
+    drivers_off = _no_filters(located) if verb not in INSPECTING else ()
+    settings = [*ALWAYS, *hooks_off, *refresh_off, *drivers_off]
+    command = [_program(), *settings, *args[:1], *flags, *args[1:]]
     return _completed(command, cwd, _environment(located, literal), data, TIMEOUT)
 
 
@@ -281,6 +285,56 @@ PLACING = {  # the caller's variables that would lead git to another repository
     "GIT_OBJECT_DIRECTORY",
     "GIT_ALTERNATE_OBJECT_DIRECTORIES",
 }
+
+
+_filters: dict[Path, tuple[str, ...]] = {}  # a repository's work tree -> its filters turned off
+# Git LFS's own filter, as `git lfs install` writes it: the person's git-lfs, found on heph's
+# PATH, which reads nothing of the repository's that runs a program. Kept, or heph would see
+# every LFS file as changed.
+LFS_FILTER = re.compile(r"git-lfs (?:clean|smudge) -- %f|git-lfs filter-process")
+
+
+def _no_filters(located: Located) -> tuple[str, ...]:
+    """Every filter driver the repository's git would run (defined anywhere in the config it
+    reads: the person's global `nbstripout` filter among them) turned off for heph's git, Git
+    LFS's own kept. A repository's `.gitattributes` chooses which file a filter runs on, and
+    the filter runs in the repository: a clone's `nbstripout.py` stood in for the person's
+    `python -m nbstripout` and ran with heph's key in reach. Asked once per repository and
+    run."""
+    if located[0] not in _filters:
+        commands: dict[str, list[str]] = {}
+        for key, value in _config_entries(located, r"^filter\."):
+            name, part = key[len("filter.") : key.rfind(".")], key[key.rfind(".") + 1 :]
+            if part in ("clean", "smudge", "process"):
+                commands.setdefault(name, []).append(value)
+        off: list[str] = []
+        for name, given in sorted(commands.items()):
+            if not all(LFS_FILTER.fullmatch(command.strip()) for command in given):
+                off += [
+                    arg
+                    for part in ("clean", "smudge", "process")
+                    for arg in ("-c", f"filter.{name}.{part}=")
+                ]
+        _filters[located[0]] = tuple(off)
+    return _filters[located[0]]
+
+
+def _config_entries(located: Located, pattern: str) -> list[tuple[str, str]]:
+    """(key, value) of every setting matching `pattern` in the config the repository's git
+    reads (system, global, its own, what they include); none where git cannot say."""
+    try:
+        listed = subprocess.run(
+            [_program(), "config", "--null", "--get-regexp", pattern],
+            cwd=located[0],
+            env=_environment(located, literal=False),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=TIMEOUT,
+        ).stdout.decode("utf-8", "surrogateescape")
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    entries = [item.partition("\n") for item in listed.split("\0") if item]
+    return [(key, value) for key, _, value in entries]
 
 
 def _environment(located: Located, literal: bool) -> dict[str, str]:

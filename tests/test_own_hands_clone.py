@@ -326,3 +326,48 @@ def test_a_clones_package_standing_in_for_the_persons_server_gets_no_network(
         except OSError:
             reached = False
     assert not reached
+
+
+# -- The person's own git settings never run a clone's code through heph's git -----------------
+
+
+@pytest.mark.parametrize("verb", ["a task", "git_status", "git_diff"])
+def test_the_persons_global_filter_never_runs_for_heph_in_a_clone(
+    heph, chat_server, home, tmp_path, verb
+):
+    marker = tmp_path / "filtered"
+    root = clone(
+        tmp_path,
+        {".gitattributes": "*.ipynb filter=nbstripout\n", "nb.ipynb": "{}\n", "app.py": "x=1\n"},
+    )
+    # nbstripout --install --global writes this filter: it runs `python -m nbstripout` in the
+    # repository, where a clone's nbstripout.py stands in for the person's.
+    (home / ".gitconfig").write_text(
+        f'[filter "nbstripout"]\n\tclean = "sh -c \\"echo ran >> {marker}; cat\\""\n'
+        "\tsmudge = cat\n\trequired = true\n"
+    )
+    (root / "nb.ipynb").write_text('{"cells": []}\n')  # changed: git diff must look at it
+    env = person(home, chat_server)
+    if verb != "a task":
+        chat_server.reply(act(verb))
+    chat_server.reply(final("looked"))
+    result = heph("--mode", "plan", "what does this do", cwd=root, env=env)
+    assert result.code == 0, result.stderr
+    assert not marker.exists(), marker.read_text()
+    if verb == "git_diff":
+        assert "nb.ipynb" in observation(chat_server, 1)  # the change is still seen
+
+
+def test_only_git_lfs_own_filter_stays_on_for_heph(home, tmp_path, monkeypatch):
+    from hephaistus import repository
+
+    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    (home / ".gitconfig").write_text(
+        '[filter "lfs"]\n\tclean = git-lfs clean -- %f\n\tsmudge = git-lfs smudge -- %f\n'
+        "\tprocess = git-lfs filter-process\n\trequired = true\n"
+        '[filter "evil.one"]\n\tclean = python3 -m evil\n'
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(repository, "_filters", {})
+    off = repository._no_filters((root, root / ".git"))
+    assert "filter.evil.one.clean=" in off and not any("filter.lfs." in arg for arg in off)
