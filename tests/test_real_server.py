@@ -279,7 +279,9 @@ def test_with_the_steps_schema_a_small_model_sends_no_malformed_step(
         answered += result.code == 0
         recorded = last_session(workspace)
         memos = [s.name for s in recorded.spans if s.kind == "MEMO"]
-        assert "malformed_reply" not in memos, (task, recorded.spans)
+        said = [span.output for span in recorded.spans if span.name == "malformed_reply"]
+        raw = [span.output for span in recorded.spans if span.kind == "LLM"]
+        assert "malformed_reply" not in memos, (task, said, raw)
         replies += [s.output for s in recorded.spans if s.kind == "LLM" and s.ok]
     chats = [b for b in bodies[first:] if "messages" in b]
     assert len(chats) == len(replies) >= len(SHORT_TASKS)
