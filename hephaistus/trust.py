@@ -254,8 +254,9 @@ def vouched(root: Path) -> bool:
     """Whether the person trusted the workspace themselves: `--trust`, or their recorded yes to
     its settings as they are now (none included: `heph trust --yes` in a workspace with nothing
     to trust). Having nothing to trust proves nothing: a clone without settings is just what a
-    hostile repository looks like. Only then do the person's own MCP servers and git hooks run
-    here as them, outside the sandbox."""
+    hostile repository looks like. Only then do the person's own MCP servers run here as them,
+    outside the sandbox (but one that would run the workspace's code: see mcp_placement).
+    heph's commits run no hook anywhere (tools.git)."""
     decision = _decided.get(str(root))
     if decision is not None and decision.state != "nothing to trust":
         return decision.trusted
@@ -385,19 +386,27 @@ def _spelled(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True)
 
 
+# What trusting a workspace with nothing to trust changes, and what it never does.
+MCP_AS_YOU = (
+    "your MCP servers run as you here (in the sandbox still where their command would run "
+    "this workspace's code)"
+)
+NO_HOOKS = "heph's commits run no hook, here or anywhere (run them yourself)"
+
+
 def report(root: Path, settings: list[Setting], state: str, store: TrustStore) -> str:
     """The workspace's trust state and every setting that needs trust, for `heph trust`."""
     if not settings:
         yours = (
-            f"trusted since {store.when(root)}: your MCP servers and git hooks run as you here"
+            f"trusted since {store.when(root)}: {MCP_AS_YOU}"
             if state == "trusted"
-            else "not trusted by you: your MCP servers run in the sandbox here and a commit "
-            "runs no hook (`heph trust --yes` lets them run as you)"
+            else "not trusted by you: your MCP servers run in the sandbox here (`heph trust "
+            "--yes` lets them run as you)"
         )
         return (
             f"{root}: its files hold no settings that need trust; all of them apply "
             "(a .heph.toml or [tool.hephaistus] that sets base_url, model, commands, "
-            f"pass_env, allow_secrets, instructions, ... would)\n{yours}"
+            f"pass_env, allow_secrets, instructions, ... would)\n{yours}; {NO_HOOKS}"
         )
     described = {
         "trusted": f"trusted since {store.when(root)}: these settings apply",

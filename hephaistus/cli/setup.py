@@ -120,7 +120,8 @@ def trust(args: argparse.Namespace) -> int:
         say(trust.report(root, settings, state, store))
         return 0
     if args.yes:  # what is trusted is said, even when nobody is asked
-        say(trust.report(root, settings, state, store))
+        if settings:  # (with none, the line below says what the yes changes)
+            say(trust.report(root, settings, state, store))
         answer: bool | None = True
     elif sys.stdin.isatty():
         from hephaistus.ui.approval import ask_on_stderr
@@ -134,7 +135,7 @@ def trust(args: argparse.Namespace) -> int:
         raise Refused("no answer: the workspace stays untrusted")
     store.record(root, settings, answer)
     if answer and not settings:  # nothing to apply: the person's own programs run as them
-        say(f"trusted {root}: your MCP servers and git hooks run as you here, outside the sandbox")
+        say(f"trusted {root}: {trust.MCP_AS_YOU}; {trust.NO_HOOKS}")
     elif answer:
         say(f"trusted {root}: these settings apply from now on, until they change")
     else:

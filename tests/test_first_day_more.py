@@ -1,0 +1,41 @@
+"""More of a person's first day, and a red team's round: what heph says about trust is what it
+does, the chat's history keeps no key, a planted record never crashes plan mode, and /undo
+takes back the turn it says it takes back. Each runs heph for real against a real repository."""
+
+from __future__ import annotations
+
+import pytest
+from test_hostile_repo import clone, hook, person
+
+from conftest import has_git
+from hephaistus.testing import act, final
+
+pytestmark = pytest.mark.skipif(not has_git(), reason="needs git")
+
+
+# -- what heph trust says about hooks is what heph's commits do -------------------------------
+
+
+def test_trust_says_commits_run_no_hook_and_a_commit_then_runs_none(
+    heph, chat_server, home, tmp_path
+):
+    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    env = person(home, chat_server)
+    shown = heph("trust", "--show", cwd=root, env=env)
+    trusted = heph("trust", "--yes", cwd=root, env=env)
+    again = heph("trust", "--show", cwd=root, env=env)
+    for said in (shown.stdout, trusted.stdout, again.stdout):
+        assert said.count("hook") == said.count("heph's commits run no hook") == 1, said
+    assert "your MCP servers run in the sandbox here" in shown.stdout
+    assert "your MCP servers run as you here" in trusted.stdout + again.stdout
+
+    marker = tmp_path / "hooked"
+    hook(root, "pre-commit", marker)  # the person's own hook, in the repository they trusted
+    assert heph("trust", "--yes", cwd=root, env=env).code == 0
+    chat_server.reply(act("edit_file", path="app.py", old="x = 1", new="x = 2"))
+    chat_server.reply(act("git_commit", message="bump"))
+    chat_server.reply(final("committed"))
+    result = heph("--yes", "bump x and commit", cwd=root, env=env)
+    assert result.code == 0, result.stderr
+    assert not marker.exists()  # as the trust said: no hook ran
+    assert "pre-commit" in chat_server.requests[-1]["messages"][-1]["content"]  # named skipped
