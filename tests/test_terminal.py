@@ -190,3 +190,28 @@ def test_shift_tab_switches_the_mode_and_plan_mode_writes_nothing_until_go(
         terminal.close()
     observation = chat_server.requests[1]["messages"][-1]["content"]
     assert "write_file is not available in plan mode" in observation
+
+
+def test_the_chat_history_keeps_no_key_typed_and_only_the_person_reads_it(
+    chat_server, workspace, home
+):
+    key = "sk-proj-0123456789abcdefABCDEF0123"
+    history = home / ".state" / "hephaistus" / "history"
+    history.parent.mkdir(parents=True)
+    earlier = "\n# 2024-01-01 10:00:00.000000\n+export GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ0123\n"
+    history.write_text(earlier)  # a chat before this one kept it, readable by everyone
+    history.chmod(0o644)
+    chat_server.reply(final("Noted."))
+    terminal = Terminal(chat_line(home, chat_server.url), workspace)
+    try:
+        terminal.wait_for("heph [ask]>")
+        terminal.type(f"my key is {key}, use it for the tests")
+        terminal.wait_for("Noted.")
+        terminal.type("/exit")
+        terminal.wait_for("HEPH_EXITED=0")
+    finally:
+        terminal.close()
+    kept = history.read_text()
+    assert "my key is [redacted], use it for the tests" in kept
+    assert key not in kept and "ghp_0123" not in kept
+    assert history.stat().st_mode & 0o777 == 0o600

@@ -11,6 +11,7 @@ is a session on disk, and its writes are checkpointed for /undo.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -292,7 +293,56 @@ def _history(path: Path | None) -> Any:
     if path is None:
         return InMemoryHistory()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return FileHistory(str(path))
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return ScrubbedHistory(path)
     except OSError:
         return InMemoryHistory()
+
+
+class ScrubbedHistory(FileHistory):
+    """The chat's history file, in prompt_toolkit's format: only the person may read it (0600),
+    and no line keeps a credential (redact.scrub): a key typed or pasted into a task is not kept
+    on disk for whoever reads the file later. A file an older heph kept is scrubbed once."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(str(path))
+        self.path = path
+        if path.exists():
+            _scrub_file(path)
+
+    def append_string(self, string: str) -> None:
+        """Kept scrubbed in this chat's memory (the Up key) too."""
+        super().append_string(_scrubbed(string))
+
+    def store_string(self, string: str) -> None:
+        """Appended as prompt_toolkit's FileHistory does, to a file made private."""
+        import datetime
+
+        lines = "".join(f"+{line}\n" for line in string.split("\n"))
+        entry = f"\n# {datetime.datetime.now()}\n{lines}".encode()
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+        fd = os.open(self.path, flags, 0o600)
+        try:
+            os.fchmod(fd, 0o600)
+            os.write(fd, entry)
+        finally:
+            os.close(fd)
+
+
+def _scrubbed(text: str) -> str:
+    from hephaistus.redact import scrub
+
+    return scrub(text)
+
+
+def _scrub_file(path: Path) -> None:
+    """The history file, private and without the credentials an older heph kept in it."""
+    from hephaistus.textfile import atomic_write
+
+    path.chmod(0o600)
+    data = path.read_bytes()
+    text = data.decode("utf-8", "surrogateescape")
+    clean = _scrubbed(text)
+    if clean != text:
+        # (a history the person keeps elsewhere through a link stays a link)
+        atomic_write(path.resolve(), clean.encode("utf-8", "surrogateescape"), mode=0o600)
