@@ -4,6 +4,13 @@ takes back the turn it says it takes back. Each runs heph for real against a rea
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
 import pytest
 from test_hostile_repo import clone, hook, person
 
@@ -39,3 +46,33 @@ def test_trust_says_commits_run_no_hook_and_a_commit_then_runs_none(
     assert result.code == 0, result.stderr
     assert not marker.exists()  # as the trust said: no hook ran
     assert "pre-commit" in chat_server.requests[-1]["messages"][-1]["content"]  # named skipped
+
+
+# -- the nobody harness skips where the sandbox cannot see heph ------------------------------
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="the harness runs as nobody only from root")
+def test_the_nobody_harness_skips_when_heph_lies_under_tmp(tmp_path):
+    # A venv under /tmp: the sandbox's /tmp is its own, so a server heph starts there as nobody
+    # cannot import its package, and the attacks failed instead of being skipped.
+    venv = Path(tempfile.mkdtemp(prefix="heph-venv-", dir="/tmp"))
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+        sites = [path for path in sys.path if path.endswith("site-packages")]
+        (venv / "lib" / version / "site-packages" / "deps.pth").write_text("\n".join(sites))
+        probe = (
+            "import sys; sys.path[:0] = [sys.argv[1]]\n"
+            "import pytest, unprivileged\n"
+            "try:\n    print('usable', unprivileged.python_for_nobody())\n"
+            "except pytest.skip.Exception as skipped:\n    print('skipped:', skipped.msg)\n"
+        )
+        tests = str(Path(__file__).parent)
+        done = subprocess.run(
+            [str(venv / "bin" / "python"), "-c", probe, tests], capture_output=True, text=True
+        )
+    finally:
+        shutil.rmtree(venv)
+    assert done.returncode == 0, done.stderr
+    said = done.stdout.strip()
+    assert said.startswith("skipped:") and "/tmp" in said and "site-packages" in said, said
