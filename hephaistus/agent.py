@@ -29,6 +29,7 @@ from hephaistus.steps import StepSchema
 from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import Registry, ToolContext, default_registry
 from hephaistus.tools import git as git_tools
+from hephaistus.userstate import planted_links
 from hephaistus.values import Message, Outcome
 from hephaistus.workspace import Workspace
 
@@ -73,6 +74,9 @@ class Agent:
                 f"ignoring {self._state_file}: heph did not make it on this machine (it came "
                 "with the workspace's files, or is damaged); starting from a fresh state"
             )
+        planted = planted_links(workspace.root, workspace.heph_dir)
+        if planted:
+            self.sink.notice(planted)
         self._saved_state: bytes | None = None  # what the last save wrote
         self.commands = project_commands.resolve(
             workspace.root,
@@ -264,9 +268,10 @@ class Agent:
             return
         self.state.planned(session_id)
         self.plan_path = path
+        root = self.workspace.root  # (heph's records may live in the user's state folder)
+        shown = path.relative_to(root) if path.is_relative_to(root) else path
         self.sink.notice(
-            f"plan saved in {path.relative_to(self.workspace.root)}: /go in the chat, or "
-            "heph -c --mode edits go, carries it out"
+            f"plan saved in {shown}: /go in the chat, or heph -c --mode edits go, carries it out"
         )
 
     def close(self) -> None:

@@ -3,12 +3,15 @@
 the approvals saved for it. Never in a workspace, where a repository could plant its own.
 
 Each kind is one JSON file, an object keyed by the workspace's real path, changed under a lock
-and replaced atomically, so two heph processes never lose each other's records.
+and replaced atomically, so two heph processes never lose each other's records. Where the
+repository commits a `.heph/` of its own, heph's records of the workspace live here too (see
+Workspace.heph_dir), and the links that `.heph/` holds are named once a run (planted_links).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -49,3 +52,28 @@ class WorkspaceRecords:
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
+
+
+def planted_links(root: Path, records: Path) -> str | None:
+    """One line naming the links in the workspace's `.heph/` (or `.heph` itself, a link) when
+    heph keeps its `records` elsewhere because the repository commits that folder: heph makes no
+    link there, so each came with the workspace's files, and none is followed. None when there
+    is none, or heph's records are in the workspace (where a link stops heph before it writes:
+    see Workspace.check_heph_dir)."""
+    folder = root / ".heph"
+    if records.is_relative_to(root):
+        return None
+    if os.path.islink(folder):
+        links = [folder.name]
+    else:
+        try:
+            with os.scandir(folder) as entries:
+                links = sorted(f"{folder.name}/{e.name}" for e in entries if e.is_symlink())
+        except OSError:
+            return None
+    if not links:
+        return None
+    return (
+        f"ignoring {', '.join(links)}: links heph did not make (they came with the workspace's "
+        f"files); heph keeps its records of this workspace in {records}"
+    )

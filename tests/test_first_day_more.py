@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_hostile_repo import clone, hook, person
 
-from conftest import has_git
+from conftest import git, has_git
 from hephaistus.testing import act, final
 
 pytestmark = pytest.mark.skipif(not has_git(), reason="needs git")
@@ -76,3 +76,52 @@ def test_the_nobody_harness_skips_when_heph_lies_under_tmp(tmp_path):
     assert done.returncode == 0, done.stderr
     said = done.stdout.strip()
     assert said.startswith("skipped:") and "/tmp" in said and "site-packages" in said, said
+
+
+# -- heph's records a clone commits as links ------------------------------------------------
+
+
+def linked_clone(tmp_path: Path, linked: str, outside: Path) -> Path:
+    """A clone whose repository commits `linked` (a folder of heph's records) as a link to
+    `outside`, as a hostile repository can."""
+    root = clone(tmp_path, {"app.py": "x = 1\n"}, name="upstream-files")
+    upstream = tmp_path / "linked-upstream"
+    shutil.copytree(root, upstream, symlinks=True)
+    (upstream / linked).parent.mkdir(parents=True, exist_ok=True)
+    (upstream / linked).symlink_to(outside, target_is_directory=True)
+    git(upstream, "add", "-f", linked)
+    git(upstream, "commit", "-qm", "records")
+    git(tmp_path, "clone", "-q", str(upstream), "linked")
+    return tmp_path / "linked"
+
+
+@pytest.mark.parametrize(
+    "linked",
+    [".heph", ".heph/sessions", ".heph/plans", ".heph/checkpoints", ".heph/state", ".heph/tmp"],
+)
+def test_records_a_clone_commits_as_links_never_crash_plan_mode(
+    heph, chat_server, home, tmp_path, linked
+):
+    outside = tmp_path / "victim"
+    outside.mkdir()
+    (outside / "notes.md").write_text("the person's own notes\n")
+    root = linked_clone(tmp_path, linked, outside)
+    env = person(home, chat_server)
+    chat_server.reply(final("1. read app.py\n2. bump x"))
+    planned = heph("--mode", "plan", "plan a bump of x", cwd=root, env=env)
+    assert planned.code == 0, planned.stderr
+    assert "Traceback" not in planned.stderr and "ValueError" not in planned.stderr
+    assert "1. read app.py" in planned.stdout
+    assert [p.name for p in outside.iterdir()] == ["notes.md"]  # nothing written through it
+    notices = [line for line in planned.stderr.splitlines() if linked in line]
+    assert len(notices) == 1, planned.stderr  # said once, in one line
+
+    chat_server.reply(act("edit_file", path="app.py", old="x = 1", new="x = 2"))
+    chat_server.reply(final("bumped"))
+    went = heph("-c", "--mode", "edits", "go", cwd=root, env=env)
+    assert went.code == 0, went.stderr
+    assert "1. read app.py" in chat_server.requests[-2]["messages"][-1]["content"]
+    assert (root / "app.py").read_text() == "x = 2\n"
+    assert [p.name for p in outside.iterdir()] == ["notes.md"]
+    assert heph("undo", "last", cwd=root, env=env).code == 0
+    assert (root / "app.py").read_text() == "x = 1\n"
