@@ -215,3 +215,47 @@ def test_the_chat_history_keeps_no_key_typed_and_only_the_person_reads_it(
     assert "my key is [redacted], use it for the tests" in kept
     assert key not in kept and "ghp_0123" not in kept
     assert history.stat().st_mode & 0o777 == 0o600
+
+
+def test_undo_after_a_turn_that_only_committed_says_which_turn_it_takes_back(
+    chat_server, workspace, home
+):
+    from conftest import git
+
+    git(workspace, "init", "-q", "-b", "main")
+    (workspace / "app.py").write_text("x = 1\n")
+    git(workspace, "add", "app.py")
+    git(workspace, "commit", "-qm", "start")
+    chat_server.reply(act("write_file", "Creating.", path="hello.py", content="print('hi')\n"))
+    chat_server.reply(final("Created hello.py."))
+    chat_server.reply(act("git_commit", "Committing.", message="add hello"))
+    chat_server.reply(final("Committed."))
+    command = chat_line(
+        home,
+        chat_server.url,
+        "--yes",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@t",
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@t",
+    )
+    terminal = Terminal(command, workspace)
+    try:
+        terminal.wait_for("heph [auto]>")
+        terminal.type("create hello.py")
+        terminal.wait_for("Created hello.py.")
+        terminal.type("commit it")
+        terminal.wait_for("Committed.")
+        assert git(workspace, "status", "--porcelain") == ""
+        terminal.type("/undo")
+        screen = terminal.wait_for("(removed)")
+        said = screen[screen.rindex("/undo") :]
+        assert 'turn 1 of 2 ("create hello.py")' in said, said
+        assert "turn 2 changed no files" in said, said
+        assert not (workspace / "hello.py").exists()
+        terminal.type("/undo")
+        terminal.wait_for("nothing to undo: no turn of this chat changed files it has not undone")
+        terminal.type("/exit")
+        terminal.wait_for("HEPH_EXITED=0")
+    finally:
+        terminal.close()

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from hephaistus.agent import Agent
     from hephaistus.ui.render import ConsoleSink
 
+TASK_SHOWN = 60  # characters of a turn's task /undo shows
+
 
 class ChatCommands:
     """The slash commands of the chat."""
@@ -25,6 +27,7 @@ class ChatCommands:
     sink: ConsoleSink
     console: Any
     turns: list[str]  # session ids of this chat, oldest first
+    tasks: dict[str, str]  # the task of each turn, by session id
     undone: list[str]  # session ids undone with /undo, newest last
 
     def run_turn(self, task: str) -> None:
@@ -54,19 +57,23 @@ class ChatCommands:
         return False
 
     def cmd_undo(self, argument: str) -> None:
-        """Undo the file changes of the last turn (--force: even if edited since)."""
+        """Undo the last turn that changed files, and say which (--force: even if edited
+        since)."""
         store = self._checkpoints()
-        pending = [
-            t for t in self.turns if t in store.sessions_with_changes() and not store.is_undone(t)
-        ]
+        changed = set(store.sessions_with_changes())
+        pending = [t for t in self.turns if t in changed and not store.is_undone(t)]
         if not pending:
-            self.console.print(Text("nothing to undo"))
+            self.console.print(
+                Text("nothing to undo: no turn of this chat changed files it has not undone")
+            )
             return
+        turn = pending[-1]
         try:
-            result = store.undo(pending[-1], force=argument == "--force")
+            result = store.undo(turn, force=argument == "--force")
         except (Damaged, NotInside, LookupError, UndoConflict, Interleaved) as refused:
             return self._warn(refusal(refused, "/undo --force"))
-        self.undone.append(pending[-1])
+        self.undone.append(turn)
+        self.console.print(outside_text(self._turn_taken_back(turn, changed)))
         self._report("undone", result.restored, result.deleted)
         for rel in result.own_lines_only:
             self.console.print(outside_text(f"  in {rel} only heph's lines: another run's stay"))
@@ -140,6 +147,7 @@ class ChatCommands:
             self._warn(error.message)
             return
         self.turns.append(session_id)
+        self.tasks[session_id] = "/init"
         if result.ok and not self.agent.policy.dry_run:
             self.console.print(
                 Text("wrote AGENTS.md: add what only you know; it is read with every task")
@@ -291,6 +299,19 @@ class ChatCommands:
         self.run_turn("go again" if again else "go")
 
     # -- helpers -------------------------------------------------------------------------
+    def _turn_taken_back(self, turn: str, changed: set[str]) -> str:
+        """Which turn /undo takes back, by its number and task; and, when it is not the last,
+        the later turns that changed no files (a commit stays: /undo never rewrites git)."""
+        number = self.turns.index(turn) + 1
+        task = " ".join(self.tasks.get(turn, "").split())
+        task = task if len(task) <= TASK_SHOWN else task[: TASK_SHOWN - 1] + "…"
+        said = f'undoing turn {number} of {len(self.turns)} ("{task}")'
+        idle = [str(n) for n, t in enumerate(self.turns, 1) if n > number and t not in changed]
+        if idle:
+            which = f"turn {idle[0]}" if len(idle) == 1 else f"turns {', '.join(idle)}"
+            said += f": {which} changed no files (/undo never takes back a commit: git revert does)"
+        return said
+
     def _checkpoints(self) -> CheckpointStore:
         return CheckpointStore(self.agent.workspace.root, self.agent.workspace.heph_dir)
 

@@ -83,6 +83,7 @@ class Repl(ChatCommands):
         self.sink = sink
         self.console = sink.out
         self.turns: list[str] = []  # session ids of this chat, oldest first
+        self.tasks: dict[str, str] = {}  # the task of each turn, by session id
         self.undone: list[str] = []  # session ids undone with /undo, newest last
         self._files: list[str] | None = None
         self._interrupted_at_prompt = False
@@ -195,6 +196,7 @@ class Repl(ChatCommands):
             self.sink.settle()
         if self.agent.session:
             self.turns.append(self.agent.session.id)
+            self.tasks[self.agent.session.id] = task
         if outcome.status == "interrupted":
             self.console.print(Text("cancelled; the session was saved", style="yellow"))
         elif outcome.status != "answered":
