@@ -249,7 +249,7 @@ def test_undo_after_a_turn_that_only_committed_says_which_turn_it_takes_back(
         assert git(workspace, "status", "--porcelain") == ""
         terminal.type("/undo")
         screen = terminal.wait_for("(removed)")
-        said = screen[screen.rindex("/undo") :]
+        said = screen[screen.rindex("> /undo") :]
         assert 'turn 1 of 2 ("create hello.py")' in said, said
         assert "turn 2 changed no files" in said, said
         assert not (workspace / "hello.py").exists()
