@@ -125,3 +125,7 @@ def test_records_a_clone_commits_as_links_never_crash_plan_mode(
     assert [p.name for p in outside.iterdir()] == ["notes.md"]
     assert heph("undo", "last", cwd=root, env=env).code == 0
     assert (root / "app.py").read_text() == "x = 1\n"
+    for command in (["sessions"], ["replay", "last"], ["stats"]):
+        shown = heph(*command, cwd=root, env=env)
+        assert shown.code == 0 and "Traceback" not in shown.stderr, (command, shown.stderr)
+    assert "plan a bump of x" in heph("sessions", cwd=root, env=env).stdout
