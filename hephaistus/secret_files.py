@@ -1,13 +1,16 @@
 """Which paths name credential files (`.env`, keys, `.netrc`, ...): the file tools neither read
 nor search them, git_commit never commits them, the sandbox shows them empty. `allow_secrets`
 lifts the rule for the file tools. And where the person's credential stores are, under their home
-folder (`CREDENTIAL_STORES`): the sandbox hides them."""
+folder (`CREDENTIAL_STORES`), and the machine's secrets only root may read (`ROOT_SECRETS`, the
+SSH host keys): the sandbox hides them, and the file tools take them for secret files where the
+workspace holds them (a home folder, `/`)."""
 
 from __future__ import annotations
 
 import fnmatch
 import os
 import re
+from collections.abc import Iterable
 
 # File names (matched in lower case) whose content is a credential. `allow_secrets` lifts the rule.
 SECRET_PATTERNS = (
@@ -166,3 +169,77 @@ CREDENTIAL_STORES = (
     ".config/BraveSoftware",
     ".config/microsoft-edge",
 )
+
+# What only root may read on the machine (a sandbox run as root, or heph in `/`, would read it).
+ROOT_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssl/private")
+# Where an XDG variable moves the stores listed under the home folder's default for it.
+XDG_FOLDERS = {
+    ".config/": "XDG_CONFIG_HOME",
+    ".local/share/": "XDG_DATA_HOME",
+    ".local/state/": "XDG_STATE_HOME",
+    ".cache/": "XDG_CACHE_HOME",
+}
+
+
+def host_keys() -> list[str]:
+    """The machine's SSH host keys (private: root's alone)."""
+    try:
+        names = os.listdir("/etc/ssh")
+    except OSError:
+        return []
+    return [os.path.join("/etc/ssh", name) for name in names if name.endswith("_key")]
+
+
+def credential_stores(home: str) -> list[str]:
+    """The person's credential stores, as absolute paths: each of CREDENTIAL_STORES under
+    `home`, and, of those in a folder an XDG variable moves (`~/.config/gh` with
+    `$XDG_CONFIG_HOME`), where the variable puts it."""
+    places = [os.path.join(home, name) for name in CREDENTIAL_STORES]
+    for prefix, variable in XDG_FOLDERS.items():
+        moved = os.environ.get(variable, "")
+        if os.path.isabs(moved):
+            places += [
+                os.path.join(moved, name.removeprefix(prefix))
+                for name in CREDENTIAL_STORES
+                if name.startswith(prefix)
+            ]
+    return places
+
+
+def secrets_in(root: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The person's credential stores (under their real home folder) and the machine's
+    secrets that lie in the workspace at `root`, as places_in names them."""
+    stores = credential_stores(_followed(os.path.expanduser("~")))
+    return places_in(root, [*stores, *ROOT_SECRETS, *host_keys()])
+
+
+def places_in(root: str | os.PathLike[str], places: Iterable[str]) -> tuple[str, ...]:
+    """The workspace-relative names of the `places` (absolute paths) that lie in the workspace
+    at `root`, as spelled and as their links lead; "" where the workspace lies in one."""
+    base = str(root)
+    found = []
+    for place in places:
+        for where in {os.path.normpath(place), _followed(place)}:
+            if where == base or base.startswith(os.path.join(where, "")):
+                found.append("")
+            elif where.startswith(os.path.join(base, "")):
+                found.append(os.path.relpath(where, base))
+    return tuple(dict.fromkeys(found))
+
+
+def under_any(rel: str, places: tuple[str, ...]) -> str | None:
+    """The place of `places` that the workspace-relative `rel` is or lies in ("" for all)."""
+    if not rel.startswith(places):  # the common case, answered at once (a search's files)
+        return None
+    for place in places:
+        if not place or rel == place or rel.startswith(place + "/"):
+            return place
+    return None
+
+
+def _followed(path: str) -> str:
+    """`path` with its links followed, as far as heph may read them."""
+    try:
+        return os.path.realpath(path)
+    except (OSError, RuntimeError):  # a link heph may not read (/proc/1/cwd), or a loop
+        return os.path.normpath(path)

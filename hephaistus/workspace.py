@@ -1,4 +1,9 @@
-"""The workspace: its root, the one containment check every path passes, and its files."""
+"""The workspace: its root, the one containment check every path passes, and its files.
+
+Out of the file tools' reach wherever the workspace is: `.git/` and `.heph/` internals, and heph's
+own config, state and cache folders (a home folder or `/` holds them: the person's settings,
+approvals and trust, the snapshot store). Secret: credential files by name (secret_files) and the
+person's credential stores and the machine's secrets where the workspace holds them."""
 
 from __future__ import annotations
 
@@ -11,40 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hephaistus.errors import HephError
-from hephaistus.secret_files import is_secret_name
+from hephaistus.secret_files import is_secret_name, places_in, secrets_in, under_any
 
 HEPH_DIR = ".heph"
 # Folders nobody wants listed or searched, skipped when there is no git to ask.
-SKIPPED_DIRS = {
-    ".git",
-    HEPH_DIR,
-    "node_modules",
-    "__pycache__",
-    ".venv",
-    "venv",
-    ".tox",
-    ".nox",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    "build",
-    "dist",
-    "target",
-    ".idea",
-}
+SKIPPED_DIRS = {".git", HEPH_DIR, "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox"}
+SKIPPED_DIRS |= {".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", "target", ".idea"}
 PROTECTED_DIRS = {".git", HEPH_DIR}
 SHORT_NAME = re.compile(r"(git|heph)~\d+")  # Windows' 8.3 names of .git and .heph
 # Hidden folders a project keeps its own files in; any other is a tool's (.cache, .npm, .local).
-PROJECT_DOT_DIRS = {
-    ".github",
-    ".gitlab",
-    ".circleci",
-    ".devcontainer",
-    ".vscode",
-    ".husky",
-    ".storybook",
-    ".changeset",
-}
+PROJECT_DOT_DIRS = {".github", ".gitlab", ".circleci", ".devcontainer", ".vscode", ".husky"}
+PROJECT_DOT_DIRS |= {".storybook", ".changeset"}
 WALK_FILES = 50_000  # a walk outside git stops here (and after WALK_SECONDS)
 WALK_SECONDS = 3.0
 HEPH_FOLDERS = ("sessions", "checkpoints", "tmp", "locks", "cache", "prompts", "plans")
@@ -108,21 +90,26 @@ class Workspace:
             raise PathError(
                 f"'{path}' is outside the workspace ({self.root}); use a path relative to it"
             )
+        # Their internals hold what is not the model's: a remote's token, heph's own state, the
+        # person's settings and approvals (a config the model wrote would run what it says).
+        own = None if real == self.root else under_any(self.relative(real), self.own_folders)
         protected = protected_part(real.relative_to(self.root).parts) or self._in_git_dir(real)
-        if protected:
-            # Their internals hold what is not the model's: a remote's token, heph's own state.
-            hint = (
-                "heph keeps its own records there: heph sessions, heph undo and /state show them"
-                if protected.lower().rstrip(". ") == ".heph"
-                else "the git tools show what git knows"
-            )
-            raise PathError(
-                f"'{path}' is inside {protected}/, which the file tools never read, list, "
-                f"search or write ({hint})"
-            )
+        if protected or own is not None:
+            raise PathError(_out_of_reach(path, protected or own or ".", own is not None))
         if for_write and (real == self.root or real.is_dir()):
             raise PathError(f"'{path}' is a folder, not a file")
         return real
+
+    @functools.cached_property
+    def own_folders(self) -> tuple[str, ...]:
+        """heph's own folders (see own_folders) in the workspace, workspace-relative ("" when
+        the workspace lies in one)."""
+        return places_in(self.root, own_folders())
+
+    @functools.cached_property
+    def _credential_places(self) -> tuple[str, ...]:
+        """The credential stores and machine secrets in the workspace (secret_files)."""
+        return secrets_in(self.root)
 
     @functools.cached_property
     def _git_internals(self) -> str | None:
@@ -161,7 +148,7 @@ class Workspace:
 
     def _secret(self, path: str, real_folders: dict[str, str]) -> bool:
         spelled = self._spelled(path)
-        if is_secret_name(spelled):
+        if self._secret_name(spelled):
             return True
         named = os.path.join(self.root, spelled)  # strings, not Paths: this runs per file
         folder = os.path.dirname(named)
@@ -171,7 +158,11 @@ class Workspace:
             return False  # neither the file nor a folder on the way is a link
         real = real_path(named) or ""  # a link heph cannot follow counts as leading out
         inside = real.startswith(os.path.join(self.root, ""))
-        return not inside or is_secret_name(os.path.relpath(real, self.root))
+        return not inside or self._secret_name(os.path.relpath(real, self.root))
+
+    def _secret_name(self, rel: str) -> bool:
+        """Whether the workspace-relative `rel` names a credential file or lies in a store."""
+        return is_secret_name(rel) or under_any(rel, self._credential_places) is not None
 
     def check(
         self, path: str, *, allow_secrets: bool = False, for_write: bool = False
@@ -180,7 +171,7 @@ class Workspace:
         workspace and, unless allowed, no secret under its own name or its target's."""
         real = self.resolve(path, for_write=for_write)
         rel = self.relative(real)
-        if not allow_secrets and (is_secret_name(self._spelled(path)) or is_secret_name(rel)):
+        if not allow_secrets and (self._secret_name(self._spelled(path)) or self._secret_name(rel)):
             raise PathError(
                 f"{rel} looks like a secret file; heph does not read or write it "
                 "(allow_secrets = true in the user config, or in a trusted workspace's "
@@ -207,6 +198,7 @@ class Workspace:
             for rel in listed
             if not protected_part(rel.split("/"))
             and not self._in_git_dir(os.path.join(base, rel))
+            and not self._own(prefix + rel)
             and self._contained_file(base / rel)
         )
 
@@ -223,8 +215,14 @@ class Workspace:
         if followed is None:
             return False
         real = Path(followed)
-        inside = self.root in real.parents and real.is_file()
-        return inside and not protected_part(real.relative_to(self.root).parts)
+        if self.root not in real.parents or not real.is_file():
+            return False
+        rel = real.relative_to(self.root)
+        return not protected_part(rel.parts) and not self._own(rel.as_posix())
+
+    def _own(self, rel: str) -> bool:
+        """Whether the workspace-relative `rel` lies in one of heph's own folders."""
+        return under_any(rel, self.own_folders) is not None
 
     def git_dir(self) -> Path | None:
         """The git directory of the repository the workspace is in (it may be a subfolder),
@@ -354,6 +352,32 @@ def real_path(path: Path | str) -> str | None:
         return os.path.realpath(path)
     except (OSError, RuntimeError):
         return None
+
+
+def own_folders() -> tuple[str, ...]:
+    """heph's own folders: its config (the person's settings), its state (approvals, trust,
+    its records of each workspace, the snapshot store) and its cache (the sandbox's caches),
+    and where they are by default (a run without the XDG variables would use those). No file
+    tool reaches them, wherever the workspace is."""
+    from hephaistus.runtime.programs import sandbox_caches
+    from hephaistus.userdirs import APP, config_dir, state_dir
+
+    defaults = (Path.home() / folder / APP for folder in (".config", ".local/state", ".cache"))
+    return (str(config_dir()), str(state_dir()), str(sandbox_caches().parent), *map(str, defaults))
+
+
+def _out_of_reach(path: str, folder: str, own: bool) -> str:
+    """Why `path`, inside the protected `folder` (heph's `own` or `.git/`, `.heph/`), is refused,
+    and where to look instead."""
+    if own or folder.lower().rstrip(". ") == ".heph":
+        where = "heph's own config and records are" if own else "heph keeps its own records"
+        hint = f"{where} there: heph sessions, heph undo and /state show them"
+    else:
+        hint = "the git tools show what git knows"
+    return (
+        f"'{path}' is inside {folder}/, which the file tools never read, list, search or "
+        f"write ({hint})"
+    )
 
 
 def protected_part(parts: tuple[str, ...] | list[str]) -> str | None:

@@ -103,6 +103,29 @@ def test_ordinary_names_are_not_secret(tmp_path, name):
     assert not Workspace.at(tmp_path).is_secret(name)
 
 
+def test_a_workspace_inside_a_credential_store_is_all_secret(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    root = tmp_path / ".aws" / "sso"
+    root.mkdir(parents=True)
+    (root / "cache.json").write_text('{"accessToken": "SECRET-MARKER"}\n')
+    ctx = ToolContext(Workspace.at(root))
+    assert not call(ctx, "read_file", path="cache.json").ok
+    assert "SECRET-MARKER" not in call(ctx, "search", pattern="MARKER").output
+
+
+def test_a_workspace_inside_hephs_own_folder_shows_and_takes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    root = tmp_path / "state" / "hephaistus"
+    root.mkdir(parents=True)
+    (root / "approvals.json").write_text("{}\n")
+    ctx = ToolContext(Workspace.at(root))
+    assert call(ctx, "list_files").output == "no files under '.'"
+    for tool, args in (("read_file", {}), ("write_file", {"content": '{"write": 1}'})):
+        result = call(ctx, tool, path="approvals.json", **args)
+        assert not result.ok and "heph's own" in result.output
+    assert (root / "approvals.json").read_text() == "{}\n"
+
+
 @pytest.fixture
 def repo_with_env(tmp_path):
     root = tmp_path / "repo"
