@@ -4,11 +4,11 @@ approvals by being cloned.
 A workspace's files may hold settings that change where requests and the key go, what runs,
 what is exposed or what is approved (every config key not marked harmless, a system prompt
 under `.heph/prompts/`, and the repository's own git settings that run programs or point git
-elsewhere: filters, drivers, hooks, a worktree). They apply only once the person trusts the
-workspace: `heph trust`, the question asked once in a terminal, or `--trust` for one run. The
-person's answer is kept in the user's state folder under a digest of exactly those settings,
-so a change to any of them (a pull, a new commit) makes the workspace untrusted again until it
-is approved again. `--yes` never grants trust.
+elsewhere: filters, drivers, hooks, a worktree; heph's commits run no hook even then). They
+apply only once the person trusts the workspace: `heph trust`, the question asked once in a
+terminal, or `--trust` for one run. The person's answer is kept in the user's state folder
+under a digest of exactly those settings, so a change to any of them (a pull, a new commit)
+makes the workspace untrusted again until it is approved again. `--yes` never grants trust.
 
 A command is trusted with the workspace files it names (project_commands.files_named), each
 listed beside it with a short digest that the answer's digest covers whole. Of a file past
@@ -296,6 +296,11 @@ def recheck(root: Path) -> str | None:
     )
 
 
+def _is_hook(setting: Setting) -> bool:
+    """Whether `setting` is a hook of the repository's (gitsetup lists each as a program)."""
+    return setting.source.startswith(GIT_PREFIX) and setting.value.startswith('"a program')
+
+
 def _git_part(settings: list[Setting] | tuple[Setting, ...]) -> list[Setting]:
     return [s for s in settings if s.source.startswith(GIT_PREFIX)]
 
@@ -417,6 +422,8 @@ def report(root: Path, settings: list[Setting], state: str, store: TrustStore) -
     }[state]
     before = store.answered(root) if state == "changed" else None
     lines = [f"{root}: {described}", *listing(settings, before)]
+    if any(_is_hook(setting) for setting in settings):
+        lines.append(NO_HOOKS)  # the hooks listed are git's to run for you, never heph's
     if state != "trusted":
         lines.append("`heph trust` trusts it; `heph --trust ...` for one run")
     return "\n".join(lines)

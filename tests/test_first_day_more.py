@@ -38,7 +38,9 @@ def test_trust_says_commits_run_no_hook_and_a_commit_then_runs_none(
 
     marker = tmp_path / "hooked"
     hook(root, "pre-commit", marker)  # the person's own hook, in the repository they trusted
-    assert heph("trust", "--yes", cwd=root, env=env).code == 0
+    listed = heph("trust", "--yes", cwd=root, env=env)
+    assert listed.code == 0 and "pre-commit" in listed.stdout
+    assert "heph's commits run no hook" in listed.stdout  # listed to trust, yet never run
     chat_server.reply(act("edit_file", path="app.py", old="x = 1", new="x = 2"))
     chat_server.reply(act("git_commit", message="bump"))
     chat_server.reply(final("committed"))
