@@ -26,6 +26,9 @@ class Watch:
 
     listed: frozenset[str]
     mark: int  # st_ctime_ns of a file written just before the command
+    # heph's own folders inside what is watched (a home folder's ~/.local/state/hephaistus),
+    # as absolute paths: heph writes there itself during every command, never looked into.
+    skipped: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -67,12 +70,10 @@ def changed_since(root: Path, watch: Watch, now: frozenset[str], special: list[s
     budget = [WATCHED_ENTRIES]
     found: list[Path] = []
     touched = {
-        name
-        for name in sorted(watch.listed & now)
-        if _touched(root / name, watch.mark, budget, found)
+        name for name in sorted(watch.listed & now) if _touched(root / name, watch, budget, found)
     }
     for name in sorted(now - watch.listed):  # all new: looked into for setuid files alone
-        _touched(root / name, watch.mark, budget, found)
+        _touched(root / name, watch, budget, found)
     special += [special_name(root, str(path.relative_to(root))) for path in found]
     changed = (watch.listed ^ now) | touched
     # A folder stands for what it holds (git lists a folder with a .gitignore of its own
@@ -84,10 +85,12 @@ def changed_since(root: Path, watch: Watch, now: frozenset[str], special: list[s
     )
 
 
-def _touched(path: Path, mark: int, budget: list[int], special: list[Path]) -> bool:
-    """Whether `path`, or anything in it (links not followed), changed at or after `mark`, by
-    ctime; a removed entry shows in its folder's. The setuid or setgid files changed meanwhile
-    go into `special`. Looks at no more entries than the budget holds."""
+def _touched(path: Path, watch: Watch, budget: list[int], special: list[Path]) -> bool:
+    """Whether `path`, or anything in it (links not followed, heph's own folders left out),
+    changed at or after the watch's mark, by ctime; a removed entry shows in its folder's.
+    The setuid or setgid files changed meanwhile go into `special`. Looks at no more entries
+    than the budget holds."""
+    mark = watch.mark
     try:
         info = path.lstat()
     except OSError:
@@ -103,8 +106,8 @@ def _touched(path: Path, mark: int, budget: list[int], special: list[Path]) -> b
             with os.scandir(stack.pop()) as entries:
                 for entry in entries:
                     budget[0] -= 1
-                    if entry.name == ".git":
-                        continue  # a nested repository's own records: git's, not a change
+                    if entry.name == ".git" or entry.path in watch.skipped:
+                        continue  # a nested repository's own records (git's), or heph's
                     found = entry.stat(follow_symlinks=False)
                     if found.st_ctime_ns >= mark:
                         touched = True

@@ -8,8 +8,9 @@ filters, nor anywhere a sandboxed command can write or read (the sandbox hides t
 folder). It is taken with none of the person's or the workspace's git settings, and no
 attribute of the workspace's changes what is kept (no filter, no line-ending or encoding
 conversion: heph's own `info/attributes` unsets them all). The workspace's `.gitignore` files
-are honoured, so ignored files (a `.venv`, build output) are not snapshotted; `.git/` and
-`.heph/` never are. Outside git this works the same: git is only heph's tool here.
+are honoured, so ignored files (a `.venv`, build output) are not snapshotted; `.git/`, `.heph/`
+and heph's own folders (its config, state and cache, which a home folder holds: the store itself)
+never are. Outside git this works the same: git is only heph's tool here.
 
 What a command did to what the pictures leave out, and what needs a word of its own (a git
 repository it made, which undo removes; a setuid file; a file too large to keep a copy of, which
@@ -18,7 +19,9 @@ is never read whole): see leftovers.
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import stat
 from collections.abc import Iterator
 from contextlib import nullcontext
@@ -35,6 +38,7 @@ from hephaistus.leftovers import (
     special_name,
 )
 from hephaistus.repository import GitError, run_private
+from hephaistus.secret_files import places_in
 from hephaistus.snapshot_contents import Changed, Named, read_changes
 from hephaistus.values import FileChange
 
@@ -98,6 +102,7 @@ class Snapshots:
                 self._git(*STREAMED, "add", "--force", "--ignore-errors", "--", *kept)
             except GitError:
                 pass
+        self._drop_own()
         try:
             tree = self._git("write-tree").decode().strip() or None
         except GitError:
@@ -124,8 +129,11 @@ class Snapshots:
     def _not_held(self) -> frozenset[str]:
         """What the picture just taken leaves out, as git names it (a folder for all it holds):
         what git ignores, and the repositories nested without a commit, which git cannot add."""
+        own = (f"--exclude={_pattern(rel)}" for rel in self._own)
         try:
-            raw = self._git("ls-files", "--others", "--directory", "--no-empty-directory", "-z")
+            raw = self._git(
+                "ls-files", "--others", "--directory", "--no-empty-directory", *own, "-z"
+            )
         except GitError:
             return frozenset()
         names = (os.fsdecode(name) for name in raw.split(b"\0") if name)
@@ -267,7 +275,8 @@ class Snapshots:
         try:
             mark = self.git_dir / "started"
             mark.write_bytes(b"")
-            return Watch(self._left_out | self._nested, mark.stat().st_ctime_ns)
+            own = frozenset(os.path.join(self.root, rel) for rel in self._own)
+            return Watch(self._left_out | self._nested, mark.stat().st_ctime_ns, own)
         except OSError:
             return None
 
@@ -289,18 +298,46 @@ class Snapshots:
             self._store = workspace_folder(self.root, FOLDER)
         return self._store
 
+    @functools.cached_property
+    def _own(self) -> tuple[str, ...]:
+        """heph's own folders in the workspace (a home folder holds its state: this store),
+        workspace-relative: never in a picture."""
+        from hephaistus.workspace import own_folders
+
+        return tuple(rel for rel in places_in(self.root, own_folders()) if rel)
+
     def _ready(self) -> None:
-        """heph's own repository, made once, blind to `.heph/` and to every attribute."""
+        """heph's own repository, made once, blind to `.heph/`, to heph's own folders and to
+        every attribute."""
+        exclude = self.git_dir / "info" / "exclude"
+        wanted = "".join(f"{_pattern(rel)}\n" for rel in (".heph", *self._own))
         if (self.git_dir / "HEAD").exists():
+            if self._own and (not exclude.is_file() or exclude.read_text() != wanted):
+                exclude.write_text(wanted)  # a store an earlier heph made, or another home
             return
         self.git_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._git("init", "--quiet")
         (self.git_dir / "info").mkdir(exist_ok=True)
-        (self.git_dir / "info" / "exclude").write_text("/.heph/\n")
+        exclude.write_text(wanted)
         (self.git_dir / "info" / "attributes").write_text(NO_ATTRIBUTES)
+
+    def _drop_own(self) -> None:
+        """Take heph's own folders out of the picture being taken, whatever put them in it: a
+        `!` pattern of a `.gitignore` wins over the store's exclude, a store an earlier heph
+        made holds them, the person's repository may track a file there."""
+        if self._own:
+            try:
+                self._git("rm", "-rf", "--cached", "--quiet", "--ignore-unmatch", "--", *self._own)
+            except GitError:
+                pass
 
     def _git(self, *args: str, data: bytes | None = None) -> bytes:
         return run_private(self.git_dir, self.root, *args, data=data)
+
+
+def _pattern(rel: str) -> str:
+    """An exclude pattern for the folder `rel` alone (anchored; git's wildcards escaped)."""
+    return "/" + re.sub(r"([\\*?\[\]!# ])", r"\\\1", rel) + "/"
 
 
 def _side(mode: str, sha: str, bits: int | None) -> tuple[str, str, int] | None:

@@ -5,13 +5,18 @@ records there are never taken for the workspace's files (snapshots, listings, un
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 from test_hostile_repo import person
 
-from conftest import has_git
+from conftest import git, has_git
+from hephaistus.runtime.sandbox import unavailable
 from hephaistus.testing import act, final
 
+WHY_NOT = unavailable()
+needs_sandbox = pytest.mark.skipif(WHY_NOT is not None, reason=f"no sandbox here: {WHY_NOT}")
 pytestmark = pytest.mark.skipif(not has_git(), reason="needs git")
 
 PLANTED_CONFIG = (
@@ -137,3 +142,78 @@ def test_the_machines_secrets_never_reach_the_model_from_the_root_folder(
     told = observations(chat_server)
     assert "looks like a secret file" in told[0] and "1 secret files not searched" in told[1]
     assert "root:" not in everything_sent(chat_server)
+
+
+# -- 3. heph's own records in the workspace are no files of the workspace -----------------------
+
+
+def objects_of(state: Path) -> list[Path]:
+    return sorted(state.glob("hephaistus/workspaces/*/snapshots/objects/**/*"))
+
+
+def home_env(home: Path, chat_server) -> dict[str, str | None]:
+    """The person's set-up, with heph's state in the home folder (~/.local/state), as by default."""
+    return {**person(home, chat_server), "XDG_STATE_HOME": None}
+
+
+def steps_in_home(heph, chat_server, home: Path, *steps: dict[str, Any]) -> list[str]:
+    """heph --yes run in the home folder through the model's `steps`: what it was told after
+    each."""
+    for step in steps:
+        chat_server.reply(step)
+    chat_server.reply(final("done"))
+    result = heph("--yes", "tidy up", cwd=home, env=home_env(home, chat_server))
+    assert result.code == 0, result.stderr
+    return observations(chat_server)
+
+
+def changed_only(said: str, change: str) -> None:
+    """The command's observation names `change` as all it changed, and nothing of heph's."""
+    assert f"The command changed these files: {change}\n" in said, said
+    assert ".local" not in said and "hephaistus" not in said, said
+
+
+def undone_in_home(heph, chat_server, home: Path) -> None:
+    undone = heph("undo", cwd=home, env=home_env(home, chat_server))
+    assert undone.code == 0, undone.stderr + undone.stdout
+    assert "hephaistus" not in undone.stdout + undone.stderr
+
+
+@needs_sandbox
+def test_a_commands_effects_and_undo_leave_hephs_own_records_alone(heph, chat_server, home):
+    (home / "notes.txt").write_text("mine\n")
+    told = steps_in_home(heph, chat_server, home, act("shell", command="echo theirs > notes.txt"))
+    changed_only(told[0], "notes.txt")
+    kept = objects_of(home / ".local" / "state")
+    assert kept
+    undone_in_home(heph, chat_server, home)
+    assert (home / "notes.txt").read_text() == "mine\n"
+    assert all(path.exists() for path in kept)
+
+
+@needs_sandbox
+def test_a_gitignore_a_command_writes_never_brings_hephs_records_into_the_pictures(
+    heph, chat_server, home
+):
+    unignore = "printf '!/.local/\\n!/.local/state/\\n!/.local/state/hephaistus/\\n' > .gitignore"
+    made = act("shell", command="echo made > made.txt")
+    told = steps_in_home(heph, chat_server, home, act("shell", command=unignore), made)
+    changed_only(told[1], "made.txt (new)")
+
+
+@needs_sandbox
+def test_in_a_home_folder_kept_in_git_hephs_config_is_no_file_of_the_workspace(
+    heph, chat_server, home
+):
+    person(home, chat_server)  # the config to commit
+    (home / ".bashrc").write_text("alias ll='ls -l'\n")
+    git(home, "init", "-q")
+    git(home, "add", "-f", ".config/hephaistus/config.toml", ".bashrc")
+    git(home, "commit", "-qm", "dotfiles")
+    made = act("shell", command="echo made > made.txt")
+    listed, ran = steps_in_home(heph, chat_server, home, act("list_files"), made)
+    assert ".bashrc" in listed and "hephaistus" not in listed, listed
+    changed_only(ran, "made.txt (new)")
+    undone_in_home(heph, chat_server, home)
+    assert not (home / "made.txt").exists()
+    assert (home / ".config" / "hephaistus" / "config.toml").exists()
