@@ -102,14 +102,12 @@ class Snapshots:
                 self._git(*STREAMED, "add", "--force", "--ignore-errors", "--", *kept)
             except GitError:
                 pass
-        self._drop_own()
-        try:
-            tree = self._git("write-tree").decode().strip() or None
-        except GitError:
+        tree, entries = self._tree()
+        if tree and self._holds_own(entries):
+            self._drop_own()
+            tree, entries = self._tree()
+        if not tree:
             return None
-        if tree is None:
-            return None
-        entries = self._index()  # read once a picture: its nested repositories and modes
         self._last = (tree, entries)
         self._nested = frozenset(
             os.fsdecode(path) + "/" for mode, _, path in entries if mode == b"160000"
@@ -125,6 +123,20 @@ class Snapshots:
             unusual = self._unusual_modes(entries)
             self._modes = {**dict(list(self._modes.items())[-1:]), tree: unusual}
         return tree
+
+    def _tree(self) -> tuple[str, list[tuple[bytes, bytes, bytes]]]:
+        """The index as a tree ("" when git cannot write one), and its entries (read once a
+        picture: its nested repositories and modes)."""
+        try:
+            tree = self._git("write-tree").decode().strip()
+        except GitError:
+            return "", []
+        return tree, self._index()
+
+    def _holds_own(self, entries: list[tuple[bytes, bytes, bytes]]) -> bool:
+        """Whether the picture holds a file of heph's own folders."""
+        own = tuple(os.fsencode(rel) + b"/" for rel in self._own)
+        return bool(own) and any(path.startswith(own) for _, _, path in entries)
 
     def _not_held(self) -> frozenset[str]:
         """What the picture just taken leaves out, as git names it (a folder for all it holds):
@@ -325,7 +337,7 @@ class Snapshots:
         """Take heph's own folders out of the picture being taken, whatever put them in it: a
         `!` pattern of a `.gitignore` wins over the store's exclude, a store an earlier heph
         made holds them, the person's repository may track a file there."""
-        if self._own:
+        if self._own:  # (found in the picture's entries: the common case runs no more git)
             try:
                 self._git("rm", "-rf", "--cached", "--quiet", "--ignore-unmatch", "--", *self._own)
             except GitError:
