@@ -8,10 +8,8 @@ one task on that loop (the package's contexts must be left by the task that ente
 `close`, which ends every session and leaves no process behind. A server's stderr goes to its
 log, in heph's own folder for the workspace (userdirs.workspace_folder: `heph mcp` names it).
 
-Where a server's process runs: a workspace's server always in the sandbox; the person's own in
-the sandbox too (with the network: it is their server) unless they trusted the workspace
-themselves. Its command finds the workspace's code first (`python -m NAME` a package there,
-`npx` a committed `node_modules/`), so in a clone it would run the clone's code as the person.
+Where a server's process runs, and in which folder, is its Placement (mcp_placement): never on
+the host with the workspace as its folder.
 """
 
 from __future__ import annotations
@@ -19,14 +17,14 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hephaistus.mcp_config import McpServerConfig
-from hephaistus.mcp_placement import workspace_code
+from hephaistus.mcp_placement import Placement
 
 CLOSE_SECONDS = 10.0
 # What a server gets of heph's environment besides its entry's `env` (never the API key).
@@ -61,20 +59,9 @@ class CallResult:
 class McpHub:
     """The MCP servers of one run or chat."""
 
-    def __init__(
-        self,
-        log_dir: Path,
-        command_line: Callable[..., list[str]] | None = None,
-        cwd: Path | None = None,
-        *,
-        contain_persons: bool = True,
-    ) -> None:
+    def __init__(self, log_dir: Path, placement: Placement) -> None:
         self.log_dir = log_dir
-        self.cwd = cwd  # where a server runs unless its entry says: the workspace
-        # How a sandboxed server's command line is made (Contained.command_line).
-        self.command_line = command_line
-        # Whether the person's own servers run in the sandbox too (an untrusted workspace).
-        self.contain_persons = contain_persons
+        self.placement = placement  # where each server runs, and in which folder
         self._connections: dict[str, _Connection] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
@@ -130,57 +117,16 @@ class McpHub:
             if connection is None or connection.dead:
                 log = self.log_dir / f"mcp-{server.name}.log"
                 _quiet_package_logs(self.log_dir / "mcp.log")
-                argv = self._argv(server)
-                contained = self.contains(server)
-                why = self.why_contained(server) if contained else ""
-                connection = _Connection(server, argv, env, log, self.cwd, why)
+                why = self.placement.why_contained(server)
+                try:
+                    argv = self.placement.argv(server) if server.command else []
+                except OSError as error:
+                    failed = f"MCP server {server.name} was not started: {error}{why}"
+                    raise McpError(failed) from None
+                folder = self.placement.folder(server)  # entered as the server starts
+                connection = _Connection(server, argv, env, log, folder, why)
                 self._connections[server.name] = connection
             return connection
-
-    def contains(self, server: McpServerConfig) -> bool:
-        """Whether `server`'s process runs in the sandbox (a server at a URL runs nowhere):
-        a workspace's always; the person's in a workspace they have not trusted, or wherever
-        its command would run the workspace's code (see workspace_code)."""
-        return bool(server.command) and (server.from_workspace or bool(self.why_contained(server)))
-
-    def why_contained(self, server: McpServerConfig) -> str:
-        """Why the person's `server` runs in the sandbox here, in words ("" where it does not,
-        and for a workspace's server, which always does)."""
-        if server.from_workspace or not server.command:
-            return ""
-        if self.contain_persons:
-            return UNTRUSTED
-        code = workspace_code(server, self.cwd) if self.cwd is not None else None
-        return (
-            f" (its command would run the workspace's code, which a model can change: {code}; "
-            "so it runs in the sandbox, trusted or not)"
-            if code
-            else ""
-        )
-
-    def _argv(self, server: McpServerConfig) -> list[str]:
-        """The command line that starts `server`: in the sandbox, or not at all, wherever
-        `contains` says; a workspace's with the network its settings give, the person's with
-        the network (their server, as their entry says) unless it would run the workspace's
-        code."""
-        argv = [server.command, *server.args]
-        if not self.contains(server):
-            return argv
-        if server.cwd:  # the sandbox starts in the workspace: the entry's folder is gone to
-            argv = ["/bin/sh", "-c", 'cd -- "$0" && exec "$@"', server.cwd, *argv]
-        try:
-            if self.command_line is None:
-                raise OSError("there is no sandbox to run it in")
-            if server.from_workspace:
-                return self.command_line(argv)
-            # The person's server has the network, as their entry means; a command that would
-            # run the workspace's code (a clone's package standing in for it) has none.
-            code = workspace_code(server, self.cwd) if self.cwd is not None else None
-            return self.command_line(argv, network=code is None)
-        except OSError as error:
-            raise McpError(
-                f"MCP server {server.name} was not started: {error}{self.why_contained(server)}"
-            ) from None
 
     def _wait(
         self, work: Any, timeout: float, server: McpServerConfig, what: str, connection: Any
@@ -220,14 +166,14 @@ class _Connection:
         argv: list[str],
         env: dict[str, str],
         log: Path,
-        cwd: Path | None,
+        folder: AbstractContextManager[str],
         why_contained: str = "",
     ) -> None:
         self.server = server
         self.argv = argv
         self.env = env
         self.log = log
-        self.cwd = server.cwd or (str(cwd) if cwd else None)
+        self.folder = folder  # the folder it runs in, while it runs
         self.why_contained = why_contained  # why it runs in the sandbox, when the person's
         self.session: Any = None
         self.dead = False
@@ -272,9 +218,9 @@ class _Connection:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        with self.log.open("a", encoding="utf-8") as errlog:
+        with self.log.open("a", encoding="utf-8") as errlog, self.folder as cwd:
             params = StdioServerParameters(
-                command=self.argv[0], args=self.argv[1:], env=self.env, cwd=self.cwd
+                command=self.argv[0], args=self.argv[1:], env=self.env, cwd=cwd
             )
             async with stdio_client(params, errlog=errlog) as (read, write):
                 await self._session(read, write)
@@ -357,12 +303,6 @@ def _start_failure(server: McpServerConfig, error: BaseException) -> str:
             "(pip install 'mcp>=2,<3', or '.[mcp]' in heph's checkout)"
         )
     return f"MCP server {server.name} did not start: {_one_line(error)}"
-
-
-UNTRUSTED = (
-    " (your servers run in the sandbox in a workspace you have not trusted, so that its files' "
-    "code never runs as you: `heph trust` lets them run as you here)"
-)
 
 
 def _one_line(error: BaseException) -> str:

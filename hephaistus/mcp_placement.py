@@ -1,52 +1,163 @@
-"""Whether the person's MCP server would run the workspace's code: its program or script in the
-workspace, `python -m NAME` finding a package there first, npx and its kin taking a
-`node_modules/` there before the registry, `uv run` in the workspace's project. Such a server runs
-in the sandbox, without the network, whatever the trust (see mcp_client).
+"""Where an MCP server's process runs, and in which folder.
+
+A workspace's server runs in the sandbox. The person's runs there too (with the network: it is
+their server) in a workspace they have not trusted. In one they trusted it runs on the host, as
+them, but never with the workspace (or a folder in it) as its current folder: `python -m` and
+`-c` put that folder first on the import path, node and npm look for code in it, so a file a
+model wrote there would stand in for their server's code or its libraries. It runs in a folder
+of heph's own instead, new and empty at each start, or in the folder its entry's `cwd` names
+outside the workspace; an argument `.` is the workspace's path. An entry that itself names the
+workspace (its `cwd`, its command, an argument, a path in its `env`) would run the workspace's
+code: that server runs in the sandbox, without the network, trusted or not.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from hephaistus.mcp_config import McpServerConfig
+from hephaistus.mcp_config import McpServerConfig, expanded_env, live
 
-NODE_RUNNERS = {"npx", "bunx", "pnpx"}  # and `npm exec`, `pnpm dlx`, `yarn dlx`
-PYTHON_PROJECT = ("pyproject.toml", "uv.toml", "setup.py", "setup.cfg")
+THE_WORKSPACE = (".", "./")  # an argument naming the workspace, for the server to work on
+UNTRUSTED = (
+    " (your servers run in the sandbox in a workspace you have not trusted, so that its files' "
+    "code never runs as you: `heph trust` lets them run as you here)"
+)
 
 
-def workspace_code(server: McpServerConfig, root: Path) -> str | None:
-    """What of the workspace at `root` the person's `server` would run, if anything: a program
-    or script that lies in it, the package `python -m NAME` finds there first, a `node_modules`
-    that npx and its kin take before the registry, or the project `uv run` runs in. A model can
-    write all of these (a sandboxed command, a write), so a server that runs them runs in the
-    sandbox whatever the trust: the person's trust is in their server, not in what the
-    workspace makes of it."""
-    folder = Path(server.cwd) if server.cwd else root
-    inside = folder == root or root in folder.parents
-    if not inside:
-        return None  # the person chose where it runs: its code is what they put there
-    words = [server.command, *server.args]
-    real_root = os.path.realpath(root)
-    for word in words:
-        path = folder / word
-        named = ("/" in word or path.suffix) and path.is_file()
-        if named and Path(os.path.realpath(path)).is_relative_to(real_root):
-            return f"{word} lies in the workspace"
-    program = Path(server.command).name
-    if "-m" in server.args[:-1]:
-        name = server.args[server.args.index("-m") + 1].split(".")[0]
-        if (folder / f"{name}.py").exists() or (folder / name).is_dir():
-            return f"python -m {name} would import the workspace's {name}"
-    runner = program in NODE_RUNNERS or server.args[:1] in (["exec"], ["dlx"])
-    if runner and any((up / "node_modules").exists() for up in _up_to(folder, root)):
-        return f"{program} would take the workspace's node_modules first"
-    project = any((folder / name).exists() for name in PYTHON_PROJECT)
-    if program == "uv" and server.args[:1] == ["run"] and project:
-        return "uv run would run the workspace's project"
+class Placement:
+    """Where the MCP servers of the workspace at `root` run. `command_line` makes a sandboxed
+    server's command line (Contained.command_line); `contain_persons`: the person's own servers
+    run in the sandbox too (a workspace they have not trusted)."""
+
+    def __init__(
+        self,
+        root: Path,
+        environ: dict[str, str],
+        command_line: Callable[..., list[str]] | None,
+        *,
+        contain_persons: bool,
+    ) -> None:
+        self.root = root
+        self.environ = environ
+        self.command_line = command_line
+        self.contain_persons = contain_persons
+
+    def contained(self, server: McpServerConfig) -> bool:
+        """Whether `server`'s process runs in the sandbox (a server at a URL runs nowhere)."""
+        return bool(server.command) and (server.from_workspace or bool(self.why_contained(server)))
+
+    def why_contained(self, server: McpServerConfig) -> str:
+        """Why the person's `server` runs in the sandbox here, in words ("" where it does not,
+        and for a workspace's server, which always does)."""
+        if server.from_workspace or not server.command:
+            return ""
+        if self.contain_persons:
+            return UNTRUSTED
+        code = workspace_code(server, self.root, self.environ)
+        if code is None:
+            return ""
+        return (
+            f" (it would run the workspace's code, which a model can change: {code}; so it runs "
+            "in the sandbox without the network, trusted or not)"
+        )
+
+    def argv(self, server: McpServerConfig) -> list[str]:
+        """The command line that starts `server`: on the host, `.` arguments naming the
+        workspace; in the sandbox, a workspace's with the network its settings give, the
+        person's with the network (their server) unless it would run the workspace's code.
+        OSError where it must run in the sandbox and there is none."""
+        if not self.contained(server):
+            if server.cwd:  # `.` is the folder they chose
+                return [server.command, *server.args]
+            args = [str(self.root) if arg in THE_WORKSPACE else arg for arg in server.args]
+            return [server.command, *args]
+        argv = [server.command, *server.args]
+        if server.cwd:  # the sandbox starts in the workspace: the entry's folder is gone to
+            folder = _resolved(server.cwd, self.root)
+            argv = ["/bin/sh", "-c", 'cd -- "$0" && exec "$@"', folder, *argv]
+        if self.command_line is None:
+            raise OSError("there is no sandbox to run it in")
+        if server.from_workspace:
+            return self.command_line(argv)
+        code = workspace_code(server, self.root, self.environ)
+        return self.command_line(argv, network=code is None)
+
+    @contextmanager
+    def folder(self, server: McpServerConfig) -> Iterator[str]:
+        """The folder one start of `server` runs in, for as long as it runs: the workspace in
+        the sandbox; on the host the entry's `cwd` (outside the workspace, or it would be
+        contained), else a folder of heph's own, removed when the server has ended."""
+        if self.contained(server):
+            yield str(self.root)
+        elif server.cwd:
+            yield _resolved(server.cwd, self.root)
+        else:
+            made = own_folder(self.root)
+            try:
+                yield str(made)
+            finally:
+                shutil.rmtree(made, ignore_errors=True)
+
+
+def workspace_code(server: McpServerConfig, root: Path, environ: dict[str, str]) -> str | None:
+    """What of the workspace at `root` the person's `server` entry names, in words, or None:
+    its `cwd`; its command, an argument (or an argument's `=value`) or a path in an `env` value
+    that is a file or folder in the workspace (relative ones taken from it, links followed, the
+    workspace itself included, but for an argument `.`); or heph's own folder for it, when the
+    user's state folder lies in the workspace. A model can write all of these."""
+    server = live(server, environ)
+    where = (str(root), os.path.realpath(root))
+    if server.cwd and _names(server.cwd, where):
+        return f"its cwd {server.cwd} is the workspace or in it"
+    if "/" in server.command and _names(server.command, where):
+        return f"{server.command} is in the workspace"
+    for arg in server.args:
+        words = [arg, arg.partition("=")[2]] if arg not in THE_WORKSPACE else []
+        if any(_names(word, where) for word in words if word):
+            return f"its argument {arg} is in the workspace"
+    for name, value in expanded_env(server, environ).items():
+        if any(_names(part, where) for part in value.split(os.pathsep) if part):
+            return f"its env {name} names the workspace"
+    from hephaistus.userdirs import state_dir
+
+    if not server.cwd and _names(str(state_dir()), where):
+        return f"heph's state folder {state_dir()} is in the workspace (XDG_STATE_HOME moves it)"
     return None
 
 
-def _up_to(folder: Path, root: Path) -> list[Path]:
-    """`folder` and the folders above it, up to the workspace's root."""
-    return [folder, *[up for up in folder.parents if up == root or root in up.parents]]
+def own_folder(root: Path) -> Path:
+    """A new, empty folder of heph's own for one start of a person's server on the host: made
+    by heph alone (exclusive, for the person only) in the user's state folder, which the sandbox
+    hides, and in no link a process could have put there."""
+    import stat
+    import tempfile
+
+    from hephaistus.userdirs import workspace_folder
+
+    parent = workspace_folder(root, "mcp-cwd")
+    found = os.lstat(parent)
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid():
+        raise OSError(f"{parent} is not a folder of heph's own (remove it: heph makes it again)")
+    return Path(tempfile.mkdtemp(prefix="server-", dir=parent))
+
+
+def _names(word: str, where: tuple[str, str]) -> bool:
+    """Whether `word` is a path to the workspace or into it: absolute and in it as written or
+    once resolved, or relative (to the workspace) and there."""
+    try:
+        path = os.path.join(where[0], word)  # an absolute word stays itself
+        if not os.path.isabs(word) and not os.path.lexists(path):
+            return False
+        candidates = (os.path.normpath(path), os.path.realpath(path))
+    except (OSError, ValueError):  # a NUL in it: no path at all
+        return False
+    return any(p == w or p.startswith(w.rstrip("/") + "/") for p in candidates for w in where)
+
+
+def _resolved(cwd: str, root: Path) -> str:
+    """The entry's `cwd` as a real path: a relative one is taken from the workspace."""
+    return os.path.realpath(os.path.join(root, cwd))

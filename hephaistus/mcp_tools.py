@@ -69,20 +69,31 @@ class McpTools:
         self.environ = dict(os.environ if environ is None else environ)
         self.command_line = command_line
         self._hub: Any = None
+        self._placement: Any = None
+
+    @property
+    def placement(self) -> Any:
+        """Where each server runs, and in which folder (mcp_placement.Placement)."""
+        if self._placement is None:
+            from hephaistus.mcp_placement import Placement
+            from hephaistus.trust import vouched
+
+            contain = not vouched(self.root)  # the person's servers too, until they trust it
+            self._placement = Placement(
+                self.root, self.environ, self.command_line, contain_persons=contain
+            )
+        return self._placement
 
     @property
     def hub(self) -> Any:
         """The running servers (made on first use: imports nothing before)."""
         if self._hub is None:
             from hephaistus.mcp_client import McpHub
-            from hephaistus.trust import vouched
             from hephaistus.userdirs import workspace_folder
 
             # The servers' logs are appended to: in heph's own folder for the workspace, never
             # in .heph/, where a clone can commit a link in their place.
-            logs = workspace_folder(self.root, "logs")
-            contain = not vouched(self.root)  # the person's servers too, until they trust it
-            self._hub = McpHub(logs, self.command_line, cwd=self.root, contain_persons=contain)
+            self._hub = McpHub(workspace_folder(self.root, "logs"), self.placement)
         return self._hub
 
     def warm(self) -> None:
@@ -207,7 +218,7 @@ class McpTools:
         from hephaistus.mcp_client import PASSED_ENV
 
         passed = {k: self.environ[k] for k in PASSED_ENV if k in self.environ}
-        if self.hub.contains(server):  # home is read-only there: caches (npx's) go to its own
+        if self.placement.contained(server):  # home is read-only there: caches go to its own
             from hephaistus.runtime.sandbox import CACHE_VARIABLES, cache_folder
 
             cache = cache_folder(self.root)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -91,7 +92,8 @@ def test_errors_timeouts_and_floods_are_observations_and_the_next_call_works(
 
 
 def test_what_a_server_writes_in_the_workspace_is_undone(heph, chat_server, mcp_home, workspace):
-    chat_server.reply(act("mcp__t__write", path="made.txt", text="by the server\n"))
+    made = str(workspace / "made.txt")  # the person's server runs in a folder of heph's own
+    chat_server.reply(act("mcp__t__write", path=made, text="by the server\n"))
     chat_server.reply(final("written"))
     (workspace / "keep.txt").write_text("keep\n")
     result = heph("--yes", "--json", "write it")
@@ -362,17 +364,35 @@ def test_a_crashed_server_starts_again_at_the_next_call(heph, chat_server, mcp_h
     assert servers_running() == []
 
 
-def test_a_server_runs_in_the_workspace_whatever_the_current_folder(
-    heph, chat_server, mcp_home, workspace, tmp_path
+@pytest.mark.parametrize("chosen", [False, True])
+def test_a_persons_server_runs_in_hephs_own_folder_or_its_entrys_with_dot_the_workspace(
+    heph, chat_server, home, workspace, tmp_path, chosen
 ):
-    elsewhere = tmp_path / "elsewhere"
+    """On the host, the workspace is never a person's server's folder: a file a model wrote
+    there would stand in for its code (`python -m`, node, npm look there first)."""
+    elsewhere, seen, theirs = tmp_path / "elsewhere", tmp_path / "seen", tmp_path / "theirs"
     elsewhere.mkdir()
+    theirs.mkdir()
+    where = f'printf "%s\\n" "$(pwd -P)" "$1" > {shlex.quote(str(seen))}'
+    serve = f"exec {shlex.quote(sys.executable)} {shlex.quote(str(SERVER))}"
+    user_config(
+        home,
+        f'[mcp_servers.t]\ncommand = "/bin/sh"\n'
+        f"args = {json.dumps(['-c', f'{where}; {serve}', 'sh', '.'])}\n"
+        + (f"cwd = {json.dumps(str(theirs))}\n" if chosen else ""),
+    )
     chat_server.reply(act("mcp__t__write", path="x.txt", text="x\n"))
     chat_server.reply(final("written"))
-    assert heph("-w", str(workspace), "--yes", "write", cwd=elsewhere).code == 0
-    assert (workspace / "x.txt").exists() and not (elsewhere / "x.txt").exists()
-    assert heph("undo", "-w", str(workspace)).code == 0
-    assert not (workspace / "x.txt").exists()
+    result = heph("-w", str(workspace), "--yes", "write", cwd=elsewhere)
+    assert result.code == 0, result.stderr
+    folder, dot = seen.read_text().splitlines()
+    if chosen:  # their folder, and `.` is it
+        assert (folder, dot) == (str(theirs.resolve()), ".")
+        assert (theirs / "x.txt").exists()
+    else:  # heph's own, in the state folder, gone with the server; `.` is the workspace
+        assert Path(folder).is_relative_to(Path(os.environ["XDG_STATE_HOME"]).resolve())
+        assert not Path(folder).exists() and dot == str(workspace)
+    assert not (workspace / "x.txt").exists() and not (elsewhere / "x.txt").exists()
 
 
 def test_colliding_names_are_one_line_not_a_crash(heph, chat_server, home):

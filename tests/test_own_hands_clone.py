@@ -1,8 +1,9 @@
 """The person's own programs in a cloned repository, and the repository heph's git works on: the
 person's MCP servers and git hooks run nothing of a clone's on the host until the person trusts
-it, the repository is located once per run (a `.git` a command makes later changes nothing heph
-runs), and heph's looking at git leaves the person's index as it was. Each test is an attack run
-for real: real git repositories, the real sandbox, heph run as a person runs it."""
+it (and their servers never run with the workspace as their folder, trusted or not), the
+repository is located once per run (a `.git` a command makes later changes nothing heph runs),
+and heph's looking at git leaves the person's index as it was. Each test is an attack run for
+real: real git repositories, the real sandbox, heph run as a person runs it."""
 
 from __future__ import annotations
 
@@ -24,14 +25,16 @@ pytestmark = pytest.mark.skipif(not has_git(), reason="needs git")
 SERVER = Path(__file__).with_name("mcp_server.py")
 
 
-def persons_server(home: Path, chat_server, name: str, argv: list[str]) -> dict[str, str | None]:
+def persons_server(
+    home: Path, chat_server, name: str, argv: list[str], extra: str = ""
+) -> dict[str, str | None]:
     """The person's set-up (see test_hostile_repo.person) with an MCP server of theirs in their
-    user config: `argv`, run as their entry says."""
+    user config: `argv`, run as their entry says (`extra`: more of its lines, in TOML)."""
     env = person(home, chat_server)
     config = home / ".config" / "hephaistus" / "config.toml"
     entry = (
         f"[mcp_servers.{name}]\ncommand = {json.dumps(argv[0])}\n"
-        f"args = {json.dumps(argv[1:])}\nstartup_timeout_sec = 30\n"
+        f"args = {json.dumps(argv[1:])}\nstartup_timeout_sec = 30\n{extra}"
     )
     config.write_text(config.read_text() + entry)
     return env
@@ -184,6 +187,151 @@ def test_a_trusted_workspaces_code_never_stands_in_for_the_persons_server_on_the
     assert result.code == 0, result.stderr
     assert "Observation: 42" in chat_server.requests[-1]["messages"][-1]["content"], result.stderr
     assert not marker.exists(), marker.read_text()  # it served from the sandbox
+
+
+# -- 5, again: the person's server never runs with the workspace as its folder ---------------
+
+PYTHON = sys.executable
+# The red team's second round: each entry, in a workspace the person trusted, ran what a command
+# planted there (helper*) on the host, as root, with the key in reach. {link} is a link to the
+# workspace from outside it, {root} the workspace.
+ENTRIES = {
+    "python -mNAME": ([PYTHON, "-mhelper"], "", "helper.py"),
+    "sh -c python -m": (["sh", "-c", f"{PYTHON} -m helper"], "", "helper.py"),
+    "a .pyc alone": ([PYTHON, "-m", "helper"], "", "helper.pyc"),
+    "python -c import": ([PYTHON, "-c", "import helper"], "", "helper.py"),
+    'cwd "."': ([PYTHON, "-m", "helper"], 'cwd = "."\n', "helper.py"),
+    "cwd a link to it": ([PYTHON, "-m", "helper"], 'cwd = "{link}"\n', "helper.py"),
+    "a script without suffix": ([PYTHON, "helper"], "", "helper"),
+    "PYTHONPATH into it": (
+        [PYTHON, "-m", "helper"],
+        'env = {{PYTHONPATH = "{root}/lib"}}\n',
+        "lib/helper.py",
+    ),
+    "node finds srv.js": (["node", "srv"], "", "srv.js"),
+    "npm x": (["npm", "x", "evil-pkg"], "", "node_modules"),
+    "npm --yes exec": (["npm", "--yes", "exec", "evil-pkg"], "", "node_modules"),
+}
+
+
+def plant(root: Path, what: str, marker: Path) -> None:
+    """What a sandboxed command (or the clone) leaves in the workspace: code that notes it ran
+    where only the host can write (the sandbox sees that folder read-only)."""
+    python = f"try:\n    open({str(marker)!r}, 'a').write('ran\\n')\nexcept OSError:\n    pass\n"
+    node = (
+        f"try {{ require('fs').appendFileSync({json.dumps(str(marker))}, 'ran\\n') }} catch {{}}\n"
+    )
+    target = root / what
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if what.endswith(".pyc"):  # compiled, its source gone: only the .pyc is imported
+        import py_compile
+
+        source = root / "tmp_helper.py"
+        source.write_text(python)
+        py_compile.compile(str(source), cfile=str(target), doraise=True)
+        source.unlink()
+    elif what.endswith(".js"):
+        target.write_text(node)
+    elif what == "node_modules":
+        package = target / "evil-pkg"
+        package.mkdir(parents=True)
+        bin_entry = {"name": "evil-pkg", "version": "1.0.0", "bin": {"evil-pkg": "cli.js"}}
+        (package / "package.json").write_text(json.dumps(bin_entry))
+        (package / "cli.js").write_text("#!/usr/bin/env node\n" + node)
+        (package / "cli.js").chmod(0o755)
+        (target / ".bin").mkdir()
+        (target / ".bin" / "evil-pkg").symlink_to("../evil-pkg/cli.js")
+    else:
+        target.write_text(python)
+
+
+@needs_sandbox
+@pytest.mark.parametrize("entry", list(ENTRIES))
+def test_a_trusted_workspace_never_is_the_persons_servers_folder_on_the_host(
+    heph, chat_server, home, tmp_path, entry
+):
+    pytest.importorskip("mcp")
+    argv, extra, what = ENTRIES[entry]
+    if not shutil.which(argv[0]):
+        pytest.skip(f"needs {argv[0]}")
+    marker = tmp_path / "ran"
+    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    (tmp_path / "link").symlink_to(root)
+    extra = extra.format(link=tmp_path / "link", root=root)
+    # npm never asks the registry for evil-pkg: only the workspace's copy could run.
+    extra += "" if "env" in extra else 'env = {npm_config_offline = "true"}\n'
+    env = persons_server(home, chat_server, "helper", argv, extra)
+    assert heph("trust", "--yes", cwd=root, env=env).code == 0
+    plant(root, what, marker)
+    chat_server.reply(final("the plan"))
+    result = heph("--mode", "plan", "look around", cwd=root, env=env)  # lists its tools
+    assert result.code == 0, result.stderr
+    assert not marker.exists(), result.stderr
+
+
+@needs_sandbox
+def test_a_json_py_in_the_workspace_never_stands_in_for_the_stdlib_of_an_installed_server(
+    heph, chat_server, home, tmp_path
+):
+    pytest.importorskip("mcp")
+    marker = tmp_path / "ran"
+    installed = tmp_path / "site" / "person_srv"  # the person's server, installed outside
+    installed.mkdir(parents=True)
+    (installed / "__init__.py").write_text("")
+    (installed / "__main__.py").write_text(
+        f"import runpy\nrunpy.run_path({str(SERVER)!r}, run_name='__main__')\n"
+    )
+    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    extra = f"env = {{PYTHONPATH = {json.dumps(str(installed.parent))}}}\n"
+    env = persons_server(home, chat_server, "srv", [PYTHON, "-m", "person_srv"], extra)
+    assert heph("trust", "--yes", cwd=root, env=env).code == 0
+    plant(root, "json.py", marker)  # -m and -c put the current folder first on the import path
+    chat_server.reply(act("mcp__srv__add", a=2, b=40))
+    chat_server.reply(final("42"))
+    result = heph("--yes", "add", cwd=root, env=env)
+    assert result.code == 0, result.stderr
+    assert "Observation: 42" in observation(chat_server, 1), result.stderr
+    assert not marker.exists(), result.stderr
+    listed = heph("mcp", "list", cwd=root, env=env)
+    assert "srv (user config): " in listed.stdout, listed.stdout  # as them, on the host
+
+
+@needs_sandbox
+@pytest.mark.skipif(not shutil.which("npm"), reason="needs npm")
+def test_hephs_own_folder_for_a_server_never_lies_in_the_workspace(
+    heph, chat_server, home, tmp_path
+):
+    marker = tmp_path / "ran"
+    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    entry = 'env = {npm_config_offline = "true"}\n'
+    env = persons_server(home, chat_server, "helper", ["npm", "x", "evil-pkg"], entry)
+    env["XDG_STATE_HOME"] = str(root / "state")  # npm looks for node_modules up from its folder
+    assert heph("trust", "--yes", cwd=root, env=env).code == 0
+    plant(root, "node_modules", marker)
+    chat_server.reply(final("the plan"))
+    result = heph("--mode", "plan", "look around", cwd=root, env=env)
+    assert result.code == 0, result.stderr
+    assert not marker.exists(), result.stderr
+    assert "XDG_STATE_HOME" in heph("mcp", "list", cwd=root, env=env).stdout
+
+
+@needs_sandbox
+def test_the_persons_server_never_finds_its_program_on_an_activated_venvs_path(
+    heph_process, chat_server, home, tmp_path
+):
+    marker = tmp_path / "ran"
+    root = clone(tmp_path, {"app.py": "x = 1\n", ".gitignore": ".venv/\n"})
+    venv_bin = root / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python3").write_text(f"#!/bin/sh\necho ran >> {marker}\n")  # a command's
+    (venv_bin / "python3").chmod(0o755)
+    env = persons_server(home, chat_server, "srv", ["python3", "-m", "person_srv"])
+    env["PATH"] = f"{venv_bin}{os.pathsep}{os.environ['PATH']}"
+    assert heph_process("trust", "--yes", cwd=root, env=env).code == 0
+    chat_server.reply(final("the plan"))
+    result = heph_process("--mode", "plan", "look around", cwd=root, env=env)
+    assert result.code == 0, result.stderr
+    assert not marker.exists(), result.stderr
 
 
 # -- 6. a commit's hooks run nothing of the workspace's on the host ----------------------------

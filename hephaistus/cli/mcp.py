@@ -130,11 +130,12 @@ def _where_it_runs(tools: Any, server: Any) -> str:
     workspace they have not trusted)."""
     if server.from_workspace:
         return "workspace, sandboxed"
-    if not tools.hub.contains(server):
+    placement = tools.placement
+    if not placement.contained(server):
         return "user config"
-    if tools.hub.contain_persons:
+    if placement.contain_persons:
         return "user config, in the sandbox: you have not trusted this workspace (heph trust)"
-    return "user config, in the sandbox:" + tools.hub.why_contained(server).strip(" ()")
+    return "user config, in the sandbox: " + placement.why_contained(server).strip(" ()")
 
 
 def _tools(tools: Any, name: str) -> int:
