@@ -41,9 +41,24 @@ def observation(chat_server, n: int) -> str:
     return chat_server.requests[n]["messages"][-1]["content"]
 
 
-def servers_running() -> list[str]:
+def servers_running(tmp_path: Path) -> list[str]:
+    """This test's test servers still running: those whose HOME lies in its `tmp_path` (the
+    suite runs tests side by side, each with servers of its own)."""
     listed = subprocess.run(["pgrep", "-af", str(SERVER)], capture_output=True, text=True)
-    return [line for line in listed.stdout.splitlines() if "pgrep" not in line]
+    return [
+        line
+        for line in listed.stdout.splitlines()
+        if "pgrep" not in line and _home_of(line.split()[0]).startswith(f"{tmp_path}/")
+    ]
+
+
+def _home_of(pid: str) -> str:
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:  # gone meanwhile
+        return ""
+    homes = [entry[5:] for entry in environ if entry.startswith(b"HOME=")]
+    return homes[0].decode(errors="replace") if homes else ""
 
 
 @pytest.fixture(autouse=True)
@@ -62,7 +77,7 @@ def mcp_home(home):
     return home
 
 
-def test_a_call_goes_to_the_server_and_its_answer_back(heph, chat_server, mcp_home):
+def test_a_call_goes_to_the_server_and_its_answer_back(heph, chat_server, mcp_home, tmp_path):
     chat_server.reply(act("mcp__t__add", a=2, b=40))
     chat_server.reply(final("42"))
     result = heph("--yes", "add 2 and 40")
@@ -71,7 +86,7 @@ def test_a_call_goes_to_the_server_and_its_answer_back(heph, chat_server, mcp_ho
     system = chat_server.requests[0]["messages"][0]["content"]
     assert "Third-party tools (MCP servers" in system
     assert "- mcp__t__add(a: integer, b: integer): Add two numbers." in system
-    assert servers_running() == []  # exit closed the session and the process
+    assert servers_running(tmp_path) == []  # exit closed the session and the process
 
 
 def test_errors_timeouts_and_floods_are_observations_and_the_next_call_works(
@@ -167,14 +182,14 @@ def imports_mcp(home, chat_server, workspace, *argv):
 
 
 def test_the_tool_list_comes_from_the_cache_without_starting_the_server(
-    heph, chat_server, mcp_home, workspace
+    heph, chat_server, mcp_home, workspace, tmp_path
 ):
     chat_server.reply(final("one"))
     assert imports_mcp(mcp_home, chat_server, workspace, "--yes", "one")  # listed: started
     chat_server.reply(final("two"))
     assert not imports_mcp(mcp_home, chat_server, workspace, "--yes", "two")  # the cache
     assert "mcp__t__add" in chat_server.requests[1]["messages"][0]["content"]
-    assert servers_running() == []
+    assert servers_running(tmp_path) == []
 
 
 def test_a_server_that_does_not_start_is_one_line_and_the_rest_works(
@@ -301,7 +316,7 @@ def workspace_server(workspace: Path) -> None:
     )
 
 
-def test_an_untrusted_workspace_s_server_never_starts(heph, chat_server, workspace):
+def test_an_untrusted_workspace_s_server_never_starts(heph, chat_server, workspace, tmp_path):
     workspace_server(workspace)
     chat_server.reply(act("mcp__w__write", path="x.txt", text="x"))
     chat_server.reply(final("done"))
@@ -309,7 +324,7 @@ def test_an_untrusted_workspace_s_server_never_starts(heph, chat_server, workspa
     assert result.code == 0, result.stderr
     assert "unknown tool 'mcp__w__write'" in observation(chat_server, 1)
     assert "mcp__w__" not in chat_server.requests[0]["messages"][0]["content"]
-    assert not (workspace / "x.txt").exists() and servers_running() == []
+    assert not (workspace / "x.txt").exists() and servers_running(tmp_path) == []
 
 
 needs_sandbox = pytest.mark.skipif(
@@ -354,14 +369,14 @@ def test_a_definition_changed_behind_the_cache_is_withheld_at_the_call(
     assert "mcp__t__add" not in chat_server.requests[-1]["messages"][0]["content"]
 
 
-def test_a_crashed_server_starts_again_at_the_next_call(heph, chat_server, mcp_home):
+def test_a_crashed_server_starts_again_at_the_next_call(heph, chat_server, mcp_home, tmp_path):
     chat_server.reply(act("mcp__t__crash"))
     chat_server.reply(act("mcp__t__add", a=2, b=2))
     chat_server.reply(final("4"))
     assert heph("--yes", "crash then add").code == 0
     assert "its log: " in observation(chat_server, 1)
     assert "Observation: 4" in observation(chat_server, 2)
-    assert servers_running() == []
+    assert servers_running(tmp_path) == []
 
 
 @pytest.mark.parametrize("chosen", [False, True])
@@ -585,7 +600,7 @@ def test_warming_starts_the_servers_in_the_background(tmp_path, home, monkeypatc
         assert tools.running() == ["t"]
     finally:
         tools.close()
-    assert servers_running() == []
+    assert servers_running(tmp_path) == []
 
 
 def test_a_workspace_server_never_gets_the_model_key_under_any_name():
