@@ -35,7 +35,7 @@ HEPH_DIR = ".heph"  # as workspace.HEPH_DIR; not imported: `heph trust` starts w
 
 PROMPT_NAMES = ("system.md", "docs.md")  # the templates a workspace may replace
 ASK_AT_MOST = 40  # settings shown in the question; more are for `heph trust --show` to list
-NAMED_AT_MOST = 12  # settings named in the notice
+NAMED_AT_MOST = 12  # settings named in the notice (trust_report)
 PROMPT_LIMIT = 256 * 1024  # bytes of a prompt override read (a larger one is refused)
 RECORDS = "trust.json"
 READ_AT_MOST = 1024 * 1024  # bytes of a file a command names that its digest covers
@@ -296,7 +296,7 @@ def recheck(root: Path) -> str | None:
     )
 
 
-def _is_hook(setting: Setting) -> bool:
+def is_hook(setting: Setting) -> bool:
     """Whether `setting` is a hook of the repository's (gitsetup lists each as a program)."""
     return setting.source.startswith(GIT_PREFIX) and setting.value.startswith('"a program')
 
@@ -351,26 +351,6 @@ def listing(settings: list[Setting], before: list[Setting] | None = None) -> lis
     return lines + [f"- {visible(s.shown())}" for s in before if s not in now]
 
 
-def notice(decision: Decision) -> str:
-    """The one line said when an untrusted workspace's settings were left out (the first few
-    named; `heph trust --show` lists them all)."""
-    by_source: dict[str, list[str]] = {}
-    settings = [s for s in decision.settings if not s.proof]  # the files are for --show
-    for setting in settings[:NAMED_AT_MOST]:
-        by_source.setdefault(setting.source, []).append(setting.key)
-    listed = "; ".join(f"{', '.join(keys)} ({source})" for source, keys in by_source.items())
-    if len(settings) > NAMED_AT_MOST:
-        listed += f"; and {len(settings) - NAMED_AT_MOST:,} more"
-    why = {
-        "changed": "its settings changed since you trusted it",
-        "declined": "you chose not to trust it",
-    }.get(decision.state, "it is not trusted")
-    return (
-        f"heph: ignoring settings of this workspace's files because {why}: {listed}. "
-        "`heph trust` shows them and trusts it"
-    )
-
-
 def _credentials_given(spelled: str) -> str:
     """What `pass_env` (as spelled) hands commands of the person's credentials, in words."""
     from hephaistus.redact import SECRET_NAME
@@ -389,41 +369,3 @@ def _spelled(value: Any) -> str:
     booleans and lists, with every character outside ASCII escaped (a zero-width space or a
     line separator must be seen, not hidden)."""
     return json.dumps(value, ensure_ascii=True)
-
-
-# What trusting a workspace with nothing to trust changes, and what it never does.
-MCP_AS_YOU = (
-    "your MCP servers run as you here (in the sandbox still where their command would run "
-    "this workspace's code)"
-)
-NO_HOOKS = "heph's commits run no hook, here or anywhere (run them yourself)"
-
-
-def report(root: Path, settings: list[Setting], state: str, store: TrustStore) -> str:
-    """The workspace's trust state and every setting that needs trust, for `heph trust`."""
-    if not settings:
-        yours = (
-            f"trusted since {store.when(root)}: {MCP_AS_YOU}"
-            if state == "trusted"
-            else "not trusted by you: your MCP servers run in the sandbox here (`heph trust "
-            "--yes` lets them run as you)"
-        )
-        return (
-            f"{root}: its files hold no settings that need trust; all of them apply "
-            "(a .heph.toml or [tool.hephaistus] that sets base_url, model, commands, "
-            f"pass_env, allow_secrets, instructions, ... would)\n{yours}; {NO_HOOKS}"
-        )
-    described = {
-        "trusted": f"trusted since {store.when(root)}: these settings apply",
-        "changed": "not trusted: you trusted it once, but its settings changed since (+ new "
-        "or changed, - gone); they apply once you trust it again",
-        "declined": f"not trusted (you said no on {store.when(root)}): these settings are ignored",
-        "unknown": "not trusted: these settings are ignored until you trust it",
-    }[state]
-    before = store.answered(root) if state == "changed" else None
-    lines = [f"{root}: {described}", *listing(settings, before)]
-    if any(_is_hook(setting) for setting in settings):
-        lines.append(NO_HOOKS)  # the hooks listed are git's to run for you, never heph's
-    if state != "trusted":
-        lines.append("`heph trust` trusts it; `heph --trust ...` for one run")
-    return "\n".join(lines)

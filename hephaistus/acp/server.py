@@ -154,7 +154,7 @@ class AcpServer:
             raise ProtocolError(
                 INVALID_PARAMS, f"{method}: {root} is {where}; open a project folder"
             )
-        from hephaistus import trust
+        from hephaistus import trust, trust_report
         from hephaistus.agent import Agent
         from hephaistus.config import load_config
         from hephaistus.endpoint import with_endpoint
@@ -176,7 +176,7 @@ class AcpServer:
         sink = AcpSink(self.channel, session_id, workspace.root)
         policy = Policy(config.mode, asker=AcpAsker(self.channel, sink))
         agent = Agent(workspace, config, sink=sink, policy=policy)
-        said = [] if decision.trusted else [trust.notice(decision)]
+        said = [] if decision.trusted else [trust_report.notice(decision)]
         said += list(config.ignored)
         session = self.sessions[session_id] = _Session(agent, sink, [s for s in said if s])
         return session

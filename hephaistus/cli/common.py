@@ -68,7 +68,7 @@ def workspace_and_config(
 ) -> tuple[Any, Any]:
     """The workspace and its settings. Its files' settings that need trust apply only once
     it is trusted: asked once in a terminal (when `ask`), else left out and said so."""
-    from hephaistus import trust
+    from hephaistus import trust, trust_report
     from hephaistus.config import load_config
 
     workspace = workspace_of(args)
@@ -77,7 +77,7 @@ def workspace_and_config(
     )
     trust.enforce(workspace.root, decision)
     if notice and not decision.trusted:
-        say(trust.notice(decision), sys.stderr)
+        say(trust_report.notice(decision), sys.stderr)
     flags = {
         "model": args.model,
         "mode": mode_flag(args),

@@ -104,7 +104,7 @@ def init(args: argparse.Namespace) -> int:
 def trust(args: argparse.Namespace) -> int:
     """Show the settings of the workspace's files that need trust, and record the person's
     answer (asked in a terminal; `--yes` without one). Never contacts the model."""
-    from hephaistus import trust
+    from hephaistus import trust, trust_report
     from hephaistus.errors import Refused
 
     workspace = workspace_of(args)
@@ -117,11 +117,11 @@ def trust(args: argparse.Namespace) -> int:
     settings = trust.settings_needing_trust(root)
     state = store.state(root, settings)
     if args.show or state == "trusted" or (not settings and not args.yes):
-        say(trust.report(root, settings, state, store))
+        say(trust_report.report(root, settings, state, store))
         return 0
     if args.yes:  # what is trusted is said, even when nobody is asked
         if settings:  # (with none, the line below says what the yes changes)
-            say(trust.report(root, settings, state, store))
+            say(trust_report.report(root, settings, state, store))
         answer: bool | None = True
     elif sys.stdin.isatty():
         from hephaistus.ui.approval import ask_on_stderr
@@ -129,13 +129,13 @@ def trust(args: argparse.Namespace) -> int:
         before = store.answered(root) if state == "changed" else None
         answer = trust.ask_to_trust(settings, ask_on_stderr, before=before)
     else:
-        say(trust.report(root, settings, state, store))
+        say(trust_report.report(root, settings, state, store))
         raise Refused("no terminal to ask in: pass --yes to trust this workspace")
     if answer is None:
         raise Refused("no answer: the workspace stays untrusted")
     store.record(root, settings, answer)
     if answer and not settings:  # nothing to apply: the person's own programs run as them
-        say(f"trusted {root}: {trust.MCP_AS_YOU}; {trust.NO_HOOKS}")
+        say(f"trusted {root}: {trust_report.MCP_AS_YOU}; {trust_report.NO_HOOKS}")
     elif answer:
         say(f"trusted {root}: these settings apply from now on, until they change")
     else:
