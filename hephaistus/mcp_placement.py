@@ -14,6 +14,7 @@ code: that server runs in the sandbox, without the network, trusted or not.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -107,20 +108,23 @@ def workspace_code(server: McpServerConfig, root: Path, environ: dict[str, str])
     """What of the workspace at `root` the person's `server` entry names, in words, or None:
     its `cwd`; its command, an argument (or an argument's `=value`) or a path in an `env` value
     that is a file or folder in the workspace (relative ones taken from it, links followed, the
-    workspace itself included, but for an argument `.`); or heph's own folder for it, when the
-    user's state folder lies in the workspace. A model can write all of these."""
+    workspace itself included, but for an argument `.`); an argument or `env` value that spells
+    out the workspace's path (`sh -c "cd ~/project && ..."`); or heph's own folder for it, when
+    the user's state folder lies in the workspace. A model can write all of these."""
     server = live(server, environ)
     where = (str(root), os.path.realpath(root))
+    spelled = _spellings(root, where)
     if server.cwd and _names(server.cwd, where):
         return f"its cwd {server.cwd} is the workspace or in it"
     if "/" in server.command and _names(server.command, where):
         return f"{server.command} is in the workspace"
     for arg in server.args:
         words = [arg, arg.partition("=")[2]] if arg not in THE_WORKSPACE else []
-        if any(_names(word, where) for word in words if word):
-            return f"its argument {arg} is in the workspace"
+        if any(_names(word, where) for word in words if word) or (words and spelled.search(arg)):
+            return f"its argument {arg} names the workspace"
     for name, value in expanded_env(server, environ).items():
-        if any(_names(part, where) for part in value.split(os.pathsep) if part):
+        parts = [part for part in value.split(os.pathsep) if part]
+        if any(_names(part, where) for part in parts) or spelled.search(value):
             return f"its env {name} names the workspace"
     from hephaistus.userdirs import state_dir
 
@@ -156,6 +160,19 @@ def _names(word: str, where: tuple[str, str]) -> bool:
     except (OSError, ValueError):  # a NUL in it: no path at all
         return False
     return any(p == w or p.startswith(w.rstrip("/") + "/") for p in candidates for w in where)
+
+
+def _spellings(root: Path, where: tuple[str, str]) -> re.Pattern[str]:
+    """The workspace's path as a shell line or an option may spell it: as given, resolved, or
+    from the home folder (`~/`, `$HOME/`), followed by no more of a name."""
+    spellings = {w.rstrip("/") or "/" for w in where}
+    home = os.path.realpath(Path.home())
+    for path in where:
+        if path.startswith(home + "/"):
+            rest = path[len(home) :]
+            spellings |= {"~" + rest, "$HOME" + rest, "${HOME}" + rest}
+    either = "|".join(re.escape(s) for s in sorted(spellings, key=len, reverse=True))
+    return re.compile(f"(?:{either})(?![\\w.-])")
 
 
 def _resolved(cwd: str, root: Path) -> str:

@@ -194,7 +194,7 @@ def test_a_trusted_workspaces_code_never_stands_in_for_the_persons_server_on_the
 PYTHON = sys.executable
 # The red team's second round: each entry, in a workspace the person trusted, ran what a command
 # planted there (helper*) on the host, as root, with the key in reach. {link} is a link to the
-# workspace from outside it, {root} the workspace.
+# workspace from outside it, {root} the workspace, {name} its name in the home folder.
 ENTRIES = {
     "python -mNAME": ([PYTHON, "-mhelper"], "", "helper.py"),
     "sh -c python -m": (["sh", "-c", f"{PYTHON} -m helper"], "", "helper.py"),
@@ -211,6 +211,13 @@ ENTRIES = {
     "node finds srv.js": (["node", "srv"], "", "srv.js"),
     "npm x": (["npm", "x", "evil-pkg"], "", "node_modules"),
     "npm --yes exec": (["npm", "--yes", "exec", "evil-pkg"], "", "node_modules"),
+    "sh -c cd into it": (["sh", "-c", f"cd {{root}} && {PYTHON} -m helper"], "", "helper.py"),
+    "sh -c cd ~/it": (["sh", "-c", f"cd ~/{{name}} && {PYTHON} -m helper"], "", "helper.py"),
+    "NODE_OPTIONS naming a file in it": (
+        ["node", "-e", "0"],
+        'env = {{NODE_OPTIONS = "--require {root}/lib/helper.js"}}\n',
+        "lib/helper.js",
+    ),
 }
 
 
@@ -255,9 +262,10 @@ def test_a_trusted_workspace_never_is_the_persons_servers_folder_on_the_host(
     if not shutil.which(argv[0]):
         pytest.skip(f"needs {argv[0]}")
     marker = tmp_path / "ran"
-    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    root = clone(home, {"app.py": "x = 1\n"})  # a project in the person's home folder
     (tmp_path / "link").symlink_to(root)
-    extra = extra.format(link=tmp_path / "link", root=root)
+    names = {"link": tmp_path / "link", "root": root, "name": root.name}
+    argv, extra = [word.format(**names) for word in argv], extra.format(**names)
     # npm never asks the registry for evil-pkg: only the workspace's copy could run.
     extra += "" if "env" in extra else 'env = {npm_config_offline = "true"}\n'
     env = persons_server(home, chat_server, "helper", argv, extra)
