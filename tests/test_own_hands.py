@@ -319,13 +319,20 @@ def visible_home(tmp_path):
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def seen_inside(heph, chat_server, paths: list[str], cwd: Path, home: Path | None = None) -> str:
+def seen_inside(
+    heph,
+    chat_server,
+    paths: list[str],
+    cwd: Path,
+    home: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> str:
     """What a sandboxed command can read of `paths` (written into the workspace, so the
-    scrubbing of its output does not hide what the sandbox shows)."""
+    scrubbing of its output does not hide what the sandbox shows), heph run with `env`."""
     reads = "; ".join(f"cat {path} 2>/dev/null" for path in paths)
     chat_server.reply(act("shell", command=f"({reads}) > seen.txt; echo read"))
     chat_server.reply(final("done"))
-    env = {"HOME": str(home)} if home else None
+    env = {**({"HOME": str(home)} if home else {}), **(env or {})}
     result = heph("--yes", "look", cwd=cwd, env=env)
     assert result.code == 0, result.stderr
     assert "read" in chat_server.requests[-1]["messages"][-1]["content"]
@@ -415,6 +422,9 @@ def test_credential_stores_linked_secrets_and_deep_secrets_are_empty_inside(
     assert "secret-" not in seen, seen
 
 
+HIDDEN_BY_HEPH = "hidden by heph"
+
+
 @pytest.mark.parametrize(
     ("line", "shown"),
     [
@@ -428,16 +438,43 @@ def test_credential_stores_linked_secrets_and_deep_secrets_are_empty_inside(
         ),
         ("\turl = ssh://git@h.example/r.git\n", None),
         ("\turl = git@h.example:o/r.git\n", None),
-        ("\textraHeader = AUTHORIZATION: basic SECRET\n", "\textraHeader = (hidden by heph)\n"),
-        ("\thelper = !f() { echo password=SECRET; }; f\n", "\thelper = (hidden by heph)\n"),
+        ("\textraHeader = AUTHORIZATION: basic SECRET\n", f"\t# extraheader: {HIDDEN_BY_HEPH}\n"),
+        ("\thelper = !f() { echo password=SECRET; }; f\n", f"\t# helper: {HIDDEN_BY_HEPH}\n"),
         ("\thelper = store\n", None),
         ("\tname = Person\n", None),
+        ("\tsmtpPass = SECRET\n", f"\t# smtppass: {HIDDEN_BY_HEPH}\n"),
+        ("\toauthtoken = SECRET\n", f"\t# oauthtoken: {HIDDEN_BY_HEPH}\n"),
+        ("\tapi-key = SECRET\n", f"\t# api-key: {HIDDEN_BY_HEPH}\n"),
+        ("\ttoken = \\\n  SECRET\n", f"\t# token: {HIDDEN_BY_HEPH}\n"),  # continued
+        ("\tpushurl = x ; https://h.example/?ghp_0123456789abcdefghij0123\n", None),  # a comment
+        ("\tmirror = sk-proj-0123456789abcdefghij\n", f"\t# mirror: {HIDDEN_BY_HEPH}\n"),
     ],
 )
-def test_git_configuration_shown_inside_keeps_all_but_credentials(line, shown):
-    from hephaistus.runtime.gitconfigs import without_credentials
+def test_git_configuration_shown_inside_keeps_all_but_credentials(tmp_path, line, shown):
+    from hephaistus.runtime.gitconfigs import read_settings, rendered, without_credentials
 
-    assert without_credentials(f"[remote]\n{line}") == (f"[remote]\n{shown}" if shown else None)
+    config = tmp_path / "config"
+    config.write_text(f"[remote]\n{line}")
+    cleaned = without_credentials(read_settings(config))
+    assert (rendered(cleaned) if cleaned else None) == (f"[remote]\n{shown}" if shown else None)
+
+
+def test_git_configuration_shown_inside_is_what_git_reads_of_one_line_sections(tmp_path):
+    from hephaistus.runtime.gitconfigs import read_settings, rendered, without_credentials
+
+    config = tmp_path / "config"
+    config.write_text(
+        '[http "https://h/"] extraheader = AUTHORIZATION: basic SECRET\n'
+        '[url "https://u:SECRET@h/"] insteadOf = https://h/\n'
+        "[include] path = ~/other.gitconfig\n"
+    )
+    cleaned = without_credentials(read_settings(config))
+    assert cleaned is not None
+    assert rendered(cleaned) == (
+        f'[http "https://h/"]\n\t# extraheader: {HIDDEN_BY_HEPH}\n'
+        '[url "https://u@h/"]\n\tinsteadof = https://h/\n'
+        "[include]\n\tpath = ~/other.gitconfig\n"
+    )
 
 
 # -- 10. Every host Unix socket is out of reach ----------------------------------------------
@@ -651,3 +688,208 @@ def test_a_server_started_in_the_sandbox_with_the_network_reaches_no_host_abstra
         line = box.command_line([sys.executable, "-c", probe, name], network=True)
         done = subprocess.run(line, capture_output=True, text=True, timeout=20, cwd=workspace)
     assert done.stdout.startswith("no "), done.stdout + done.stderr
+
+
+# -- The third round: what the sandbox still showed (moved XDG folders, projects farther away
+# or in dot-folders, git's configuration as git reads it, a linked home, /tmp's size) --------
+
+
+@needs_sandbox
+def test_credential_stores_in_moved_xdg_folders_are_empty_inside(
+    heph, chat_server, visible_home, workspace
+):
+    home = visible_home
+    moved = {"XDG_CONFIG_HOME": "conf", "XDG_DATA_HOME": "data", "XDG_CACHE_HOME": "cache"}
+    stores = [
+        home / "conf/gh/hosts.yml",
+        home / "data/keyrings/x.keyring",
+        home / "cache/huggingface/token",
+    ]
+    for number, path in enumerate(stores):
+        path.parent.mkdir(parents=True)
+        path.write_text(f"secret-of-store-{number}\n")
+    env = {name: str(home / folder) for name, folder in moved.items()}
+    seen = seen_inside(heph, chat_server, list(map(str, stores)), workspace, home, env)
+    assert "secret-" not in seen, seen
+
+
+@needs_sandbox
+def test_projects_beside_every_folder_between_the_workspace_and_home_are_hidden(
+    heph, chat_server, visible_home
+):
+    home = visible_home
+    root = home / "code" / "orgA" / "ws"
+    root.mkdir(parents=True)
+    projects = ["code/orgB/other", "code/orgA/beside", "code/lone", "notes/repo", ".dotfiles"]
+    for number, name in enumerate(projects):
+        (home / name / (".git" if number % 2 else "src")).mkdir(parents=True)
+        (home / name / ("secrets.env" if number % 2 else ".env")).write_text(f"secret-{number}\n")
+    (home / "code" / "orgB" / "README").write_text("not-a-project\n")
+    (home / ".config" / ".git").mkdir(parents=True)  # a person's settings, kept in git
+    (home / ".config" / "tool.toml").write_text("a-setting\n")
+    paths = [f"{home}/{name}/{secret}" for name in projects for secret in (".env", "secrets.env")]
+    paths += [f"{home}/code/orgB/README", f"{home}/.config/tool.toml"]
+    seen = seen_inside(heph, chat_server, paths, root, home)
+    assert "secret-" not in seen, seen
+    assert "not-a-project" in seen and "a-setting" in seen  # only projects are hidden
+
+
+@needs_sandbox
+@pytest.mark.parametrize(
+    ("entry", "data"),
+    [
+        (".pyenv/shims", ".pyenv/versions"),
+        (".nvm/versions/node/v20/bin", ".nvm/alias"),
+        (".cargo/bin", ".cargo/registry"),
+        (".cargo/bin", ".rustup/toolchains"),  # rustup's proxies run what ~/.rustup holds
+        ("bin", ".pyenv/versions"),  # a virtual environment's Python is pyenv's
+    ],
+)
+def test_a_toolchain_in_a_dot_folder_of_home_still_runs_inside(
+    heph, chat_server, visible_home, workspace, entry, data
+):
+    home = visible_home
+    for folder in {entry.split("/")[0], data.split("/")[0]}:
+        (home / folder / ".git").mkdir(parents=True, exist_ok=True)  # installed by git clone
+    (home / data).mkdir(parents=True, exist_ok=True)
+    (home / data / "version").write_text("toolchain-data\n")
+    tool = home / entry / "tool"
+    tool.parent.mkdir(parents=True, exist_ok=True)
+    tool.write_text(f"#!/bin/sh\ncat {home / data / 'version'}\n")
+    tool.chmod(0o755)
+    chat_server.reply(act("shell", command="tool"))
+    chat_server.reply(final("done"))
+    env = {"HOME": str(home), "PATH": f"{home / entry}{os.pathsep}{os.environ['PATH']}"}
+    assert heph("--yes", "run it", env=env).code == 0
+    said = chat_server.requests[1]["messages"][-1]["content"]
+    assert "toolchain-data" in said, said
+
+
+@needs_sandbox
+def test_a_project_that_holds_a_path_entry_shows_its_tools_but_not_its_secrets(
+    heph, chat_server, visible_home, workspace
+):
+    home = visible_home
+    tools = home / "tools"
+    subprocess.run(["git", "init", "-q", str(tools)], check=True)
+    with (tools / ".git" / "config").open("a") as config:
+        config.write(f'[remote "origin"]\n\turl = https://x:{TOKEN_HEX}@example.com/t.git\n')
+    (tools / ".env").write_text("secret-of-the-tools\n")
+    (tools / "conf").mkdir()
+    (tools / "conf" / "credentials.json").write_text("secret-one-folder-down\n")
+    (tools / ".heph" / "sessions").mkdir(parents=True)
+    (tools / ".heph" / "sessions" / "s.jsonl").write_text("secret-session-of-the-tools\n")
+    (tools / "bin").mkdir()
+    (tools / "bin" / "tool").write_text("#!/bin/sh\necho tool-ran\n")
+    (tools / "bin" / "tool").chmod(0o755)
+    names = [".env", "conf/credentials.json", ".heph/sessions/s.jsonl", ".git/config"]
+    reads = "; ".join(f"cat {tools / name} 2>/dev/null" for name in names)
+    chat_server.reply(act("shell", command=f"(tool; {reads}) > seen.txt; echo read"))
+    chat_server.reply(final("done"))
+    env = {"HOME": str(home), "PATH": f"{tools / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    assert heph("--yes", "look", env=env).code == 0
+    seen = (workspace / "seen.txt").read_text()
+    assert "tool-ran" in seen and "example.com/t.git" in seen, seen
+    assert "secret" not in seen and TOKEN_HEX not in seen, seen
+
+
+GLOBAL_GIT_CONFIG = """[user]
+\tname = me
+[include] path = ~/.gitconfig-oneline
+[http "https://github.com/"] extraheader = AUTHORIZATION: basic ONELINE-HEADER-SECRET
+[sendemail]
+\tsmtppass = SMTPPASS-SECRET
+[hub]
+\toauthtoken = HUB-OAUTH-SECRET
+[github]
+\ttoken = \\
+  CONTINUED-TOKEN-SECRET
+[includeIf "gitdir:~/code/"]
+\tpath = .gitconfig-orgs
+[include]
+\tpath = .gitconfig-loop1
+"""
+INCLUDED_GIT_CONFIGS = {
+    ".gitconfig-oneline": "[github]\n\ttoken = ONELINE-INCLUDED-SECRET\n",
+    ".gitconfig-orgs": "[github]\n\ttoken = INCLUDEIF-SECRET\n",
+    ".gitconfig-loop1": "[include]\n\tpath = .gitconfig-loop2\n",
+    ".gitconfig-loop2": "[include]\n\tpath = .gitconfig-loop1\n[github]\n\ttoken = LOOP-SECRET\n",
+    "dotgit/config": "[github]\n\ttoken = GIT-CONFIG-GLOBAL-SECRET\n",
+}
+
+
+@needs_sandbox
+def test_git_configuration_as_git_reads_it_is_shown_without_credentials(
+    heph, chat_server, visible_home
+):
+    home = visible_home
+    (home / ".gitconfig").write_text(GLOBAL_GIT_CONFIG)
+    for name, text in INCLUDED_GIT_CONFIGS.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(text)
+    (home / "code").mkdir()
+    main = clone(home / "code", {"app.py": "x = 1\n"})
+    token = f"https://x-access-token:WORKTREE-{TOKEN_HEX}-SECRET@example.com/wt.git"
+    with (main / ".git" / "config").open("a") as config:
+        config.write('[remote "mirror"]\n\turl = https://t:MAIN-SECRET@example.com/m.git\n')
+    root = home / "code" / "wt"
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(root)], check=True)
+    subprocess.run(
+        ["git", "-C", str(main), "config", "extensions.worktreeConfig", "true"], check=True
+    )
+    subprocess.run(
+        ["git", "-C", str(root), "config", "--worktree", "remote.wt.url", token], check=True
+    )
+    (main / ".env").write_text("MAIN-ENV-SECRET\n")  # the main repository's, shown for its .git
+    worktree_config = main / ".git" / "worktrees" / "wt" / "config.worktree"
+    paths = [str(home / name) for name in [".gitconfig", *INCLUDED_GIT_CONFIGS]]
+    paths += [str(main / name) for name in (".git/config", ".env")]
+    paths += [str(worktree_config), "&& git remote -v"]
+    env = {"GIT_CONFIG_GLOBAL": str(home / "dotgit" / "config")}
+    seen = seen_inside(heph, chat_server, paths, root, home, env)
+    assert "SECRET" not in seen, seen
+    assert "name = me" in seen and "example.com/wt.git" in seen and "example.com/m.git" in seen
+    assert "WORKTREE" in worktree_config.read_text()  # the person's files are as they were
+
+
+@needs_sandbox
+def test_a_home_folder_reached_through_a_link_runs_commands_and_hides_its_secrets(
+    heph, chat_server, visible_home, workspace
+):
+    real = visible_home / "real-home"
+    (real / "other" / ".git").mkdir(parents=True)
+    (real / "other" / ".env").write_text("secret-of-another-project\n")
+    (real / ".ssh").mkdir()
+    (real / ".ssh" / "id_ed25519").write_text("secret-key\n")
+    linked = visible_home / "home"
+    linked.symlink_to(real)
+    paths = [
+        f"{home}/{name}" for home in (linked, real) for name in ("other/.env", ".ssh/id_ed25519")
+    ]
+    seen = seen_inside(heph, chat_server, paths, workspace, linked)
+    assert "secret-" not in seen, seen
+
+
+@needs_sandbox
+def test_the_sandboxs_tmpfs_folders_hold_no_more_than_the_memory_limit(
+    visible_home, workspace, monkeypatch
+):
+    from hephaistus.config_sections import SandboxConfig
+    from hephaistus.runtime import limits
+    from hephaistus.runtime.sandbox import Contained
+
+    monkeypatch.setattr(limits, "memory_limit", lambda: 16 << 20)
+    monkeypatch.setenv("HOME", str(visible_home))
+    (visible_home / ".ssh").mkdir()
+    folders = ["/tmp", "/run", "/dev/shm", "/dev", f"{visible_home}/.ssh"]
+    fill = "dd if=/dev/zero of=$d/fill bs=1M count=40 2>/dev/null"
+    size = "$(stat -c %s $d/fill 2>/dev/null || echo 0)"
+    line = f"for d in {' '.join(folders)}; do {fill}; echo $d {size}; done"
+    box = Contained(workspace, SandboxConfig())
+    env = {"PATH": os.environ["PATH"]}
+    done = box.run(["/bin/sh", "-c", line], cwd=workspace, env=env, timeout=30)
+    written = {folder: int(size) for folder, size in map(str.split, done.output.splitlines())}
+    assert set(written) == set(folders), done.output
+    assert written["/tmp"] >= 8 << 20 and written["/dev/shm"] >= 8 << 20  # there to be used
+    assert all(size <= 16 << 20 for size in written.values()), written
+    assert written["/dev"] == 0  # read-only but for its own mounts

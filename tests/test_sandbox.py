@@ -309,3 +309,25 @@ def test_a_deep_secret_of_a_repository_is_hidden_from_commands(tmp_path, monkeyp
     line = f"cat {'/'.join('abcdefghijkl')}/.env; grep -r KEY . || true"
     done = box.run(["/bin/sh", "-c", line], cwd=root, env={"PATH": os.environ["PATH"]}, timeout=20)
     assert SECRET not in done.output
+
+
+@needs_sandbox
+def test_a_bubblewrap_that_bounds_no_tmpfs_still_makes_the_sandbox(tmp_path):
+    import shutil
+
+    real = shutil.which("bwrap")
+    older = tmp_path / "bin" / "bwrap"  # as bubblewrap before 0.7, or one installed setuid
+    older.parent.mkdir()
+    refuse = 'echo "bwrap: Unknown option --size" >&2; exit 1'
+    older.write_text(
+        f'#!/bin/sh\nfor a in "$@"; do [ "$a" = --size ] && {{ {refuse}; }}; done\n'
+        f'exec {real} "$@"\n'
+    )
+    older.chmod(0o755)
+    root = tmp_path / "ws"
+    root.mkdir()
+    contained = Contained(root, SandboxConfig(bwrap=str(older)))
+    assert contained.why_not() is None
+    env = {"PATH": os.environ["PATH"]}
+    done = contained.run(["/bin/sh", "-c", "echo inside"], cwd=root, env=env, timeout=20)
+    assert (done.exit_code, done.output) == (0, "inside\n")

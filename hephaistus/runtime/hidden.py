@@ -1,53 +1,62 @@
-"""What the sandbox hides from a command: the person's credential stores (a maintained list; a
-store that is a link hides what it points to), heph's own config and state folders, the
-workspace's secret files at any depth (ignored ones too, in git or not), the host's sockets and
-the person's other projects. (The git configuration a command reads is shown without its
-credentials: see gitconfigs.)
+"""What the sandbox hides from a command: the person's credential stores (a maintained list,
+where their XDG folders put them too; a store that is a link hides what it points to), heph's
+own config and state folders, the workspace's secret files at any depth (ignored ones too, in git
+or not), the host's sockets and the person's other projects (of one that holds a toolchain the
+command uses, its secrets and records). Every path is a real one: bubblewrap mounts nothing
+through a link (a home folder reached through one). (The git configuration a command reads is
+shown without its credentials: see gitconfigs.)
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from hephaistus.secret_files import CREDENTIAL_STORES
+from hephaistus.secret_files import CREDENTIAL_STORES, ROOT_SECRETS, host_keys, is_secret_name
 
-# What only root may read on the machine (a sandbox run as root reads it otherwise).
-ROOT_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssl/private")
+# Where an XDG variable moves the stores listed under the home folder's default for it.
+XDG_FOLDERS = {
+    ".config/": "XDG_CONFIG_HOME",
+    ".local/share/": "XDG_DATA_HOME",
+    ".local/state/": "XDG_STATE_HOME",
+    ".cache/": "XDG_CACHE_HOME",
+}
+
+
+def real_home() -> Path:
+    """The home folder's real path."""
+    return Path(os.path.realpath(Path.home()))
 
 
 def hidden_paths(workspace: Path, secrets: list[str]) -> tuple[Path, ...]:
     """What the sandbox hides: the person's credential stores, heph's own config and state
     folders, the machine's secrets only root may read, and the workspace's secret files
-    (`secrets`, workspace-relative). A store or secret that is a link hides what it points
-    to, unless that holds the workspace (a clone's `.env -> ..` hides nothing of the rest)."""
+    (`secrets`, workspace-relative), by their real paths (see real_paths)."""
     from hephaistus.userdirs import config_dir, state_dir
 
-    home = Path.home()
-    paths = [home / name for name in CREDENTIAL_STORES]
-    paths += [config_dir(), state_dir()]
-    paths += [Path(name) for name in ROOT_SECRETS] + _host_keys()
+    paths = [*credential_stores(real_home()), config_dir(), state_dir()]
+    paths += [Path(name) for name in (*ROOT_SECRETS, *host_keys())]
     paths += [workspace / rel for rel in secrets]
-    hidden: list[Path] = []
-    for path in paths:
-        if path.is_symlink():
-            path = Path(os.path.realpath(path))
-            if path == workspace or path in workspace.parents:
-                continue
-        if path not in hidden:
-            hidden.append(path)
-    return tuple(hidden)
+    return tuple(real_paths(paths, workspace))
 
 
-def _host_keys() -> list[Path]:
-    """The machine's SSH host keys (private: root's alone)."""
-    try:
-        names = os.listdir("/etc/ssh")
-    except OSError:
-        return []
-    return [Path("/etc/ssh", name) for name in names if name.endswith("_key")]
+def credential_stores(home: Path) -> list[Path]:
+    """The person's credential stores: each under `home`, and, of those in a folder an XDG
+    variable moves (`~/.config/gh` with `$XDG_CONFIG_HOME`), where the variable puts it."""
+    moved = {
+        prefix: os.environ[name]
+        for prefix, name in XDG_FOLDERS.items()
+        if os.path.isabs(os.environ.get(name, ""))
+    }
+    paths = [home / name for name in CREDENTIAL_STORES]
+    for name in CREDENTIAL_STORES:
+        for prefix, folder in moved.items():
+            if name.startswith(prefix):
+                paths.append(Path(folder, name.removeprefix(prefix)))
+    return paths
 
 
 SKIPPED_FOLDERS = {".git", ".heph", "node_modules", ".venv", "venv", "__pycache__", ".tox"}
@@ -68,8 +77,6 @@ def walk(root: Path) -> Walked:
     included, and the `.git` and `.heph` of repositories and workspaces nested in it (a
     vendored repository: a hook written there would run at the person's next commit in it).
     A bounded walk near the top, where these sit, then git's list of every file at any depth."""
-    from hephaistus.secret_files import is_secret_name
-
     found = Walked([], [])
     pending = [(root, 0)]
     seen = 0
@@ -164,53 +171,168 @@ def host_sockets(shown: list[Path]) -> list[Path]:
         if private and not any(path.is_relative_to(folder) for folder in shown):
             continue
         try:
-            if stat.S_ISSOCK(os.lstat(path).st_mode) and path not in found:
-                found.append(path)
+            if not stat.S_ISSOCK(os.lstat(path).st_mode):
+                continue
         except OSError:
             continue  # gone, or in another mount namespace
+        real = Path(os.path.realpath(path))  # bound through a link (a linked home)
+        if real not in found:
+            found.append(real)
     return found
 
 
 # -- other projects of the person's -----------------------------------------------------------
 
 PROJECT_MARKS = (".git", ".heph", ".env")  # a folder holding one is a project, with its secrets
+# Home's dot-folders that are no other project whatever they hold (many keep them in git): the
+# person's settings and data, which every program reads, and the toolchain managers' homes (a
+# virtual environment's Python is pyenv's; rustup's proxies on PATH run what ~/.rustup holds).
+KEPT_DOT_FOLDERS = {".config", ".local", ".cache"}
+KEPT_DOT_FOLDERS |= {".pyenv", ".rbenv", ".nvm", ".cargo", ".rustup", ".asdf", ".sdkman"}
+KEPT_DOT_FOLDERS |= {".volta", ".bun", ".deno", ".rye", ".juliaup", ".ghcup", ".opam", ".conda"}
 
 
-def other_projects(workspace: Path, shown: list[Path]) -> list[Path]:
+@dataclass(frozen=True)
+class Projects:
+    """The person's projects around the workspace (real paths), found once per sandbox."""
+
+    around: tuple[Path, ...]  # beside the way from the workspace to home: hidden unless used
+    shown: tuple[Path, ...]  # always shown, their secrets not (see exposed_secrets)
+
+
+def projects_around(workspace: Path, git_dirs: list[Path]) -> Projects:
     """The person's other projects a command could read (their `.env`, a remote's token in
-    their `.git/config`, heph's records of them): folders beside the workspace, and folders in
-    the home folder and one level down (not its dot-folders: toolchains live there), that hold
-    a `.git`, `.heph` or `.env`. Neither the workspace nor a folder holding it, nor one holding
-    a toolchain the command uses (`shown`: PATH entries, a virtual environment), is one."""
-    home = Path.home()
-    candidates = _folders(workspace.parent)
-    for folder in _folders(home):
-        candidates += [folder, *_folders(folder)]
-    kept = [str(workspace), *(str(path) for path in shown)]  # and what is in them, or holds them
+    their `.git/config`, heph's records of them): the folders holding a `.git`, `.heph` or
+    `.env` among the siblings of every folder between the workspace and the home folder (one
+    level into a sibling that is none: `~/code/orgB/other` beside `~/code/orgA/ws`), and home's
+    dot-folders that hold one (`~/.dotfiles`). Outside home: the workspace's siblings and
+    home's. Shown: the projects that hold the workspace, its repository (`git_dirs`: a
+    worktree's main one) and home's kept dot-folders (KEPT_DOT_FOLDERS)."""
+    home = real_home()
+    way = [workspace]
+    if home in workspace.parents:
+        way += [folder for folder in workspace.parents if home in folder.parents]
     found: list[Path] = []
-    for folder in dict.fromkeys(candidates):
+    for parent in dict.fromkeys([*(folder.parent for folder in way), home]):
+        for folder in _folders(parent, dots=parent == home):
+            if _is_project(folder):
+                found.append(folder)
+            elif not folder.name.startswith("."):  # a dot-folder of home: never looked into
+                found += [inner for inner in _folders(folder) if _is_project(inner)]
+    shown = [folder for folder in way[1:] if _is_project(folder)]
+    shown += [path.parent for path in git_dirs if path.name == ".git" and path.parent != workspace]
+    shown += [home / name for name in sorted(KEPT_DOT_FOLDERS) if _is_project(home / name)]
+    return Projects(tuple(dict.fromkeys(found)), tuple(dict.fromkeys(shown)))
+
+
+def used_folders(argv: list[str], env: dict[str, str]) -> list[Path]:
+    """The folders a command's programs come from: its own program's, its PATH's entries and
+    its virtual environment (never hidden as another project's)."""
+    named = [argv[0]] if argv and os.path.isabs(argv[0]) else []
+    named += [entry for entry in env.get("PATH", "").split(os.pathsep) if os.path.isabs(entry)]
+    named += [env["VIRTUAL_ENV"]] if env.get("VIRTUAL_ENV") else []
+    return [Path(name) for name in named]
+
+
+def other_projects(
+    projects: Projects, workspace: Path, used: list[Path]
+) -> tuple[list[Path], list[Path]]:
+    """(hidden, shown) of the `projects` around the workspace, for a command that uses the
+    folders `used` (its PATH entries, its virtual environment, the workspace's repository):
+    a project holding one of them, or the workspace, is shown (its secrets hidden: see
+    exposed_secrets); one inside the workspace or a used folder is neither; the rest are
+    hidden whole. A used folder is taken by its real path, but in the workspace, whose links
+    are a clone's or a command's to set (one to another project shows nothing of it)."""
+    root = str(workspace)
+    kept = [_real(str(path)) for path in used if not _nested(str(path), root)]
+    inside = tuple(folder.rstrip("/") + "/" for folder in [root, *kept])
+    holders = {parent for folder in [root, *kept] for parent in _parents(folder)}
+    hidden: list[Path] = []
+    shown = list(projects.shown)
+    for folder in projects.around:
         name = str(folder)
-        if any(_nested(name, other) or _nested(other, name) for other in kept):
+        if (name + "/").startswith(inside) or folder in projects.shown:
             continue
-        if any(os.path.lexists(os.path.join(name, mark)) for mark in PROJECT_MARKS):
-            found.append(folder)
+        (shown if name in holders else hidden).append(folder)
+    return hidden, shown
+
+
+@functools.lru_cache(maxsize=512)
+def _real(path: str) -> str:
+    """`path`'s real path, looked up once per process (a command's PATH, at every command)."""
+    return os.path.realpath(path)
+
+
+def _parents(path: str) -> list[str]:
+    """The folders that hold `path` (absolute, as a string), up to /."""
+    found = []
+    while (parent := os.path.dirname(path)) != path:
+        found.append(parent)
+        path = parent
     return found
 
 
+def exposed_secrets(project: Path, workspace: Path) -> list[Path]:
+    """What stays hidden of a project the sandbox shows: its secret files at its top and one
+    folder down (secret_files.is_secret_name; a link's target) and heph's records of it
+    (`.heph`). Not the workspace's, which its own walk finds."""
+    found: list[Path] = []
+    for entry in _entries(project):
+        path = Path(entry.path)
+        if entry.name == ".heph" or _secret_entry(entry, entry.name):
+            found.append(path)
+        elif entry.is_dir(follow_symlinks=False) and entry.name != ".git" and path != workspace:
+            rel = entry.name + "/"
+            found += [
+                Path(inner.path)
+                for inner in _entries(path)
+                if _secret_entry(inner, rel + inner.name)
+            ]
+    return real_paths(found, workspace)
+
+
+def _secret_entry(entry: os.DirEntry[str], rel: str) -> bool:
+    """Whether a folder's entry (`rel`, relative to the project) is a secret file, or a
+    folder of secrets (`.ssh`)."""
+    return is_secret_name(rel + "/x" if entry.is_dir(follow_symlinks=False) else rel)
+
+
+def real_paths(paths: list[Path], workspace: Path) -> list[Path]:
+    """`paths` by their real paths (a link hides what it points to), without those that are
+    the workspace or hold it (a `.env -> ..` hides nothing of the rest), each once."""
+    found: list[Path] = []
+    for path in paths:
+        real = Path(os.path.realpath(path))
+        if real != workspace and real not in workspace.parents and real not in found:
+            found.append(real)
+    return found
+
+
+def _is_project(folder: Path) -> bool:
+    return any(os.path.lexists(os.path.join(folder, mark)) for mark in PROJECT_MARKS)
+
+
 def _nested(inner: str, outer: str) -> bool:
-    """Whether the path `inner` is `outer` or lies in it (both absolute, as strings: this runs
-    for every folder of the home folder at every command)."""
+    """Whether the path `inner` is `outer` or lies in it (both absolute, as strings)."""
     return inner == outer or inner.startswith(outer.rstrip("/") + "/")
 
 
-def _folders(parent: Path) -> list[Path]:
-    """The folders in `parent` whose names do not start with a dot (links not followed)."""
+def _entries(folder: Path | str) -> list[os.DirEntry[str]]:
+    """The entries of `folder` (none where it cannot be read)."""
     try:
-        with os.scandir(parent) as entries:
-            return [
-                Path(entry.path)
-                for entry in entries
-                if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False)
-            ]
+        with os.scandir(folder) as entries:
+            return list(entries)
     except OSError:
         return []
+
+
+def _folders(parent: Path, dots: bool = False) -> list[Path]:
+    """The folders in `parent` (links not followed), those whose names start with a dot only
+    with `dots`, never the kept dot-folders."""
+    return [
+        Path(entry.path)
+        for entry in _entries(parent)
+        if (dots or not entry.name.startswith("."))
+        and entry.name not in KEPT_DOT_FOLDERS
+        and entry.is_dir(follow_symlinks=False)
+    ]

@@ -1,5 +1,6 @@
 """How many processes (threads included) and how much memory a sandboxed command may have, so a
-fork bomb or a runaway allocation ends at the limit, not with the machine.
+fork bomb or a runaway allocation ends at the limit, not with the machine (the sandbox's tmpfs
+folders, /tmp among them, are bounded too: see RUN_BYTES).
 
 The limits are set inside the sandbox by util-linux's `prlimit` (run by absolute path, just
 before the command): RLIMIT_DATA for memory, which binds each process (its heap and private
@@ -21,6 +22,11 @@ from pathlib import Path
 
 PROCESSES = 1024  # processes and threads a command may have at once
 MEMORY_SHARE = 2  # a command may use 1/MEMORY_SHARE of the machine's memory
+# A tmpfs is memory no process's limit counts: the sandbox's /tmp holds at most the memory
+# limit, its /run (and $XDG_RUNTIME_DIR) and each empty folder that hides one of the host's
+# far less.
+RUN_BYTES = 16 << 20  # pid files, sockets and locks
+HIDING_BYTES = 1 << 20  # a program's lock or settings file written where a folder is hidden
 OWN_THREADS = 64  # heph's own threads and processes, on top of a command's, in its cgroup
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 _joined: dict[str, Path | None] = {}  # controller -> heph's cgroup of this run, once joined

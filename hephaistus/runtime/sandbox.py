@@ -18,16 +18,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hephaistus.config_sections import SandboxConfig
+from hephaistus.runtime.devices import NOBODY, private_devices
 from hephaistus.runtime.executor import Completed, LocalExecutor
-from hephaistus.runtime.gitconfigs import cleaned_git_configs
+from hephaistus.runtime.gitconfigs import cleaned_git_configs, repository_dirs
 from hephaistus.runtime.hidden import (
+    Projects,
+    exposed_secrets,
     hidden_paths,
     host_sockets,
     other_projects,
+    projects_around,
+    used_folders,
     walk,
 )
 from hephaistus.runtime.landlock import scoped_line, scoping
-from hephaistus.runtime.limits import ProcessLimit
+from hephaistus.runtime.limits import HIDING_BYTES, RUN_BYTES, ProcessLimit, memory_limit
 from hephaistus.runtime.programs import command_path, find, missing, sandbox_caches
 
 # Tools' caches point into the sandbox's own cache folder (the rest of home is read-only).
@@ -55,6 +60,9 @@ class Sandbox:
     bwrap: str = "bwrap"
     local: LocalExecutor = field(default_factory=LocalExecutor)
     _hidden_line: list[str] | None = field(default=None, repr=False, compare=False)
+    _projects: Projects | None = field(default=None, repr=False, compare=False)
+    _git_dirs: list[Path] | None = field(default=None, repr=False, compare=False)
+    _exposed: dict[Path, list[str]] = field(default_factory=dict, repr=False, compare=False)
 
     def run(
         self,
@@ -84,8 +92,32 @@ class Sandbox:
         """The part of the line that hides `hidden`: worked out once per sandbox (a hundred
         paths looked at), as `hidden` itself is."""
         if self._hidden_line is None:
-            self._hidden_line = [arg for path in self.hidden for arg in _hide(path, empty)]
+            size = _size(self.bwrap, HIDING_BYTES)
+            self._hidden_line = [arg for path in self.hidden for arg in _hide(path, empty, size)]
         return self._hidden_line
+
+    def _around(self) -> Projects:
+        """The person's projects around the workspace: found once per sandbox, as the
+        workspace's secrets are (a project made during a run is hidden from the next)."""
+        if self._projects is None:
+            self._projects = projects_around(self.workspace, self._repository())
+        return self._projects
+
+    def _repository(self) -> list[Path]:
+        """The workspace repository's git folders (a worktree's main one, which may lie in
+        another project): located once per sandbox, as the repository is once per run."""
+        if self._git_dirs is None:
+            self._git_dirs = repository_dirs(self.workspace)
+        return self._git_dirs
+
+    def _exposing(self, project: Path, empty: Path) -> list[str]:
+        """The part of the line that hides the secrets and records of a project the sandbox
+        shows (see hidden.exposed_secrets): worked out once per sandbox and project."""
+        if project not in self._exposed:
+            size = _size(self.bwrap, HIDING_BYTES)
+            secrets = exposed_secrets(project, self.workspace)
+            self._exposed[project] = [arg for path in secrets for arg in _hide(path, empty, size)]
+        return self._exposed[project]
 
     def command(
         self,
@@ -97,10 +129,11 @@ class Sandbox:
         """The bwrap command line that runs `argv` in `cwd`, inside (with `env`, whose PATH
         and VIRTUAL_ENV say where the toolchain is), under `limit`'s process limit."""
         root = str(self.workspace)
-        line = isolated(self.bwrap, self.network)
+        line = isolated(self.bwrap, self.network, limit.memory if limit else memory_limit())
         runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
         if runtime_dir and Path(runtime_dir).is_dir():
-            line += ["--tmpfs", runtime_dir]
+            runtime_dir = os.path.realpath(runtime_dir)
+            line += [*_size(self.bwrap, RUN_BYTES), "--tmpfs", runtime_dir]
         # Binds come after the tmpfs mounts: a workspace under /tmp stays reachable.
         line += ["--ro-bind" if self.read_only else "--bind", root, root]
         for path in [self.workspace / ".git", self.workspace / ".heph", *self.kept]:
@@ -115,23 +148,29 @@ class Sandbox:
         for toolchain in toolchains:
             line += ["--ro-bind", str(toolchain), str(toolchain)]
         empty = empty_file()
-        used = [*toolchains, *_toolchain_folders(argv, env or {})]
-        for project in other_projects(self.workspace, used):
-            line += ["--tmpfs", str(project)]
+        used = [*toolchains, *used_folders(argv, env or {})]
+        used += self._repository()  # a worktree's main repository, beside it
+        hidden_projects, shown_projects = other_projects(self._around(), self.workspace, used)
+        for project in hidden_projects:
+            line += [*_size(self.bwrap, HIDING_BYTES), "--tmpfs", str(project)]
         line += self._hiding(empty)
+        for project in shown_projects:
+            line += self._exposing(project, empty)
         for path in host_sockets([self.workspace, *toolchains]):
             line += ["--ro-bind", str(empty), str(path)]
         nested = [path for path in self.kept if path.name == ".git" and path.is_dir()]
+        nested += [path / ".git" for path in shown_projects if (path / ".git").is_dir()]
         own = own_folder(self.workspace)
-        for config, copy in cleaned_git_configs(self.workspace, own, nested):
+        for config, copy in cleaned_git_configs(own, [*self._repository(), *nested]):
             line += ["--ro-bind", str(copy or empty), str(config)]
         return [*line, "--chdir", str(cwd), "--", *(limit.wrap(argv) if limit else argv)]
 
 
-def isolated(bwrap: str, network: bool) -> list[str]:
+def isolated(bwrap: str, network: bool, tmp_bytes: int | None = None) -> list[str]:
     """The start of every bwrap line: new namespaces (the network's too, unless `network`),
     no capabilities, a new session, gone with heph; the machine read-only, a fresh /dev and
-    /proc, a private /tmp, and /run (the host's sockets) empty."""
+    /proc, a private /tmp and /dev/shm of at most `tmp_bytes` each (memory: a tmpfs is in
+    memory, and no process's limit counts it), and /run (the host's sockets) empty, small."""
     line = [bwrap, "--die-with-parent", "--new-session", "--unshare-all"]
     line += ["--share-net"] if network else []
     line += ["--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -139,56 +178,16 @@ def isolated(bwrap: str, network: bool) -> list[str]:
         line += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
         for node, name in private_devices():
             line += ["--dev-bind", str(node), f"/dev/{name}"]
-    return [*line, "--tmpfs", "/tmp", "--tmpfs", "/run"]
+    # /dev is a tmpfs too: its shm as /tmp, the rest read-only (its nodes are mounts of their own).
+    line += [*_size(bwrap, tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    line += [*_size(bwrap, tmp_bytes), "--tmpfs", "/tmp"]
+    return [*line, *_size(bwrap, RUN_BYTES if tmp_bytes else None), "--tmpfs", "/run"]
 
 
-NOBODY = 65534
-DEVICES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8), "urandom": (1, 9)}
-DEVICES_FOLDER = "devices"
-
-
-def private_devices() -> list[tuple[Path, str]]:
-    """As root: heph's own copies of /dev's null, zero, full, random and urandom (made in its
-    state folder, owned by nobody), shown in the sandbox instead of the host's. A process of
-    root's changes the mode or owner of a node root owns (`cp -p x /dev/null` left the host's
-    644); of these it is not the owner. None where they cannot be made or used (a file system
-    mounted nodev): then the host's are shown."""
-    from hephaistus.userdirs import state_dir
-
-    folder = state_dir() / DEVICES_FOLDER
-    try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        made = [(_device(folder / name, *numbers), name) for name, numbers in DEVICES.items()]
-        os.close(os.open(folder / "null", os.O_WRONLY | os.O_NOFOLLOW))  # refused if nodev
-    except OSError:
-        return []
-    return made
-
-
-def _device(node: Path, major: int, minor: int) -> Path:
-    """The character device `node` (major, minor), nobody's, that everyone may read and
-    write: made anew when it is anything else."""
-    try:
-        info = os.lstat(node)
-        wanted = (stat.S_IFCHR | 0o666, os.makedev(major, minor), NOBODY)
-        if (info.st_mode, info.st_rdev, info.st_uid) == wanted:
-            return node
-        os.unlink(node)
-    except FileNotFoundError:
-        pass
-    os.mknod(node, stat.S_IFCHR | 0o600, os.makedev(major, minor))
-    os.chown(node, NOBODY, NOBODY, follow_symlinks=False)
-    os.chmod(node, 0o666, follow_symlinks=False)  # not the umask's
-    return node
-
-
-def _toolchain_folders(argv: list[str], env: dict[str, str]) -> list[Path]:
-    """The folders a command's programs come from: its own program's, its PATH's entries and
-    its virtual environment (never hidden as another project's)."""
-    named = [argv[0]] if argv and os.path.isabs(argv[0]) else []
-    named += [entry for entry in env.get("PATH", "").split(os.pathsep) if os.path.isabs(entry)]
-    named += [env["VIRTUAL_ENV"]] if env.get("VIRTUAL_ENV") else []
-    return [Path(name) for name in named]
+def _size(bwrap: str, size: int | None) -> list[str]:
+    """The option that bounds the next tmpfs to `size` bytes, where this bubblewrap takes it
+    (0.7 and later, not installed setuid: see _probe)."""
+    return ["--size", str(size)] if size and _sized.get(bwrap, True) else []
 
 
 def toolchains_in_tmp(argv: list[str], env: dict[str, str], workspace: Path) -> list[Path]:
@@ -240,23 +239,26 @@ def empty_file() -> Path:
     return path
 
 
-def _hide(path: Path, empty: Path) -> list[str]:
-    """What makes `path` look empty inside: an empty folder over a folder, an empty file over
-    a file (not /dev/null: a device is refused on the sandbox's mounts)."""
+def _hide(path: Path, empty: Path, size: list[str]) -> list[str]:
+    """What makes `path` look empty inside: an empty folder over a folder (`size`: the
+    option that keeps what a command writes there small), an empty file over a file (not
+    /dev/null: a device is refused on the sandbox's mounts)."""
     if path.is_symlink() or not path.exists():
         return []
     if path.is_dir():
-        return ["--tmpfs", str(path)]
+        return [*size, "--tmpfs", str(path)]
     return ["--ro-bind", str(empty), str(path)]
 
 
 def cache_folder(workspace: Path) -> Path:
-    """The sandbox's cache folder for `workspace`, outside it: in the user's cache folder."""
+    """The sandbox's cache folder for `workspace`, outside it: in the user's cache folder (by
+    its real path: bubblewrap mounts nothing through a link)."""
     digest = hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
-    return sandbox_caches() / digest
+    return Path(os.path.realpath(sandbox_caches()), digest)
 
 
 _probed: dict[str, str | None] = {}
+_sized: dict[str, bool] = {}  # by bwrap path: whether it bounds a tmpfs's size
 
 
 def unavailable(bwrap: str = "bwrap") -> str | None:
@@ -268,17 +270,25 @@ def unavailable(bwrap: str = "bwrap") -> str | None:
 
 
 def _probe(bwrap: str) -> str | None:
+    """Why `bwrap` makes no sandbox here, or None. One that makes one but takes no `--size`
+    (before 0.7, or setuid) makes it without sizes (a command can fill the memory from /tmp
+    there)."""
     found = find(bwrap)
     if found is None:
         return f"bubblewrap: {missing(bwrap)}"
+    env = {"PATH": os.environ.get("PATH", "")}  # a probe needs none of heph's secrets
     try:
-        done = subprocess.run(
-            [*isolated(found, network=False), "--", "true"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=PROBE_SECONDS,
-            env={"PATH": os.environ.get("PATH", "")},  # a probe needs none of heph's secrets
-        )
+        for tmp_bytes in (memory_limit(), None):  # the second: where bwrap takes no --size
+            done = subprocess.run(
+                [*isolated(found, False, tmp_bytes), "--", "true"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=PROBE_SECONDS,
+                env=env,
+            )
+            if done.returncode == 0 or b"size" not in done.stderr:
+                break
+            _sized[found] = False
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"bubblewrap did not start: {error}"
     if done.returncode != 0:
