@@ -212,6 +212,12 @@ def test_usage_errors_exit_2(heph_process, workspace):
     assert heph_process("--max-steps", "zero", "go").code == 2
     assert heph_process("-w", str(workspace / "missing"), "go").code == 2
     assert heph_process("sessions", "--limit", "-1").code == 2
+    empty = heph_process("--test-cmd", " ", "go")  # would be ignored: the config's test ran
+    assert empty.code == 2 and "--test-cmd" in empty.stderr
+    both = heph_process("-q", "-v", "go")  # opposite wishes: neither wins silently
+    assert both.code == 2 and "not allowed with" in both.stderr
+    missing = heph_process("mcp", "import", str(workspace / "missing.json"))
+    assert missing.code == 2 and "missing.json" in missing.stderr
     result = heph_process("replay", "nosuchid")
     assert result.code == 2 and "no sessions recorded yet" in result.stderr
 

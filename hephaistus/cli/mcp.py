@@ -166,10 +166,10 @@ def _import(path: str | None) -> int:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        raise HephError(f"cannot read {path}: {error}") from None
+        raise ConfigError(f"cannot read {path}: {error}") from None
     servers = _servers_in(data)
     if servers is None:
-        raise HephError(f"{path} has no mcpServers table")
+        raise ConfigError(f"{path} has no mcpServers table")
     for name, entry in servers.items():
         if not isinstance(entry, dict):
             say(f"# {json.dumps(name)} is left out: its entry is not a table")

@@ -14,6 +14,13 @@ from hephaistus import __version__
 from hephaistus.runtime.permissions import MODES
 
 
+def command_line(text: str) -> str:
+    """A command line with something to run, for argparse (an empty one would be ignored)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a command to run, as --test-cmd 'pytest -q'")
+    return text
+
+
 def positive_int(text: str) -> int:
     """A whole number of at least 1, for argparse."""
     try:
@@ -78,7 +85,11 @@ OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     ),
     "test_cmd": (
         ("--test-cmd",),
-        {"metavar": "CMD", "help": "the project's test command for this run (`test`)"},
+        {
+            "type": command_line,
+            "metavar": "CMD",
+            "help": "the project's test command for this run (`test`)",
+        },
     ),
     "check_after_edits": (
         ("--check-after-edits",),
@@ -108,9 +119,12 @@ def common_options(names: tuple[str, ...] = tuple(OPTIONS)) -> argparse.Argument
     """A parent parser with the options `names` (all of them by default) and --version."""
     # No abbreviations: `--tr` must not mean --trust, nor `--mod` --mode or --model.
     common = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    # -q and -v ask for opposite things: saying which one wins would be a guess.
+    either = common.add_mutually_exclusive_group() if {"quiet", "verbose"} <= set(names) else None
     for name in names:
         flags, settings = OPTIONS[name]
-        common.add_argument(*flags, dest=name, **settings)
+        into = either if either and name in ("quiet", "verbose") else common
+        into.add_argument(*flags, dest=name, **settings)
     common.add_argument("--version", action="version", version=f"heph {__version__}")
     return common
 
