@@ -155,6 +155,14 @@ def test_git_diff_leaves_secret_files_out(repo_with_env):
     assert "SECRET-MARKER" in call(ctx, "git_diff", staged=True).output
 
 
+def test_git_diff_of_a_secret_change_alone_says_there_is_one(repo_with_env):
+    git(repo_with_env, "reset", "-q")
+    git(repo_with_env, "checkout", "-q", "app.py")
+    result = call(ToolContext(Workspace.at(repo_with_env)), "git_diff")
+    assert result.output.startswith("no unstaged changes but in secret files\n")
+    assert ".env" in result.output and "SECRET-MARKER" not in result.output
+
+
 def test_control_characters_in_a_named_path_are_refused(tmp_path):
     ctx = ToolContext(Workspace.at(tmp_path))
     result = call(ctx, "write_file", path="\x1b]0;owned\x07.py", content="x\n")

@@ -104,6 +104,7 @@ def git_diff(ctx: ToolContext, path: str | None = None, staged: bool = False) ->
         )
     if not output.strip():
         said = "no staged changes" if staged else "no unstaged changes"
+        said += " but in secret files" if secret else ""  # a changed .env is a change
         return ToolResult(True, "\n".join([said, *notes]))
     # The notes first: the runtime cuts a long diff's end to the window, once, saying its size.
     return ToolResult(True, "\n".join([*notes, output]))
