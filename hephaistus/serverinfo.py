@@ -164,6 +164,13 @@ def cached_window(
     return (facts.window, facts.source) if facts.window else None
 
 
+def remembered_window(cache: Path, base_url: str, model: str) -> int | None:
+    """The window kept in `cache` for this endpoint and model (the server said it, or its
+    overflow error taught it), without asking the server."""
+    entry = _read(cache).get(f"{base_url.rstrip('/')} {model}")
+    return (_facts_of(entry).window or None) if _is_entry(entry) else None
+
+
 def remember_window(cache: Path, base_url: str, model: str, window: int, source: str) -> None:
     """Keep a window learned another way (a server's overflow error) for the next runs."""
     known = _read(cache)

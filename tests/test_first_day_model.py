@@ -103,6 +103,9 @@ def test_a_reply_the_window_cut_short_teaches_the_window(heph, chat_server, home
     assert "reply limit" not in told
     assert "context window 2,048 tokens (from where the server cut a reply short)" in result.stderr
     assert flavours.prompt_tokens(second) + second["max_tokens"] <= WINDOW
+    chat_server.models = ("smollm2",)
+    listed = heph("models", "--json", cwd=root, env=person(home, chat_server))
+    assert listed.json["models"][0]["window"] == WINDOW  # heph models shows what was learned
 
 
 def test_a_reply_cap_the_person_set_never_takes_the_whole_window(heph, chat_server, home, tmp_path):

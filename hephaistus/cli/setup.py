@@ -47,7 +47,12 @@ def models(args: argparse.Namespace) -> int:
         models = [
             m if m.window else replace(m, window=served_window(url, m.id, config)) for m in models
         ]
-    from hephaistus.serverinfo import schema_verdicts
+    from hephaistus.serverinfo import remembered_window, schema_verdicts
+
+    windows = workspace.heph_dir / "cache" / "windows.json"  # what a task learned: an overflow
+    models = [
+        m if m.window else replace(m, window=remembered_window(windows, url, m.id)) for m in models
+    ]
 
     verdicts = schema_verdicts(workspace.heph_dir / "cache" / "schema.json", url)
     models = [replace(m, schema=verdicts.get(m.id, "unknown")) for m in models]
