@@ -248,6 +248,8 @@ class Agent:
         if self.said_uncontained or not self.commands:
             return
         self.said_uncontained = True
+        from hephaistus.runtime.limits import unlimited
+
         why = self.executor.why_not()
         if why and self.config.sandbox.enabled:
             self.sink.notice(
@@ -256,6 +258,8 @@ class Agent:
             )
         elif why:
             self.sink.notice(f"{why}: commands run with all your access")
+        elif unbound := unlimited():
+            self.sink.notice(f"{unbound}; a runaway command can take the machine's memory")
 
     def _keep_plan(self, session_id: str, plan: str) -> None:
         """A plan-mode answer is the plan: saved for the person, and for "go"."""

@@ -174,6 +174,25 @@ def test_a_project_command_the_model_runs_is_sandboxed(heph, chat_server, worksp
     assert (workspace / "made.txt").read_text() == "done\n"
 
 
+@needs_sandbox
+def test_without_prlimit_commands_run_and_heph_says_they_have_no_memory_limit(
+    heph, chat_server, workspace, home, tmp_path
+):
+    tools = tmp_path / "bin"  # the machine's programs, but prlimit
+    tools.mkdir()
+    for folder in ("/usr/bin", "/bin"):
+        for program in Path(folder).iterdir():
+            if program.name != "prlimit" and not (tools / program.name).exists():
+                (tools / program.name).symlink_to(program)
+    user_config(home, '[commands]\nmark = "touch marked"\n')
+    chat_server.reply(act("run_command", name="mark"))
+    chat_server.reply(final("marked"))
+    result = heph("--yes", "mark it", env={"PATH": str(tools)})
+    assert result.code == 0, result.stderr
+    assert "without a memory" in result.stderr and "prlimit" in result.stderr
+    assert (workspace / "marked").exists()
+
+
 def test_where_no_sandbox_works_every_command_is_asked_about(heph, chat_server, workspace, home):
     user_config(
         home, '[sandbox]\nbwrap = "/nonexistent/bwrap"\n[commands]\nmark = "touch marked"\n'

@@ -58,6 +58,17 @@ class ProcessLimit:
         return [self.prlimit, *limits, "--", *argv]
 
 
+def unlimited() -> str | None:
+    """What the sandbox's commands run without here, in words, or None: without `prlimit`
+    there is no memory limit (nor, but as root, a process limit)."""
+    from hephaistus.runtime.programs import find
+
+    if find("prlimit") is not None:
+        return None
+    what = "a memory limit" if os.getuid() == 0 else "a memory or process limit"
+    return f"commands run without {what}: heph finds no prlimit (util-linux) on PATH"
+
+
 def join_own_cgroup(processes: int) -> Path | None:
     """heph's pids cgroup of this run, made and joined the first time (as root): every process
     heph starts from then on is counted in it, at most `processes`. None where it cannot be."""
