@@ -618,6 +618,34 @@ def test_a_command_cannot_change_the_hosts_devices_read_roots_files_or_fork_with
     assert "Cannot fork" in output or "Resource temporarily unavailable" in output, output
 
 
+SHARED = (
+    "/usr/bin/python3 -c 'import mmap; m = mmap.mmap(-1, 300 << 20)\n"
+    "for i in range(0, len(m), 4096): m[i] = 1\nprint(6 * 7 + 1)' 2>&1 | tail -1; echo ended"
+)
+
+
+@needs_sandbox
+@pytest.mark.skipif(os.getuid() != 0, reason="a memory cgroup of heph's own is made as root")
+def test_shared_memory_no_data_limit_counts_stops_at_the_memory_limit_as_root():
+    import json
+    import subprocess
+    import sys
+    import tempfile
+
+    attacker = ATTACKER.replace("limits.PROCESSES = 64", "limits.OWN_MEMORY = 64 << 20")
+    folder = Path(tempfile.mkdtemp(prefix="heph-user-", dir="/var/tmp"))
+    try:
+        (folder / "ws").mkdir()
+        argv = [sys.executable, "-c", attacker, str(folder / "ws"), SHARED]
+        env = {"HOME": str(folder), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert done.returncode == 0, done.stderr
+    output = json.loads(done.stdout)[1]
+    assert "ended" in output and "43" not in output, output  # 300 MB shared over 64 MB
+
+
 # -- The second round: what a command could still read or change outside the workspace ------
 
 

@@ -10,7 +10,8 @@ other programs. The kernel's process limit never binds root, so as root heph mov
 a run, into a pids cgroup of its own (`pids.max`: the commands' limit plus heph's own threads),
 where the cgroup file system is writable (cgroup v1's pids hierarchy, or v2 where the
 controller can be given to a child of heph's cgroup); every command it starts is in it. (A
-cgroup per command cost each command its move there: 15 ms.) Where neither works (no
+cgroup per command cost each command its move there: 15 ms.) A memory cgroup joined the same
+way bounds what no data limit counts: shared mappings and tmpfs files. Where neither works (no
 `prlimit`; root without a writable cgroup), commands run without that limit.
 """
 
@@ -28,6 +29,7 @@ MEMORY_SHARE = 2  # a command may use 1/MEMORY_SHARE of the machine's memory
 RUN_BYTES = 16 << 20  # pid files, sockets and locks
 HIDING_BYTES = 1 << 20  # a program's lock or settings file written where a folder is hidden
 OWN_THREADS = 64  # heph's own threads and processes, on top of a command's, in its cgroup
+OWN_MEMORY = 1 << 30  # heph's own memory, on top of a command's, in its cgroup
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 _joined: dict[str, Path | None] = {}  # controller -> heph's cgroup of this run, once joined
 
@@ -48,7 +50,9 @@ class ProcessLimit:
         self.root = os.getuid() == 0
         self.prlimit = find("prlimit")
         if self.root:
-            join_own_cgroup(self.processes + OWN_THREADS)
+            join_own_cgroup("pids", {"pids.max": self.processes + OWN_THREADS})
+            # A shared mapping or a tmpfs file is memory no process's data limit counts.
+            join_own_cgroup("memory", memory_settings(self.memory + OWN_MEMORY))
 
     def wrap(self, argv: list[str]) -> list[str]:
         """`argv` as the sandbox runs it: under `prlimit` where that sets the limits."""
@@ -69,27 +73,45 @@ def unlimited() -> str | None:
     return f"commands run without {what}: heph finds no prlimit (util-linux) on PATH"
 
 
-def join_own_cgroup(processes: int) -> Path | None:
-    """heph's pids cgroup of this run, made and joined the first time (as root): every process
-    heph starts from then on is counted in it, at most `processes`. None where it cannot be."""
-    if "pids" in _joined:
-        return _joined["pids"]
-    _joined["pids"] = None
-    parent = _parent("pids")
+def memory_settings(limit: int) -> dict[str, int]:
+    """The files that bound a memory cgroup to `limit` bytes: cgroup v1's or v2's."""
+    if (CGROUP_ROOT / "cgroup.controllers").is_file() and not (CGROUP_ROOT / "memory").is_dir():
+        return {"memory.max": limit, "memory.swap.max": 0}
+    return {"memory.limit_in_bytes": limit}
+
+
+def join_own_cgroup(controller: str, settings: dict[str, int]) -> Path | None:
+    """heph's cgroup of this run for `controller` (pids, memory), made with `settings` and
+    joined the first time (as root): every process heph starts from then on is counted in it.
+    None where it cannot be."""
+    if controller in _joined:
+        return _joined[controller]
+    _joined[controller] = None
+    parent = _parent(controller)
     if parent is None:
         return None
     _remove_stale(parent)
     folder = parent / f"heph-{os.getpid()}"
     try:
         folder.mkdir(exist_ok=True)
-        (folder / "pids.max").write_text(str(processes))
+        for name, value in settings.items():
+            _set(folder / name, value)
         (folder / "cgroup.procs").write_text(str(os.getpid()))
     except OSError:
         _remove(folder)
         return None
     atexit.register(_leave, folder, parent)
-    _joined["pids"] = folder
+    _joined[controller] = folder
     return folder
+
+
+def _set(control: Path, value: int) -> None:
+    """Write a cgroup setting; one this kernel does not have (swap's, without swap) is left."""
+    try:
+        control.write_text(str(value))
+    except FileNotFoundError:
+        if not control.name.startswith("memory.swap"):
+            raise
 
 
 def _leave(folder: Path, parent: Path) -> None:
