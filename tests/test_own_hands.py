@@ -633,6 +633,9 @@ def test_shared_memory_no_data_limit_counts_stops_at_the_memory_limit_as_root():
     import tempfile
 
     attacker = ATTACKER.replace("limits.PROCESSES = 64", "limits.OWN_MEMORY = 64 << 20")
+    attacker += (
+        "print('no cgroup' if limits._joined.get('memory') is None else '', file=sys.stderr)\n"
+    )
     folder = Path(tempfile.mkdtemp(prefix="heph-user-", dir="/var/tmp"))
     try:
         (folder / "ws").mkdir()
@@ -642,6 +645,8 @@ def test_shared_memory_no_data_limit_counts_stops_at_the_memory_limit_as_root():
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     assert done.returncode == 0, done.stderr
+    if "no cgroup" in done.stderr:
+        pytest.skip("the memory cgroup file system is not writable here")
     output = json.loads(done.stdout)[1]
     assert "ended" in output and "43" not in output, output  # 300 MB shared over 64 MB
 
