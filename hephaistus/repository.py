@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hephaistus.gitlocation import Located, is_disabled, locate, runs_no_git
+from hephaistus.gitwait import waited
 
 if TYPE_CHECKING:
     from hephaistus.gitlibrary import RunnerGit
@@ -249,7 +250,7 @@ def _completed(
     except OSError as error:
         raise GitError(f"git {_verb(command)} could not run: {error}") from None
     try:
-        stdout, stderr = process.communicate(data, timeout=timeout)
+        stdout, stderr = waited(process, data, timeout, cwd)
     except subprocess.TimeoutExpired:
         kill_group(process)
         raise GitError(

@@ -71,6 +71,24 @@ def test_outside_git_a_commands_changes_are_undone_too(heph, chat_server, worksp
     assert not (workspace / ".git").exists()  # heph made no repository of the person's
 
 
+def test_a_named_pipe_a_command_makes_a_gitignore_does_not_hang_the_snapshots(
+    heph, chat_server, workspace, home
+):
+    import time
+
+    a_repository(workspace)
+    user_commands(home, pipe="sh -c 'mkdir sub; mkfifo sub/.gitignore; echo x > made.txt'")
+    chat_server.reply(act("run_command", name="pipe"))
+    chat_server.reply(act("git_diff"))  # the person's repository: git meets the pipe there too
+    chat_server.reply(final("piped"))
+    started = time.monotonic()
+    result = heph("--yes", "--json", "make a pipe")
+    assert result.code == 0, result.stderr
+    assert time.monotonic() - started < 30  # git's own timeout is 60 s a command
+    assert "made.txt" in result.json["changed_files"]
+    assert "did not finish" not in chat_server.requests[2]["messages"][-1]["content"]
+
+
 def test_two_snapshots_name_what_changed_between_them(tmp_path):
     (tmp_path / ".heph").mkdir()
     (tmp_path / "same.txt").write_text("same\n")

@@ -1,0 +1,59 @@
+"""Waiting for one of heph's git commands to end, when a named pipe in the work tree would keep
+it waiting: git opens each `.gitignore` it meets, and opening a pipe waits for a writer forever
+(a command can make one; heph's after-command snapshot then hung for the git timeout, each
+command). While git runs long, heph gives each pipe a reader waits on an end."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+PIPE_CHECK = 2.0  # seconds of git's running before heph looks for a named pipe it waits on
+WALKED_FOR_PIPES = 200_000  # files and folders looked at for one, at most, each time
+
+
+def waited(
+    process: subprocess.Popen[bytes], data: bytes | None, timeout: float, cwd: Path
+) -> tuple[bytes, bytes]:
+    """git's output once it ends, or TimeoutExpired. While it takes long, a named pipe in
+    `cwd` that it waits on (a `.gitignore` a command made one) is given an end, as an empty file
+    reads: git opens each `.gitignore` it meets, and an open pipe waits for a writer forever."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return process.communicate(data, timeout=max(0.0, min(left, PIPE_CHECK)))
+        except subprocess.TimeoutExpired:
+            if left <= PIPE_CHECK:
+                raise
+        data = None  # given already
+        end_waiting_pipes(cwd)
+
+
+def end_waiting_pipes(root: Path, budget: int = WALKED_FOR_PIPES) -> None:
+    """Open for writing, and close at once, every named pipe under `root` that a reader waits on
+    (refused without blocking where none does): the reader reads an empty file."""
+    folders = [str(root)]
+    while folders and budget > 0:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    budget -= 1
+                    if entry.is_dir(follow_symlinks=False):
+                        folders += [entry.path] if entry.name != ".git" else []
+                    elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
+                        _give_an_end(entry.path)  # a pipe, a socket or a device
+        except OSError:
+            continue  # gone, or unreadable: git cannot wait on what is in it either
+
+
+def _give_an_end(path: str) -> None:
+    """Open the named pipe at `path` for writing and close it, where a reader waits on it."""
+    try:
+        if stat.S_ISFIFO(os.lstat(path).st_mode):
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW))
+    except OSError:
+        pass  # gone, or no reader waits on it
