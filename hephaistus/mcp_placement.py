@@ -85,7 +85,10 @@ class Placement:
         if server.from_workspace:
             return self.command_line(argv)
         code = workspace_code(server, self.root, self.environ)
-        return self.command_line(argv, network=code is None)
+        from hephaistus.runtime.sandbox import named_in_tmp
+
+        shown = named_in_tmp([server.command, *server.args], self.root)  # the sandbox's /tmp is new
+        return self.command_line(argv, network=code is None, shown=shown)
 
     @contextmanager
     def folder(self, server: McpServerConfig) -> Iterator[str]:

@@ -98,6 +98,26 @@ def test_a_persons_server_works_in_the_sandbox_of_an_untrusted_workspace(
     assert (root / "made.txt").read_text() == "by the server\n"  # the workspace is its folder
 
 
+def test_a_persons_server_kept_under_tmp_runs_in_the_sandbox_of_an_untrusted_workspace(
+    heph, chat_server, home, tmp_path
+):
+    pytest.importorskip("mcp")
+    import tempfile
+
+    kept = Path(tempfile.mkdtemp(prefix="heph-srv-", dir="/tmp"))  # the sandbox's /tmp is new
+    try:
+        shutil.copy(SERVER, kept / "server.py")
+        root = clone(tmp_path, {"app.py": "x = 1\n"})
+        env = persons_server(home, chat_server, "t", [sys.executable, str(kept / "server.py")])
+        chat_server.reply(act("mcp__t__add", a=2, b=40))
+        chat_server.reply(final("42"))
+        result = heph("--yes", "add", cwd=root, env=env)
+    finally:
+        shutil.rmtree(kept, ignore_errors=True)
+    assert result.code == 0, result.stderr
+    assert "Observation: 42" in observation(chat_server, 1)
+
+
 @needs_sandbox
 @pytest.mark.skipif(not shutil.which("npx"), reason="needs npx")
 def test_npx_never_runs_a_clones_committed_node_modules_on_the_host(

@@ -125,9 +125,11 @@ class Sandbox:
         cwd: Path,
         env: dict[str, str] | None = None,
         limit: ProcessLimit | None = None,
+        shown: list[Path] | None = None,
     ) -> list[str]:
         """The bwrap command line that runs `argv` in `cwd`, inside (with `env`, whose PATH
-        and VIRTUAL_ENV say where the toolchain is), under `limit`'s process limit."""
+        and VIRTUAL_ENV say where the toolchain is), under `limit`'s process limit, with the
+        paths under /tmp the person named (`shown`) read-only."""
         root = str(self.workspace)
         line = isolated(self.bwrap, self.network, limit.memory if limit else memory_limit())
         runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
@@ -141,10 +143,10 @@ class Sandbox:
                 continue
             # heph's records are its own (sessions, state): not even read inside.
             hide = path.name == ".heph" and path.is_dir()
-            shown = ["--tmpfs", str(path), "--remount-ro"] if hide else ["--ro-bind", str(path)]
-            line += [*shown, str(path)]
+            mount = ["--tmpfs", str(path), "--remount-ro"] if hide else ["--ro-bind", str(path)]
+            line += [*mount, str(path)]
         line += ["--bind", str(self.cache), str(self.cache)]
-        toolchains = toolchains_in_tmp(argv, env or {}, self.workspace)
+        toolchains = toolchains_in_tmp(argv, env or {}, self.workspace) + (shown or [])
         for toolchain in toolchains:
             line += ["--ro-bind", str(toolchain), str(toolchain)]
         empty = empty_file()
@@ -208,6 +210,22 @@ def toolchains_in_tmp(argv: list[str], env: dict[str, str], workspace: Path) -> 
         inside = folder == workspace or workspace in folder.parents
         if not inside and folder not in found and folder != Path("/tmp"):
             found.append(folder)
+    return found
+
+
+def named_in_tmp(words: list[str], workspace: Path) -> list[Path]:
+    """What of /tmp the person's own command line (an MCP server entry) names, to be shown
+    read-only in the sandbox's /tmp: a file right in /tmp, else the folder of /tmp holding
+    it (a script beside its modules). Never a command the model wrote: it could name anything."""
+    found: list[Path] = []
+    for part in [part for word in words for part in (word, word.partition("=")[2])]:
+        path = Path(part)
+        if not path.is_absolute() or path.parts[:2] != ("/", "tmp") or len(path.parts) < 3:
+            continue
+        shown = Path(*path.parts[:3])
+        inside = shown == workspace or workspace in shown.parents or shown in workspace.parents
+        if shown.exists() and not shown.is_symlink() and not inside and shown not in found:
+            found.append(shown)
     return found
 
 
@@ -337,18 +355,20 @@ class Contained:
             return LocalExecutor().run(argv, cwd=cwd, env=env, timeout=timeout)
         return self._box().run(argv, cwd=cwd, env=env, timeout=timeout, read_only=read_only)
 
-    def command_line(self, argv: list[str], *, network: bool | None = None) -> list[str]:
+    def command_line(
+        self, argv: list[str], *, network: bool | None = None, shown: list[Path] | None = None
+    ) -> list[str]:
         """The line that runs `argv` in the sandbox, in the workspace root, for a process that
         keeps running and is spoken to (an MCP server); OSError where there is no sandbox:
         such a process never runs outside one. `network`: reachable or not, whatever the
-        settings say (None: as they say)."""
+        settings say (None: as they say); `shown`: paths under /tmp the person's entry names."""
         why = self.why_not() if self.settings.enabled else "the sandbox is turned off"
         if why is not None:
             raise OSError(f"a workspace's MCP server runs only in the sandbox, and {why}")
         box = self._box()
         box.cache.mkdir(parents=True, exist_ok=True)
         box = box if network is None else replace(box, network=network)
-        line = box.command(argv, self.workspace, {"PATH": command_path()}, ProcessLimit())
+        line = box.command(argv, self.workspace, {"PATH": command_path()}, ProcessLimit(), shown)
         return scoped_line(line) if box.network else line
 
     def _box(self) -> Sandbox:
