@@ -255,10 +255,14 @@ def test_nested_repositories_git_folders_are_read_only_inside(tmp_path, monkeypa
     (root / "sub" / ".heph").mkdir(parents=True)
     (root / "worktree").mkdir()
     (root / "worktree" / ".git").write_text("gitdir: /elsewhere\n")
+    # pip install -e git+...: the checkout in the virtual environment, which the walks pass by
+    (root / ".venv" / "src" / "dep" / ".git" / "hooks").mkdir(parents=True)
+    (root / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     box = Contained(root, SandboxConfig())
     env = {"PATH": os.environ["PATH"]}
     for line in (
         "echo evil > vendor/lib/.git/hooks/pre-commit",
+        "echo evil > .venv/src/dep/.git/hooks/pre-commit",
         "echo x > sub/.heph/state.json",
         "echo 'gitdir: /tmp/x' > worktree/.git",
     ):

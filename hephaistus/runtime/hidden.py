@@ -95,6 +95,7 @@ def walk(root: Path) -> Walked:
             elif entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIPPED_FOLDERS and depth < SECRET_WALK_DEPTH:
                     pending.append((Path(entry.path), depth + 1))
+                found.internals.extend(_editable_checkouts(Path(entry.path), root))
                 if is_secret_name(rel + "/x"):  # a folder of secrets (.ssh inside)
                     found.secrets.append(rel)
             elif is_secret_name(rel):
@@ -112,6 +113,19 @@ def walk(root: Path) -> Walked:
             if inner not in found.internals:
                 found.internals.append(inner)  # a repository nested deeper than the walk
     return found
+
+
+def _editable_checkouts(folder: Path, root: Path) -> list[str]:
+    """The `.git` of each checkout pip made for an editable install from git, when `folder` is
+    a virtual environment (`src/NAME/.git`): the walk and git's listing pass over a `.venv`."""
+    if not (folder / "pyvenv.cfg").is_file():
+        return []
+    try:
+        names = [entry for entry in os.scandir(folder / "src") if entry.is_dir()]
+    except OSError:
+        return []
+    inner = [Path(entry.path, ".git") for entry in names]
+    return [os.path.relpath(path, root) for path in inner if os.path.lexists(path)]
 
 
 UNTRACKED = ("ls-files", "-z", "--cached", "--others", "--exclude-standard")
