@@ -6,9 +6,10 @@ them, but never with the workspace (or a folder in it) as its current folder: `p
 `-c` put that folder first on the import path, node and npm look for code in it, so a file a
 model wrote there would stand in for their server's code or its libraries. It runs in a folder
 of heph's own instead, new and empty at each start, or in the folder its entry's `cwd` names
-outside the workspace; an argument `.` is the workspace's path. An entry that itself names the
-workspace (its `cwd`, its command, an argument, a path in its `env`) would run the workspace's
-code: that server runs in the sandbox, without the network, trusted or not.
+outside the workspace. An entry that itself names the workspace (its `cwd`, its command, an
+argument, `.` among them, a path in its `env`) would run the workspace's code, or work on what a
+model wrote there (`uvx --from .` builds it, a git server runs its fsmonitor): that server runs in
+the sandbox, without the network, trusted or not.
 """
 
 from __future__ import annotations
@@ -67,15 +68,12 @@ class Placement:
         )
 
     def argv(self, server: McpServerConfig) -> list[str]:
-        """The command line that starts `server`: on the host, `.` arguments naming the
-        workspace; in the sandbox, a workspace's with the network its settings give, the
-        person's with the network (their server) unless it would run the workspace's code.
+        """The command line that starts `server`: on the host as the entry says; in the
+        sandbox, a workspace's with the network its settings give, the person's with the
+        network (their server) unless it would run the workspace's code.
         OSError where it must run in the sandbox and there is none."""
-        if not self.contained(server):
-            if server.cwd:  # `.` is the folder they chose
-                return [server.command, *server.args]
-            args = [str(self.root) if arg in THE_WORKSPACE else arg for arg in server.args]
-            return [server.command, *args]
+        if not self.contained(server):  # an argument `.` is the folder they chose
+            return [server.command, *server.args]
         argv = [server.command, *server.args]
         if server.cwd:  # the sandbox starts in the workspace: the entry's folder is gone to
             folder = _resolved(server.cwd, self.root)
@@ -111,9 +109,10 @@ def workspace_code(server: McpServerConfig, root: Path, environ: dict[str, str])
     """What of the workspace at `root` the person's `server` entry names, in words, or None:
     its `cwd`; its command, an argument (or an argument's `=value`) or a path in an `env` value
     that is a file or folder in the workspace (relative ones taken from it, links followed, the
-    workspace itself included, but for an argument `.`); an argument or `env` value that spells
-    out the workspace's path (`sh -c "cd ~/project && ..."`); or heph's own folder for it, when
-    the user's state folder lies in the workspace. A model can write all of these."""
+    workspace itself included: an argument `.` too, but with a `cwd` of the person's); an
+    argument or `env` value that spells out the workspace's path (`sh -c "cd ~/project &&
+    ..."`); or heph's own folder for it, when the user's state folder lies in the workspace.
+    A model can write all of these."""
     server = live(server, environ)
     where = (str(root), os.path.realpath(root))
     spelled = _spellings(root, where)
@@ -122,7 +121,10 @@ def workspace_code(server: McpServerConfig, root: Path, environ: dict[str, str])
     if "/" in server.command and _names(server.command, where):
         return f"{server.command} is in the workspace"
     for arg in server.args:
-        words = [arg, arg.partition("=")[2]] if arg not in THE_WORKSPACE else []
+        # `.` is the workspace, for the server to work on: a server that builds, runs or asks
+        # git about what it is pointed at (`uvx --from .`, mcp-server-git) runs what a model
+        # wrote there. With a `cwd` of theirs it is that folder.
+        words = [arg, arg.partition("=")[2]] if not (server.cwd and arg in THE_WORKSPACE) else []
         if any(_names(word, where) for word in words if word) or (words and spelled.search(arg)):
             return f"its argument {arg} names the workspace"
     for name, value in expanded_env(server, environ).items():

@@ -380,7 +380,7 @@ def test_a_crashed_server_starts_again_at_the_next_call(heph, chat_server, mcp_h
 
 
 @pytest.mark.parametrize("chosen", [False, True])
-def test_a_persons_server_runs_in_hephs_own_folder_or_its_entrys_with_dot_the_workspace(
+def test_a_persons_server_runs_in_hephs_own_folder_or_its_entrys_own(
     heph, chat_server, home, workspace, tmp_path, chosen
 ):
     """On the host, the workspace is never a person's server's folder: a file a model wrote
@@ -393,7 +393,7 @@ def test_a_persons_server_runs_in_hephs_own_folder_or_its_entrys_with_dot_the_wo
     user_config(
         home,
         f'[mcp_servers.t]\ncommand = "/bin/sh"\n'
-        f"args = {json.dumps(['-c', f'{where}; {serve}', 'sh', '.'])}\n"
+        f"args = {json.dumps(['-c', f'{where}; {serve}', 'sh', '.' if chosen else 'none'])}\n"
         + (f"cwd = {json.dumps(str(theirs))}\n" if chosen else ""),
     )
     chat_server.reply(act("mcp__t__write", path="x.txt", text="x\n"))
@@ -404,9 +404,10 @@ def test_a_persons_server_runs_in_hephs_own_folder_or_its_entrys_with_dot_the_wo
     if chosen:  # their folder, and `.` is it
         assert (folder, dot) == (str(theirs.resolve()), ".")
         assert (theirs / "x.txt").exists()
-    else:  # heph's own, in the state folder, gone with the server; `.` is the workspace
+    else:  # heph's own, in the state folder, gone with the server (a `.` would name the
+        # workspace: the server would run in the sandbox; see test_own_hands_clone)
         assert Path(folder).is_relative_to(Path(os.environ["XDG_STATE_HOME"]).resolve())
-        assert not Path(folder).exists() and dot == str(workspace)
+        assert not Path(folder).exists() and dot == "none"
     assert not (workspace / "x.txt").exists() and not (elsewhere / "x.txt").exists()
 
 

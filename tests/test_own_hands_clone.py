@@ -233,6 +233,9 @@ ENTRIES = {
     "npm --yes exec": (["npm", "--yes", "exec", "evil-pkg"], "", "node_modules"),
     "sh -c cd into it": (["sh", "-c", f"cd {{root}} && {PYTHON} -m helper"], "", "helper.py"),
     "sh -c cd ~/it": (["sh", "-c", f"cd ~/{{name}} && {PYTHON} -m helper"], "", "helper.py"),
+    # A server that works on the folder it is given (uvx --from . builds it, mcp-server-git
+    # runs git there, and git a nested repository's fsmonitor): `.` is the workspace.
+    "an argument .": (["sh", "-c", f'cd "$1" && {PYTHON} helper', "sh", "."], "", "helper"),
     "NODE_OPTIONS naming a file in it": (
         ["node", "-e", "0"],
         'env = {{NODE_OPTIONS = "--require {root}/lib/helper.js"}}\n',
