@@ -405,6 +405,14 @@ def test_credential_stores_linked_secrets_and_deep_secrets_are_empty_inside(
         ".config/rclone/rclone.conf",
         ".kaggle/kaggle.json",
         ".terraformrc",
+        # the third round's
+        ".cache/huggingface/stored_tokens",
+        ".boto",
+        ".sentryclirc",
+        ".circleci/cli.yml",
+        ".config/helm/repositories.yaml",
+        ".wgetrc",
+        ".cloudflared/cert.pem",
     ]
     for number, name in enumerate(stores):
         (home / name).parent.mkdir(parents=True, exist_ok=True)
@@ -810,12 +818,20 @@ def test_a_project_that_holds_a_path_entry_shows_its_tools_but_not_its_secrets(
     (tools / ".env").write_text("secret-of-the-tools\n")
     (tools / "conf").mkdir()
     (tools / "conf" / "credentials.json").write_text("secret-one-folder-down\n")
+    (tools / "conf" / "prod").mkdir()
+    (tools / "conf" / "prod" / ".env").write_text("secret-two-folders-down\n")
     (tools / ".heph" / "sessions").mkdir(parents=True)
     (tools / ".heph" / "sessions" / "s.jsonl").write_text("secret-session-of-the-tools\n")
     (tools / "bin").mkdir()
     (tools / "bin" / "tool").write_text("#!/bin/sh\necho tool-ran\n")
     (tools / "bin" / "tool").chmod(0o755)
-    names = [".env", "conf/credentials.json", ".heph/sessions/s.jsonl", ".git/config"]
+    names = [
+        ".env",
+        "conf/credentials.json",
+        "conf/prod/.env",
+        ".heph/sessions/s.jsonl",
+        ".git/config",
+    ]
     reads = "; ".join(f"cat {tools / name} 2>/dev/null" for name in names)
     chat_server.reply(act("shell", command=f"(tool; {reads}) > seen.txt; echo read"))
     chat_server.reply(final("done"))

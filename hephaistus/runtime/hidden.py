@@ -287,22 +287,33 @@ def _parents(path: str) -> list[str]:
 
 
 def exposed_secrets(project: Path, workspace: Path) -> list[Path]:
-    """What stays hidden of a project the sandbox shows: its secret files at its top and one
-    folder down (secret_files.is_secret_name; a link's target) and heph's records of it
-    (`.heph`). Not the workspace's, which its own walk finds."""
+    """What stays hidden of a project the sandbox shows: its secret files at any depth the
+    walk reaches (secret_files.is_secret_name; a link's target; inside a `.venv` or
+    `node_modules`, only at its top) and heph's records of it (`.heph`). Not the workspace's,
+    which its own walk finds. No git runs in it: it is not the workspace."""
     found: list[Path] = []
-    for entry in _entries(project):
-        path = Path(entry.path)
-        if entry.name == ".heph" or _secret_entry(entry, entry.name):
-            found.append(path)
-        elif entry.is_dir(follow_symlinks=False) and entry.name != ".git" and path != workspace:
-            rel = entry.name + "/"
-            found += [
-                Path(inner.path)
-                for inner in _entries(path)
-                if _secret_entry(inner, rel + inner.name)
-            ]
+    pending = [(project, 0, True)]  # a folder, its depth, whether to go into its folders
+    seen = 0
+    while pending and seen < SECRET_WALK_ENTRIES:
+        folder, depth, deeper = pending.pop()
+        for entry in _entries(folder):
+            seen += 1
+            path = Path(entry.path)
+            if entry.name == ".heph" or _secret_entry(entry, os.path.relpath(path, project)):
+                found.append(path)
+            elif deeper and depth < SECRET_WALK_DEPTH and _walked_into(entry, workspace):
+                pending.append((path, depth + 1, entry.name not in SKIPPED_FOLDERS))
     return real_paths(found, workspace)
+
+
+def _walked_into(entry: os.DirEntry[str], workspace: Path) -> bool:
+    """Whether the walk of a project goes into `entry`: a folder, not its `.git` (its config is
+    shown cleaned) nor the workspace."""
+    return (
+        entry.is_dir(follow_symlinks=False)
+        and entry.name != ".git"
+        and entry.path != str(workspace)
+    )
 
 
 def _secret_entry(entry: os.DirEntry[str], rel: str) -> bool:
