@@ -939,6 +939,9 @@ def test_the_sandboxs_tmpfs_folders_hold_no_more_than_the_memory_limit(
     done = box.run(["/bin/sh", "-c", line], cwd=workspace, env=env, timeout=30)
     written = {folder: int(size) for folder, size in map(str.split, done.output.splitlines())}
     assert set(written) == set(folders), done.output
-    assert written["/tmp"] >= 8 << 20 and written["/dev/shm"] >= 8 << 20  # there to be used
+    assert written["/tmp"] >= 4 << 20 and written["/dev/shm"] >= 4 << 20  # there to be used
     assert all(size <= 16 << 20 for size in written.values()), written
+    # Together no more than the limit: heph's memory cgroup has room for them and heph itself
+    # (tmpfs pages belong to no process: where they fill it, the biggest process is killed).
+    assert written["/tmp"] + written["/dev/shm"] <= 16 << 20, written
     assert written["/dev"] == 0  # read-only but for its own mounts

@@ -171,8 +171,8 @@ class Sandbox:
 def isolated(bwrap: str, network: bool, tmp_bytes: int | None = None) -> list[str]:
     """The start of every bwrap line: new namespaces (the network's too, unless `network`),
     no capabilities, a new session, gone with heph; the machine read-only, a fresh /dev and
-    /proc, a private /tmp and /dev/shm of at most `tmp_bytes` each (memory: a tmpfs is in
-    memory, and no process's limit counts it), and /run (the host's sockets) empty, small."""
+    /proc, a private /tmp and /dev/shm of at most half `tmp_bytes` each (memory: a tmpfs is
+    in memory, and no process's limit counts it), and /run (the host's sockets) empty, small."""
     line = [bwrap, "--die-with-parent", "--new-session", "--unshare-all"]
     line += ["--share-net"] if network else []
     line += ["--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -181,8 +181,10 @@ def isolated(bwrap: str, network: bool, tmp_bytes: int | None = None) -> list[st
         for node, name in private_devices():
             line += ["--dev-bind", str(node), f"/dev/{name}"]
     # /dev is a tmpfs too: its shm as /tmp, the rest read-only (its nodes are mounts of their own).
-    line += [*_size(bwrap, tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
-    line += [*_size(bwrap, tmp_bytes), "--tmpfs", "/tmp"]
+    # The two share the limit: together they fit beside heph in its memory cgroup (limits.py).
+    half = tmp_bytes // 2 if tmp_bytes else None
+    line += [*_size(bwrap, half), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    line += [*_size(bwrap, half), "--tmpfs", "/tmp"]
     return [*line, *_size(bwrap, RUN_BYTES if tmp_bytes else None), "--tmpfs", "/run"]
 
 
