@@ -12,30 +12,38 @@ import time
 from pathlib import Path
 
 PIPE_CHECK = 2.0  # seconds of git's running before heph looks for a named pipe it waits on
+PIPE_POLL = 0.05  # seconds between tries of the pipes found
 WALKED_FOR_PIPES = 200_000  # files and folders looked at for one, at most, each time
 
 
 def waited(
     process: subprocess.Popen[bytes], data: bytes | None, timeout: float, cwd: Path
 ) -> tuple[bytes, bytes]:
-    """git's output once it ends, or TimeoutExpired. While it takes long, a named pipe in
-    `cwd` that it waits on (a `.gitignore` a command made one) is given an end, as an empty file
-    reads: git opens each `.gitignore` it meets, and an open pipe waits for a writer forever."""
+    """git's output once it ends, or TimeoutExpired. While it takes long, each named pipe in
+    `cwd` it waits on (a `.gitignore` a command made one) is given an end, as an empty file
+    reads: git opens each `.gitignore` it meets, and an open pipe waits for a writer forever.
+    Once pipes are found they are tried often (git meets them one after another)."""
     deadline = time.monotonic() + timeout
+    pipes: list[str] = []
+    looked = time.monotonic()
     while True:
         left = deadline - time.monotonic()
+        wait = PIPE_POLL if pipes else PIPE_CHECK
         try:
-            return process.communicate(data, timeout=max(0.0, min(left, PIPE_CHECK)))
+            return process.communicate(data, timeout=max(0.0, min(left, wait)))
         except subprocess.TimeoutExpired:
-            if left <= PIPE_CHECK:
+            if left <= wait:
                 raise
         data = None  # given already
-        end_waiting_pipes(cwd)
+        if not pipes or time.monotonic() - looked >= PIPE_CHECK:
+            pipes, looked = pipes_under(cwd), time.monotonic()
+        for path in pipes:
+            _give_an_end(path)
 
 
-def end_waiting_pipes(root: Path, budget: int = WALKED_FOR_PIPES) -> None:
-    """Open for writing, and close at once, every named pipe under `root` that a reader waits on
-    (refused without blocking where none does): the reader reads an empty file."""
+def pipes_under(root: Path, budget: int = WALKED_FOR_PIPES) -> list[str]:
+    """The named pipes under `root` (not in a `.git`), among the first `budget` entries."""
+    found: list[str] = []
     folders = [str(root)]
     while folders and budget > 0:
         try:
@@ -45,15 +53,23 @@ def end_waiting_pipes(root: Path, budget: int = WALKED_FOR_PIPES) -> None:
                     if entry.is_dir(follow_symlinks=False):
                         folders += [entry.path] if entry.name != ".git" else []
                     elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
-                        _give_an_end(entry.path)  # a pipe, a socket or a device
+                        found += [entry.path] if _is_pipe(entry.path) else []
         except OSError:
             continue  # gone, or unreadable: git cannot wait on what is in it either
+    return found
+
+
+def _is_pipe(path: str) -> bool:
+    try:
+        return stat.S_ISFIFO(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _give_an_end(path: str) -> None:
-    """Open the named pipe at `path` for writing and close it, where a reader waits on it."""
+    """Open the named pipe at `path` for writing and close it, where a reader waits on it (the
+    reader reads an empty file; refused without blocking where none does)."""
     try:
-        if stat.S_ISFIFO(os.lstat(path).st_mode):
-            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW))
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW))
     except OSError:
         pass  # gone, or no reader waits on it

@@ -71,13 +71,14 @@ def test_outside_git_a_commands_changes_are_undone_too(heph, chat_server, worksp
     assert not (workspace / ".git").exists()  # heph made no repository of the person's
 
 
-def test_a_named_pipe_a_command_makes_a_gitignore_does_not_hang_the_snapshots(
+def test_named_pipes_a_command_makes_gitignores_do_not_hang_the_snapshots(
     heph, chat_server, workspace, home
 ):
     import time
 
     a_repository(workspace)
-    user_commands(home, pipe="sh -c 'mkdir sub; mkfifo sub/.gitignore; echo x > made.txt'")
+    pipes = "for i in $(seq 40); do mkdir d$i; mkfifo d$i/.gitignore; done"  # git meets each
+    user_commands(home, pipe=f"sh -c '{pipes}; echo x > made.txt'")
     chat_server.reply(act("run_command", name="pipe"))
     chat_server.reply(act("git_diff"))  # the person's repository: git meets the pipe there too
     chat_server.reply(final("piped"))
