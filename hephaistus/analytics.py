@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from hephaistus.redact import scrub
 from hephaistus.session import DOCS_SESSION, Memo, SessionStore, load_session
 
 
@@ -38,7 +39,7 @@ def session_rows(store: SessionStore, limit: int) -> list[SessionRow]:
             else sum(sum((s.usage or {}).values()) for s in recorded.spans)
         )
         steps = end.get("steps", sum(1 for s in recorded.spans if s.kind == "LLM"))
-        task = " ".join(str(recorded.header.get("task", "")).split())
+        task = scrub(" ".join(str(recorded.header.get("task", "")).split()))  # an older file's
         started = str(recorded.header.get("started", ""))[:19].replace("T", " ")
         mode = str(recorded.header.get("mode") or "-")
         dry = recorded.header.get("dry_run") is True

@@ -13,6 +13,7 @@ import functools
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 8  # shorter values would blank out ordinary words
@@ -144,6 +145,18 @@ def scrub(text: str, environ: Mapping[str, str] | None = None) -> str:
     """`text` without this process's secret values or anything that looks like a credential."""
     text = hide_values(text, secret_values(environ))
     return _hidden(text, sorted(credential_spans(text)))
+
+
+def scrub_strings(value: Any) -> Any:
+    """`value` (JSON's kinds: dicts, lists, strings, ...) with every string scrubbed (see
+    scrub), for a record kept on disk: a key typed into a task is not kept with it."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {key: scrub_strings(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub_strings(item) for item in value]
+    return value
 
 
 def credential_spans(text: str) -> Iterator[tuple[int, int]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import os
 import re
 import secrets
 import threading
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hephaistus import provenance
-from hephaistus.redact import hide_values, secret_values
+from hephaistus.redact import hide_values, scrub_strings, secret_values
 from hephaistus.textfile import read_real
 from hephaistus.values import Message, Usage
 
@@ -98,9 +99,11 @@ class Session:
         self._tee = tee  # also given each record as it is written (--output jsonl)
         self._last_mac = ""  # the signature of the line written last
         path.parent.mkdir(parents=True, exist_ok=True)
-        # "x": never two sessions in one file. A lone surrogate (an undecodable file name, say)
-        # is written as its JSON escape.
-        self._file = path.open("x", encoding="utf-8", errors="backslashreplace")
+        # Exclusive: never two sessions in one file; readable by the person alone: it holds
+        # their conversations. A lone surrogate (an undecodable file name) is written escaped.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        # Open as long as the session runs: closed at its end.
+        self._file = open(fd, "w", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
         self._write({"type": "session", "version": FORMAT_VERSION, **header})
 
     def message(self, message: Message) -> None:
@@ -156,7 +159,9 @@ class Session:
         self._file.close()
 
     def _write(self, record: dict[str, Any]) -> None:
-        line = hide_values(json.dumps(record, ensure_ascii=False, default=str), self._secrets)
+        # No credential is kept: not the process's secrets, nor a key typed into a task.
+        record = scrub_strings(json.loads(json.dumps(record, default=str)))
+        line = hide_values(json.dumps(record, ensure_ascii=False), self._secrets)
         # Signed as it will be read back: a lone surrogate as its JSON escape.
         line = line.encode("utf-8", "backslashreplace").decode("utf-8")
         with self._lock:  # each line's signature takes in the one before: a chain

@@ -138,11 +138,14 @@ class AgentState:
     def save(self, path: Path, unless: bytes | None = None) -> bytes:
         """Write the state to `path` (atomically) unless it is `unless`, what the last save
         wrote: most steps change nothing, and an fsync a step adds up. Returns what is saved."""
-        record = provenance.signed(_kind(path), asdict(self))
+        from hephaistus.redact import scrub_strings
+
+        # No credential a task or an answer held is kept on disk (nor read back).
+        record = provenance.signed(_kind(path), scrub_strings(asdict(self)))
         data = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
         encoded = data.encode("utf-8", "backslashreplace")  # lone surrogates too
         if encoded != unless:  # the temporary file in .heph/tmp, beside the state
-            atomic_write(path, encoded, temp_dir=path.parent / "tmp")
+            atomic_write(path, encoded, temp_dir=path.parent / "tmp", mode=0o600)
         return encoded
 
     @classmethod

@@ -106,3 +106,20 @@ def test_lone_surrogates_are_stored_and_read_back(store):
     assert recorded.messages[0]["content"] == "read \udcff.py"
     assert recorded.spans[0].output == {"output": "x\ud800y"}
     assert recorded.end["message"] == "done \udfff"
+
+
+def test_a_key_typed_into_a_task_is_kept_nowhere_on_disk(heph, chat_server, workspace):
+    from hephaistus.testing import final
+
+    keys = ("sk-proj-Abc123Def456Ghi789Jkl012Mno345Pqr678", "ghp_" + "abcdefghij" * 3 + "012345")
+    chat_server.reply(final("done"))
+    result = heph("--yes", f"call the api with key {keys[0]} and {keys[1]} please")
+    assert result.code == 0, result.stderr
+    assert keys[0] in chat_server.requests[0]["messages"][-1]["content"]  # the model was told
+    kept = [*(workspace / ".heph" / "sessions").glob("*.jsonl"), workspace / ".heph" / "state.json"]
+    for path in kept:
+        text = path.read_text()
+        assert not any(key in text for key in keys) and "[redacted]" in text, path
+        assert path.stat().st_mode & 0o077 == 0, path  # the person's alone
+    listed = heph("sessions")
+    assert "call the api" in listed.stdout and not any(key in listed.stdout for key in keys)
