@@ -208,6 +208,8 @@ def test_a_server_that_does_not_start_is_one_line_and_the_rest_works(
     lines = [line for line in result.stderr.splitlines() if "broken" in line]
     assert len(lines) == 1 and "did not start" in lines[0], result.stderr
     assert "Observation: 3" in observation(chat_server, 1)
+    alone = heph("mcp", "tools", "broken")  # said, and not a success with no tools
+    assert alone.code == 1 and "did not start" in alone.stderr, (alone.stdout, alone.stderr)
 
 
 def test_a_server_sees_no_secret_of_heph_s_environment(heph, chat_server, mcp_home):

@@ -111,9 +111,7 @@ def _list(tools: Any) -> int:
     for name, server in tools.servers.items():
         offered = [t for t in offer.tools if t.name.startswith(f"mcp__{name}__")]
         where = _where_it_runs(tools, server)
-        failed = [
-            line for line in offer.failed if f"server {name} " in line or f"server {name}:" in line
-        ]
+        failed = _failures(offer, name)
         state = failed[0] if failed else counted(len(offered), "tool")
         withheld = [w for w in offer.withheld if w.startswith(f"{name}:")]
         extra = (
@@ -123,6 +121,11 @@ def _list(tools: Any) -> int:
         )
         say(f"{name} ({where}): {state}{extra}")
     return 0
+
+
+def _failures(offer: Any, name: str) -> list[str]:
+    """What went wrong with server `name` when its tools were asked for (it did not start, ...)."""
+    return [line for line in offer.failed if f"server {name} " in line or f"server {name}:" in line]
 
 
 def _where_it_runs(tools: Any, server: Any) -> str:
@@ -143,6 +146,9 @@ def _tools(tools: Any, name: str) -> int:
 
     offer = tools.offer()
     mine = Registry(t for t in offer.tools if t.name.startswith(f"mcp__{name}__"))
+    failed = _failures(offer, name)
+    if failed and not mine.names:
+        raise HephError(failed[0])  # it said nothing: its tools are unknown, not none
     say(mine.describe())
     for line in offer.withheld:
         if line.startswith(f"{name}:"):
