@@ -39,6 +39,7 @@ NAMED_AT_MOST = 12  # settings named in the notice (trust_report)
 PROMPT_LIMIT = 256 * 1024  # bytes of a prompt override read (a larger one is refused)
 RECORDS = "trust.json"
 READ_AT_MOST = 1024 * 1024  # bytes of a file a command names that its digest covers
+NO_HOOKS = "heph's commits run no hook, here or anywhere (run them yourself)"
 GIT_PREFIX = "git: "  # the sources of the repository's git setup: "git: .git/config", ...
 
 
@@ -328,6 +329,8 @@ def ask_to_trust(
         else "This workspace's files hold settings that only a trusted workspace may use:",
         *listing(settings, before),
     ]
+    if any(is_hook(setting) for setting in settings):
+        lines.append(NO_HOOKS)  # the hooks listed are git's to run for you, never heph's
     lines.append(
         "They can choose where your API key goes, what runs and what the model may read; "
         "trust only a workspace whose files you wrote or checked."

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hephaistus.trust import NAMED_AT_MOST, Decision, Setting, TrustStore, is_hook, listing
+from hephaistus.trust import (
+    NAMED_AT_MOST,
+    NO_HOOKS,
+    Decision,
+    Setting,
+    TrustStore,
+    is_hook,
+    listing,
+)
 
 
 def notice(decision: Decision) -> str:
@@ -33,7 +41,6 @@ MCP_AS_YOU = (
     "your MCP servers run as you here (in the sandbox still where their command would run "
     "this workspace's code)"
 )
-NO_HOOKS = "heph's commits run no hook, here or anywhere (run them yourself)"
 
 
 def report(root: Path, settings: list[Setting], state: str, store: TrustStore) -> str:

@@ -41,6 +41,11 @@ def test_trust_says_commits_run_no_hook_and_a_commit_then_runs_none(
     listed = heph("trust", "--yes", cwd=root, env=env)
     assert listed.code == 0 and "pre-commit" in listed.stdout
     assert "heph's commits run no hook" in listed.stdout  # listed to trust, yet never run
+    from hephaistus.trust import ask_to_trust, settings_needing_trust
+
+    asked: list[str] = []
+    ask_to_trust(settings_needing_trust(root), lambda question: asked.append(question) or "n")
+    assert "pre-commit" in asked[0] and "heph's commits run no hook" in asked[0]  # the question
     chat_server.reply(act("edit_file", path="app.py", old="x = 1", new="x = 2"))
     chat_server.reply(act("git_commit", message="bump"))
     chat_server.reply(final("committed"))

@@ -140,7 +140,7 @@ def trust(args: argparse.Namespace) -> int:
         raise Refused("no answer: the workspace stays untrusted")
     store.record(root, settings, answer)
     if answer and not settings:  # nothing to apply: the person's own programs run as them
-        say(f"trusted {root}: {trust_report.MCP_AS_YOU}; {trust_report.NO_HOOKS}")
+        say(f"trusted {root}: {trust_report.MCP_AS_YOU}; {trust.NO_HOOKS}")
     elif answer:
         say(f"trusted {root}: these settings apply from now on, until they change")
     else:
