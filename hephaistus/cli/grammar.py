@@ -84,9 +84,18 @@ def _trust_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _docs_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--check", action="store_true")
-    parser.add_argument("--fix", action="store_true")
-    parser.add_argument("--staged", action="store_true")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="list what lacks a docstring or has a stale one; "
+        "exit 1 if anything does (the default)",
+    )
+    parser.add_argument(
+        "--fix", action="store_true", help="ask the model for the missing and stale docstrings"
+    )
+    parser.add_argument(
+        "--staged", action="store_true", help="only the Python files staged for commit"
+    )
     parser.add_argument(
         "--max-files",
         type=positive_int,
@@ -99,7 +108,7 @@ def _docs_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs", type=positive_int, metavar="N", help="--fix: files asked about at once"
     )
-    parser.add_argument("paths", nargs="*")
+    parser.add_argument("paths", nargs="*", help="files or folders (default: the workspace)")
 
 
 def _docs_words(args: argparse.Namespace, stray: list[str]) -> list[str]:
