@@ -119,7 +119,8 @@ class Session:
             yield span
         except BaseException as exc:
             span.ok = False
-            span.error = span.error or (str(exc) or type(exc).__name__)
+            cancelled = "cancelled (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else ""
+            span.error = span.error or cancelled or str(exc) or type(exc).__name__
             raise
         finally:
             span.end = time.time()

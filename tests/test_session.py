@@ -39,6 +39,14 @@ def test_a_failing_span_is_recorded_as_failed(store):
     assert recorded.end is None and recorded.outcome == "unfinished"
 
 
+def test_a_span_ctrl_c_ended_says_it_was_cancelled(store):
+    session = store.create(task="t")
+    with pytest.raises(KeyboardInterrupt):
+        with session.span("TOOL", "write_file", {"path": "x"}):
+            raise KeyboardInterrupt
+    assert load_session(session.path).spans[0].error == "cancelled (Ctrl-C)"
+
+
 def test_a_line_cut_by_a_crash_is_skipped(store):
     session = store.create(task="t")
     session.message({"role": "user", "content": "hi"})
