@@ -133,6 +133,26 @@ def test_a_task_typed_while_the_model_works_never_answers_the_write_question(hel
     assert "yes please" in screen.split("Both written.")[-1]
 
 
+def test_what_is_typed_while_the_model_works_is_not_echoed_over_its_progress(workspace, home):
+    model = HeldModel(final("Noted."))
+    with ChatServer() as server:
+        server.responder = model
+        terminal = Terminal(chat_line(home, server.url), workspace)
+        try:
+            terminal.wait_for("heph [ask]>")
+            terminal.type("say noted")
+            assert model.asked.wait(15), "the task never reached the model"
+            press(terminal, "next-task-typed-early")  # no Enter: kept for the next prompt
+            # An echo shows between two redraws of the progress line: look many times.
+            screens = [terminal.screen() for _ in range(40)]
+            assert not any("next-task-typed-early" in screen for screen in screens)
+            model.release()
+            terminal.wait_for("heph [ask]> next-task-typed-early")
+        finally:
+            model.release()
+            terminal.close()
+
+
 def test_keys_typed_with_an_answer_never_answer_the_next_question(held, workspace, home):
     terminal, model, _ = held
     terminal.type("write the notes")

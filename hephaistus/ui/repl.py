@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -188,7 +189,8 @@ class Repl(ChatCommands):
         """Run `task` with the agent; a turn that was cancelled or did not answer says so."""
         self._files = None  # the task may create files: list them afresh for completion
         try:
-            outcome = self.agent.execute(task)
+            with unechoed(self.prompt.input):
+                outcome = self.agent.execute(task)
         except ConfigError as error:  # a task that cannot start ("go" with no plan): say why
             self.console.print(Text(self.sink.safe(error.message), style="yellow"))
             return
@@ -246,6 +248,31 @@ class Repl(ChatCommands):
         if self._files is None:
             self._files = self.agent.workspace.files()
         return self._files
+
+
+@contextmanager
+def unechoed(source: Any) -> Iterator[None]:
+    """While the model works, what the person types is not echoed over the progress line: it
+    waits in the terminal, and the next prompt (or question) reads it. Nothing where the input
+    is no terminal."""
+    try:
+        import termios
+    except ImportError:  # Windows
+        yield
+        return
+    try:
+        fd = source.fileno()
+        before = termios.tcgetattr(fd)
+    except (termios.error, OSError, ValueError, NotImplementedError, AttributeError):
+        yield
+        return
+    quiet = termios.tcgetattr(fd)
+    quiet[3] &= ~termios.ECHO
+    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, before)
 
 
 def one_key_question(question: str, source: Any, output: Any) -> Application[str]:
