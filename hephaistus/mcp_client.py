@@ -268,7 +268,8 @@ class _Connection:
                 await self._hold_stdio()
         except BaseException as error:  # noqa: BLE001 - a failed start is the caller's to say
             if not self._ready.done():
-                failure = _start_failure(self.server, error) + self.why_contained
+                gone = _missing_path(self.server)  # its cause, rather than the sandbox
+                failure = _start_failure(self.server, error) + (gone or self.why_contained)
                 self._ready.set_exception(McpError(failure))
         finally:
             self.dead = True
@@ -303,6 +304,13 @@ def _start_failure(server: McpServerConfig, error: BaseException) -> str:
             "(pip install 'mcp>=2,<3', or '.[mcp]' in heph's checkout)"
         )
     return f"MCP server {server.name} did not start: {_one_line(error)}"
+
+
+def _missing_path(server: McpServerConfig) -> str:
+    """` (PATH does not exist)` for the first absolute path the entry names that is not there."""
+    named = [server.command, *server.args]
+    gone = [word for word in named if os.path.isabs(word) and not os.path.lexists(word)]
+    return f" ({gone[0]} does not exist)" if gone else ""
 
 
 def _one_line(error: BaseException) -> str:

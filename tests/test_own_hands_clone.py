@@ -98,6 +98,19 @@ def test_a_persons_server_works_in_the_sandbox_of_an_untrusted_workspace(
     assert (root / "made.txt").read_text() == "by the server\n"  # the workspace is its folder
 
 
+def test_a_persons_server_whose_script_is_gone_says_so_not_that_the_sandbox_is_to_blame(
+    heph, chat_server, home, tmp_path
+):
+    pytest.importorskip("mcp")
+    root = clone(tmp_path, {"app.py": "x = 1\n"})
+    gone = tmp_path / "moved-away" / "server.py"
+    env = persons_server(home, chat_server, "t", [sys.executable, str(gone)])
+    result = heph("mcp", "list", cwd=root, env=env)
+    said = [line for line in result.stdout.splitlines() if line.startswith("t (")]
+    assert len(said) == 1 and f"{gone} does not exist" in said[0], result.stdout
+    assert "heph trust" not in said[0].partition("did not start")[2]  # not the sandbox's fault
+
+
 def test_a_persons_server_kept_under_tmp_runs_in_the_sandbox_of_an_untrusted_workspace(
     heph, chat_server, home, tmp_path
 ):
