@@ -32,7 +32,6 @@ from hephaistus.llm_faults import (
     not_json,
     retrying,
 )
-from hephaistus.llm_faults import retry_after as retry_after  # imported from here by tests
 from hephaistus.textfile import encodable
 from hephaistus.values import Message, ModelReply, Usage
 

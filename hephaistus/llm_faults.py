@@ -19,12 +19,12 @@ import random
 import re
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from hephaistus.errors import ContextOverflow, KeyRejected, ModelError
 
 if TYPE_CHECKING:
-    from hephaistus.llm import ChatModel
+    from hephaistus.config import Config
 
 BACKOFF_BASE = 0.25
 BACKOFF_CAP = 8.0
@@ -32,6 +32,22 @@ RETRY_AFTER_CAP = 60.0
 RETRY_BUDGET_SECONDS = 300.0
 
 Reply = TypeVar("Reply")
+
+
+class ChatModel(Protocol):
+    """What a fault needs of the model client (llm.ChatModel): where it is, its settings, and
+    what it learns from a refusal (the step's shape, JSON mode, a stream's token counts)."""
+
+    name: str
+    url: str
+    config: Config
+    retry_timeouts: bool
+    timeout_setting: str
+    sent_shape: str | None
+    json_mode: bool
+    stream_usage: bool
+
+    def refuse_shape(self) -> None: ...
 
 
 class Transient(Exception):

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from hephaistus.config import Config
 from hephaistus.errors import KeyRejected, ModelError
-from hephaistus.llm import ChatModel, request_body, retry_after
+from hephaistus.llm import ChatModel, request_body
+from hephaistus.llm_faults import retry_after
 from hephaistus.testing import ChatServer
 
 HELLO = [{"role": "user", "content": "hello"}]
