@@ -2,7 +2,7 @@
 
 The git tools (status, diff, log, commit) and `/commit` speak to git through GitPython's command
 interface (`git.Git`: `library.status(...)`, `library.commit(...)`). Every command it makes goes
-through `repository.run_completed`, the door every other git call of heph's uses: pinned to the
+through `gitrun.run_completed`, the door every other git call of heph's uses: pinned to the
 `.git` heph found, without the person's credentials, with no fsmonitor, external diff driver or
 hook but a commit's, and refused while the workspace is untrusted.
 
@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hephaistus.repository import GitError, failure_message, run_completed
+from hephaistus.gitrun import GitError, failure_message, run_completed
 
 NO_PROGRAM = "/nonexistent/heph-runs-git-itself"
 

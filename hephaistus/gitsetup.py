@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hephaistus.gitlocation import locate, runs_no_git
-from hephaistus.repository import GitError, run
+from hephaistus.gitrun import GitError, run
 
 # What `git clone` and `git init` write, and the little a person adds: nothing runs from these.
 PLAIN_CONFIG = re.compile(

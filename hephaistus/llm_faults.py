@@ -47,7 +47,8 @@ class ChatModel(Protocol):
     json_mode: bool
     stream_usage: bool
 
-    def refuse_shape(self) -> None: ...
+    def refuse_shape(self) -> None:
+        """Stop sending the step's shape the server refused (see llm.ChatModel)."""
 
 
 class Transient(Exception):

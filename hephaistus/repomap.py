@@ -197,7 +197,7 @@ class RepoMap:
         to the workspace, which may be a subfolder of the repository)."""
         if self.workspace.git_dir() is None:
             return [], []
-        from hephaistus.repository import names
+        from hephaistus.gitrun import names
 
         root = self.workspace.root
         uncommitted = names(root, "diff", "--name-only", "--relative", "HEAD")

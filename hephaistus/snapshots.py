@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hephaistus.filestate import LARGEST_KEPT
+from hephaistus.gitrun import GitError, run_private
 from hephaistus.leftovers import (
     SPECIAL,
     Remarks,
@@ -37,7 +38,6 @@ from hephaistus.leftovers import (
     repositories_in,
     special_name,
 )
-from hephaistus.repository import GitError, run_private
 from hephaistus.secret_files import places_in
 from hephaistus.snapshot_contents import Changed, Named, read_changes
 from hephaistus.values import FileChange
@@ -179,7 +179,8 @@ class Snapshots:
         """The files the person's repository tracks although a .gitignore names them (a
         `build/keep.txt` added with -f): theirs to keep, so in the picture too. Asked of their
         repository only where heph runs git there (see trust)."""
-        from hephaistus.repository import Repository, is_disabled
+        from hephaistus.gitlocation import is_disabled
+        from hephaistus.repository import Repository
 
         if not self._looked:
             self._looked = True

@@ -249,7 +249,7 @@ class Workspace:
     def _git_files(self, base: Path) -> list[str] | None:
         if self.git_dir() is None:
             return None
-        from hephaistus.repository import GitError, listed_files
+        from hephaistus.gitrun import GitError, listed_files
 
         try:
             return [name for name in listed_files(base) if not _in_heph_dir(name)]

@@ -232,7 +232,8 @@ def test_gitpython_runs_every_command_through_heph_and_starts_no_process_of_its_
     from git import cmd, index
 
     from hephaistus.gitlibrary import RunnerGit
-    from hephaistus.repository import GitError, Repository
+    from hephaistus.gitrun import GitError
+    from hephaistus.repository import Repository
 
     def refuse(*args, **kwargs):
         raise AssertionError(f"GitPython started a process of its own: {args[:1]}")
@@ -400,9 +401,9 @@ def test_a_commit_past_the_timeout_ends_with_git_and_leaves_no_lock(repo, monkey
     import os
     import time
 
-    from hephaistus import repository
+    from hephaistus import gitrun
 
-    monkeypatch.setattr(repository, "TIMEOUT", 1.0)
+    monkeypatch.setattr(gitrun, "TIMEOUT", 1.0)
     signing_with(repo, f"echo $$ > {repo / '.git' / 'signer.pid'}\nsleep 60")
     (repo / "brand_new.py").write_text("x = 1\n")
     result = call(context(repo, "brand_new.py"), "git_commit", message="slow")

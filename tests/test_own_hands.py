@@ -106,7 +106,7 @@ def test_a_relative_path_entry_of_a_clones_runs_nothing_at_start_or_in_plan_mode
 
 
 def test_git_only_in_the_workspace_is_not_run_and_heph_says_why(tmp_path, monkeypatch):
-    from hephaistus.repository import GitError, run
+    from hephaistus.gitrun import GitError, run
     from hephaistus.runtime import programs
 
     root = tmp_path / "ws"

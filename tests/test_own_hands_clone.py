@@ -551,7 +551,7 @@ def test_the_persons_global_filter_never_runs_for_heph_in_a_clone(
 
 
 def test_only_git_lfs_own_filter_stays_on_for_heph(home, tmp_path, monkeypatch):
-    from hephaistus import repository
+    from hephaistus import gitrun
 
     root = clone(tmp_path, {"app.py": "x = 1\n"})
     (home / ".gitconfig").write_text(
@@ -560,6 +560,6 @@ def test_only_git_lfs_own_filter_stays_on_for_heph(home, tmp_path, monkeypatch):
         '[filter "evil.one"]\n\tclean = python3 -m evil\n'
     )
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setattr(repository, "_filters", {})
-    off = repository._no_filters((root, root / ".git"))
+    monkeypatch.setattr(gitrun, "_filters", {})
+    off = gitrun._no_filters((root, root / ".git"))
     assert "filter.evil.one.clean=" in off and not any("filter.lfs." in arg for arg in off)

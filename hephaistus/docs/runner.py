@@ -78,7 +78,7 @@ def _checked(workspace: Workspace, names: list[str]) -> list[str]:
 
 
 def _staged(workspace: Workspace) -> list[str]:
-    from hephaistus.repository import GitError, run
+    from hephaistus.gitrun import GitError, run
 
     try:
         raw = run(

@@ -138,7 +138,7 @@ def _git_listed(root: Path) -> list[str]:
     heph runs no git there: an untrusted odd `.git`); outside one, heph's own snapshot store
     over the workspace does, once it exists (the picture before a command makes it)."""
     from hephaistus.gitlocation import is_disabled, locate
-    from hephaistus.repository import GitError, names, run_private
+    from hephaistus.gitrun import GitError, names, run_private
     from hephaistus.userdirs import workspace_folder
 
     located = locate(root)

@@ -18,8 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from hephaistus.gitlocation import is_disabled
+from hephaistus.gitrun import GitError
 from hephaistus.redact import scrub
-from hephaistus.repository import GitError, Repository
+from hephaistus.repository import Repository
 from hephaistus.secret_files import is_secret_name
 from hephaistus.tools.commit_scope import (
     UsersWork,
