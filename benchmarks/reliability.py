@@ -42,6 +42,7 @@ from hephaistus.runtime.policy import Policy
 from hephaistus.testing import ChatServer, replies
 from hephaistus.testing.tools import run_tool
 from hephaistus.testing.watched import OUTSIDE, SECRET, WatchedWorkspace
+from hephaistus.undo import undo as undo_session
 
 COLUMNS = ("crash", "hang", "escape", "secret", "lost", "stray", "took")
 NULL_CONTENT_CHUNK = json.dumps(
@@ -598,7 +599,7 @@ def probe_kills(count: int, seed: int) -> Tally:
             if list((root / ".heph" / "tmp").glob("*")):
                 problems.append("stray")
             try:
-                CheckpointStore(root, root / ".heph").undo("s1")
+                undo_session(CheckpointStore(root, root / ".heph"), "s1")
                 if (root / "big.txt").read_bytes() != b"a" * 2_000_000 or (
                     root / "log.txt"
                 ).read_text():
@@ -825,7 +826,7 @@ def _undo_one(root: Path, tags: list[str], steps: int) -> list[str]:
         return ["crash"]
     before = (root / "shared.log").read_text()
     try:
-        CheckpointStore(root, root / ".heph").undo(mine)
+        undo_session(CheckpointStore(root, root / ".heph"), mine)
     except (Interleaved, UndoConflict):
         return [] if (root / "shared.log").read_text() == before else ["lost"]
     log = (root / "shared.log").read_text().splitlines()

@@ -38,6 +38,7 @@ from hephaistus.runtime.executor import LocalExecutor
 from hephaistus.runtime.sandbox import Contained
 from hephaistus.snapshots import Snapshots, command_effects
 from hephaistus.testing import ChatServer
+from hephaistus.undo import undo as undo_session
 
 STEPS = 50
 MANY = 5_000  # files one command makes
@@ -135,7 +136,7 @@ def many_files_cost(root: Path, runs: int) -> None:
         snapshots.ignored_changes(watch)
         recorded.append(time.perf_counter() - started)
         started = time.perf_counter()
-        result = CheckpointStore(root, root / ".heph").undo(session)
+        result = undo_session(CheckpointStore(root, root / ".heph"), session)
         undone.append(time.perf_counter() - started)
         if len(result.deleted) != MANY:
             raise SystemExit(f"undo deleted {len(result.deleted)} files, not {MANY}")

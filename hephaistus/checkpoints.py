@@ -29,14 +29,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hephaistus import provenance
 from hephaistus.filestate import FileState, Side, file_sha, holds
 from hephaistus.textfile import atomic_write, new_file_mode, read_real
-
-if TYPE_CHECKING:
-    from hephaistus.undo import UndoResult
 
 
 @dataclass
@@ -275,18 +272,6 @@ class CheckpointStore:
     @property
     def _kind(self) -> str:
         return f"checkpoint {self.root}"  # this workspace's checkpoints, and no other's
-
-    def undo(self, session_id: str, *, force: bool = False) -> UndoResult:
-        """Take back every change the session made (see undo.undo)."""
-        from hephaistus import undo
-
-        return undo.undo(self, session_id, force=force)
-
-    def redo(self, session_id: str, *, force: bool = False) -> UndoResult:
-        """Bring back what undo replaced (see undo.redo)."""
-        from hephaistus import undo
-
-        return undo.redo(self, session_id, force=force)
 
     def blob(self, session_id: str, state: FileState) -> bytes:
         """The content a record names (empty for a file that did not exist)."""

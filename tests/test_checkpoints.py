@@ -12,6 +12,8 @@ from hephaistus.checkpoints import CheckpointStore, NotInside, UndoConflict
 from hephaistus.config import Config
 from hephaistus.runtime.policy import Policy
 from hephaistus.testing import ScriptedModel, act, final
+from hephaistus.undo import redo as redo_session
+from hephaistus.undo import undo as undo_session
 from hephaistus.workspace import Workspace
 
 ODD_FILES = {
@@ -66,7 +68,7 @@ def test_undo_restores_every_file_byte_for_byte(ws):
     session = change_everything(ws)
     assert (ws.root / "crlf.txt").read_bytes() == b"one\r\n2\r\n"
     assert (ws.root / "bom.py").read_bytes() == b"\xef\xbb\xbfx = 2\n"
-    result = CheckpointStore(ws.root, ws.heph_dir).undo(session)
+    result = undo_session(CheckpointStore(ws.root, ws.heph_dir), session)
     assert snapshot(ws) == before
     assert not (ws.root / "new" / "created.py").exists()
     assert sorted(result.restored) == sorted(ODD_FILES)
@@ -77,8 +79,8 @@ def test_redo_brings_back_hephs_version(ws):
     session = change_everything(ws)
     after = snapshot(ws)
     store = CheckpointStore(ws.root, ws.heph_dir)
-    store.undo(session)
-    store.redo(session)
+    undo_session(store, session)
+    redo_session(store, session)
     assert snapshot(ws) == after
     assert (ws.root / "new" / "created.py").read_text() == "made = True\n"
 
@@ -88,20 +90,20 @@ def test_undo_refuses_when_someone_edited_the_file_since(ws):
     (ws.root / "run.sh").write_text("#!/bin/sh\necho my own change\n")
     store = CheckpointStore(ws.root, ws.heph_dir)
     with pytest.raises(UndoConflict) as caught:
-        store.undo(session)
+        undo_session(store, session)
     assert caught.value.paths == ["run.sh"]
     assert (ws.root / "run.sh").read_text() == "#!/bin/sh\necho my own change\n"
     assert (ws.root / "crlf.txt").read_bytes() == b"one\r\n2\r\n"  # nothing was undone
-    store.undo(session, force=True)
+    undo_session(store, session, force=True)
     assert (ws.root / "run.sh").read_bytes() == ODD_FILES["run.sh"]
 
 
 def test_undo_twice_is_refused(ws):
     session = change_everything(ws)
     store = CheckpointStore(ws.root, ws.heph_dir)
-    store.undo(session)
+    undo_session(store, session)
     with pytest.raises(LookupError, match="already undone"):
-        store.undo(session)
+        undo_session(store, session)
 
 
 def test_a_session_without_writes_has_nothing_to_undo(ws):
@@ -117,7 +119,7 @@ def test_undo_never_touches_git(ws):
     git(ws.root, "add", "bom.py")  # the user's staged work
     head, index = git(ws.root, "rev-parse", "HEAD"), git(ws.root, "diff", "--cached", "--stat")
     session = change_everything(ws)
-    CheckpointStore(ws.root, ws.heph_dir).undo(session)
+    undo_session(CheckpointStore(ws.root, ws.heph_dir), session)
     assert git(ws.root, "rev-parse", "HEAD") == head
     assert git(ws.root, "diff", "--cached", "--stat") == index
 
@@ -156,7 +158,7 @@ def test_dry_run_records_no_checkpoint(heph, chat_server, workspace):
 def test_checkpoint_blobs_survive_mode_changes(ws):
     session = run(ws, act("edit_file", path="run.sh", old="hi", new="yo"), final("ok"))
     os.chmod(ws.root / "run.sh", 0o700)  # a mode change alone is not a content change
-    CheckpointStore(ws.root, ws.heph_dir).undo(session)
+    undo_session(CheckpointStore(ws.root, ws.heph_dir), session)
     assert stat.S_IMODE((ws.root / "run.sh").stat().st_mode) == 0o755
 
 
@@ -173,7 +175,7 @@ def test_undo_never_writes_through_a_folder_that_became_a_link(ws, tmp_path):
     store = CheckpointStore(ws.root, ws.heph_dir)
     for force in (False, True):
         with pytest.raises(NotInside, match="pkg/made.py no longer leads to a file inside"):
-            store.undo(session, force=force)
+            undo_session(store, session, force=force)
     assert (elsewhere / "made.py").read_text() == "made = True\n"  # not deleted
     assert (ws.root / "crlf.txt").read_bytes() == b"one\r\n2\r\n"  # nothing was undone
 
@@ -190,12 +192,12 @@ def test_undo_refuses_a_record_that_names_a_path_outside(ws, tmp_path):
         altered = json.loads(json.dumps(original).replace('"crlf.txt"', json.dumps(path)))
         manifest.write_text(json.dumps(altered))  # altered: no longer heph's own record
         with pytest.raises(LookupError, match="not made by heph on this machine"):
-            CheckpointStore(ws.root, ws.heph_dir).undo(session, force=True)
+            undo_session(CheckpointStore(ws.root, ws.heph_dir), session, force=True)
         del altered["signature"]  # and even signed, it may not lead outside
         kind = f"checkpoint {ws.root}"
         manifest.write_text(json.dumps(provenance.signed(kind, altered)))
         with pytest.raises(NotInside):
-            CheckpointStore(ws.root, ws.heph_dir).undo(session, force=True)
+            undo_session(CheckpointStore(ws.root, ws.heph_dir), session, force=True)
     assert victim.read_text() == "theirs\n"
 
 
@@ -222,9 +224,9 @@ def test_undo_removes_the_folders_the_session_made_and_only_those(ws, tmp_path):
         final("done"),
     )
     (ws.root / "other" / "mine.txt").write_text("the person's, since\n")
-    CheckpointStore(ws.root, ws.heph_dir).undo(session)
+    undo_session(CheckpointStore(ws.root, ws.heph_dir), session)
     assert tree(ws) == sorted([*before, "other", "other/mine.txt"])  # kept/ stays, empty
-    CheckpointStore(ws.root, ws.heph_dir).redo(session)
+    redo_session(CheckpointStore(ws.root, ws.heph_dir), session)
     assert (ws.root / "kept/a/b/deep.py").read_text() == "x = 1\n"
     assert (ws.root / "moved/here/crlf.txt").exists()
 

@@ -13,6 +13,7 @@ from hephaistus.checkpoints import Checkpoints, CheckpointStore, UndoConflict
 from hephaistus.testing.tools import run_tool
 from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import ToolContext, default_registry
+from hephaistus.undo import undo as undo_session
 from hephaistus.workspace import Workspace
 
 TOOLS = default_registry()
@@ -77,12 +78,12 @@ def test_undo_refuses_when_another_process_wrote_after_heph(tmp_path):
     run_at_once(_append_lines, [(tmp_path, "second", "b", 1)])
     store = CheckpointStore(tmp_path, tmp_path / ".heph")
     try:
-        store.undo("first")
+        undo_session(store, "first")
         raise AssertionError("undo should have refused")
     except UndoConflict as conflict:
         assert conflict.paths == ["log.txt"]
     assert (tmp_path / "log.txt").read_text() == "start\na 0\nb 0\n"
-    store.undo("second")
+    undo_session(store, "second")
     assert (tmp_path / "log.txt").read_text() == "start\na 0\n"
 
 
@@ -130,7 +131,7 @@ def test_a_write_killed_before_its_rename_leaves_no_stray_file_and_undo_works(
     assert len(leftovers) == 1
     assert remove_stale_temp_files(tmp_path / ".heph" / "tmp") == leftovers
     assert not leftovers[0].exists()
-    result = CheckpointStore(tmp_path, tmp_path / ".heph").undo("s1")  # no false conflict
+    result = undo_session(CheckpointStore(tmp_path, tmp_path / ".heph"), "s1")  # no false conflict
     assert result.restored == ["app.py"] and (tmp_path / "app.py").read_text() == "old\n"
 
 

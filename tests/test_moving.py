@@ -13,6 +13,7 @@ from hephaistus.state import AgentState
 from hephaistus.testing import act, final
 from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext
+from hephaistus.undo import undo as undo_session
 from hephaistus.workspace import Workspace
 
 
@@ -27,7 +28,7 @@ def ctx(workspace):
 
 
 def undo(ctx):
-    return CheckpointStore(ctx.workspace.root, ctx.workspace.heph_dir).undo("s1")
+    return undo_session(CheckpointStore(ctx.workspace.root, ctx.workspace.heph_dir), "s1")
 
 
 def test_a_deleted_file_comes_back_with_its_mode(ctx, workspace):

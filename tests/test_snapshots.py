@@ -13,6 +13,8 @@ import pytest
 from conftest import git
 from hephaistus.snapshots import Snapshots
 from hephaistus.testing import act, final
+from hephaistus.undo import redo as redo_session
+from hephaistus.undo import undo as undo_session
 
 
 def user_commands(home: Path, **commands: str) -> None:
@@ -121,7 +123,7 @@ def test_a_binary_file_a_command_deletes_is_named_not_diffed_and_comes_back(tmp_
     (tmp_path / "data.bin").unlink()
     (made,) = command_effects(snapshots, before, checkpoints)
     assert made.diff == f"Binary or large file data.bin deleted ({len(blob)} -> 0 bytes)\n"
-    CheckpointStore(tmp_path, tmp_path / ".heph").undo("s1")
+    undo_session(CheckpointStore(tmp_path, tmp_path / ".heph"), "s1")
     assert (tmp_path / "data.bin").read_bytes() == blob
 
 
@@ -176,7 +178,7 @@ def test_links_and_private_modes_a_command_changed_come_back_as_they_were(tmp_pa
     os.symlink("/etc/passwd", tmp_path / "made")
     made = {c.path for c in command_effects(snapshots, before, checkpoints)}
     assert made == {"key.txt", "group.txt", "docs/current", "dangling", "made"}
-    result = CheckpointStore(tmp_path, tmp_path / ".heph").undo("s1")
+    result = undo_session(CheckpointStore(tmp_path, tmp_path / ".heph"), "s1")
     assert sorted(result.restored) == ["dangling", "docs/current", "group.txt", "key.txt"]
     assert result.deleted == ["made"] and not os.path.lexists(tmp_path / "made")
     assert (tmp_path / "key.txt").read_text() == "private\n"
@@ -203,7 +205,7 @@ def test_permission_bits_a_command_changed_alone_are_seen_and_undone(tmp_path):
     (tmp_path / "run.sh").chmod(0o750)
     made = {c.path for c in command_effects(snapshots, before, checkpoints)}
     assert made == {"opened.txt", "closed.txt", "run.sh"}
-    CheckpointStore(tmp_path, tmp_path / ".heph").undo("s1")
+    undo_session(CheckpointStore(tmp_path, tmp_path / ".heph"), "s1")
     modes = {name: (tmp_path / name).stat().st_mode & 0o777 for name in made}
     assert modes == {"opened.txt": 0o600, "closed.txt": 0o644, "run.sh": 0o755}
     assert (tmp_path / "closed.txt").read_text() == "closed.txt\n"
@@ -222,7 +224,7 @@ def test_undo_leaves_a_link_someone_changed_since(tmp_path):
     (tmp_path / "link").unlink()
     os.symlink("b", tmp_path / "link")  # the person's since
     with pytest.raises(UndoConflict):
-        CheckpointStore(tmp_path, tmp_path / ".heph").undo("s1")
+        undo_session(CheckpointStore(tmp_path, tmp_path / ".heph"), "s1")
     assert os.readlink(tmp_path / "link") == "b"
 
 
@@ -241,7 +243,7 @@ def test_a_folder_a_command_swapped_for_a_link_comes_back(tmp_path):
     shutil.rmtree(root / "src")  # rm -rf src && ln -s ../elsewhere src
     os.symlink("../elsewhere", root / "src")
     command_effects(snapshots, before, checkpoints)
-    result = CheckpointStore(root, root / ".heph").undo("s1")
+    result = undo_session(CheckpointStore(root, root / ".heph"), "s1")
     assert result.deleted == ["src"]
     assert not (root / "src").is_symlink()
     assert (root / "src" / "calc" / "__init__.py").read_text() == "X = 1\n"
@@ -340,7 +342,7 @@ def test_a_file_over_the_limit_is_never_read_and_undo_says_what_it_leaves(tmp_pa
     blobs = tmp_path / ".heph" / "checkpoints" / "s1" / "blobs"
     assert not blobs.exists() or sum(p.stat().st_size for p in blobs.iterdir()) == 0
     store = CheckpointStore(tmp_path, tmp_path / ".heph")
-    result = store.undo("s1")
+    result = undo_session(store, "s1")
     assert result.deleted == ["made.bin"] and not (tmp_path / "made.bin").exists()
     assert sorted(result.unkept) == ["data.bin", "made.bin"]
     assert (tmp_path / "data.bin").read_bytes()[:7] == b"changed"  # left as it is
@@ -348,7 +350,7 @@ def test_a_file_over_the_limit_is_never_read_and_undo_says_what_it_leaves(tmp_pa
         "  kept     data.bin as it is: it was over 16 MB when a command changed or deleted it, "
         "so heph kept no copy of what it held"
     )
-    assert store.redo("s1").restored == []  # nothing kept to bring back, and no failure
+    assert redo_session(store, "s1").restored == []  # nothing kept to bring back, and no failure
 
 
 def test_undo_removes_the_repositories_a_command_made_never_through_a_link(tmp_path):
@@ -370,7 +372,7 @@ def test_undo_removes_the_repositories_a_command_made_never_through_a_link(tmp_p
     assert snapshots.repositories_made() == [".git", "lib/.git", "tools/.git"]
     shutil.move(root / "tools", tmp_path / "elsewhere")  # since: tools/ leads out
     os.symlink(outside, root / "tools")
-    result = CheckpointStore(root, root / ".heph").undo("s1")
+    result = undo_session(CheckpointStore(root, root / ".heph"), "s1")
     assert result.repositories == [".git", "lib/.git"]
     assert not (root / ".git").exists() and not (root / "lib" / ".git").exists()
     assert (outside / ".git").is_dir()  # never through the link

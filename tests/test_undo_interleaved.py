@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from hephaistus.checkpoints import Checkpoints, CheckpointStore, Interleaved, UndoConflict
 from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
+from hephaistus.undo import redo as redo_session
+from hephaistus.undo import undo as undo_session
 from hephaistus.workspace import Workspace
 
 TOOLS = default_registry()
@@ -52,7 +54,7 @@ def test_undo_of_one_run_keeps_the_lines_another_appended_in_between(tmp_path):
     first.append("log.md", "first, one\n")
     second.append("log.md", "".join(f"second, {n}\n" for n in range(16)))
     first.append("log.md", "first, two\n")
-    result = store(tmp_path).undo("s1-first")
+    result = undo_session(store(tmp_path), "s1-first")
     assert result.own_lines_only == ["log.md"]
     text = (tmp_path / "log.md").read_text()
     assert text == "# log\n" + "".join(f"second, {n}\n" for n in range(16))
@@ -65,10 +67,10 @@ def test_lines_that_cannot_be_told_apart_are_refused_then_forced(tmp_path):
     second.edit("app.py", "x = 2", "x = 3")  # right on top of the first run's line
     first.append("app.py", "y = 1\n")
     with pytest.raises(Interleaved) as refused:
-        store(tmp_path).undo("s1-first")
+        undo_session(store(tmp_path), "s1-first")
     assert refused.value.taken == {"app.py": 1}
     assert (tmp_path / "app.py").read_text() == "x = 3\ny = 1\n"  # nothing changed
-    forced = store(tmp_path).undo("s1-first", force=True)
+    forced = undo_session(store(tmp_path), "s1-first", force=True)
     assert forced.taken == {"app.py": 1} and (tmp_path / "app.py").read_text() == "x = 1\n"
 
 
@@ -78,9 +80,9 @@ def test_redo_after_taking_back_only_heph_s_lines(tmp_path):
     first.append("log.md", "a\n")
     second.append("log.md", "b\n")
     first.append("log.md", "c\n")
-    store(tmp_path).undo("s1-first")
+    undo_session(store(tmp_path), "s1-first")
     assert (tmp_path / "log.md").read_text() == "# log\nb\n"
-    store(tmp_path).redo("s1-first")
+    redo_session(store(tmp_path), "s1-first")
     assert (tmp_path / "log.md").read_text() == "# log\na\nb\nc\n"
 
 
@@ -134,7 +136,7 @@ def test_undoing_one_of_two_interleaved_runs_takes_none_of_the_others_lines(
         return
     before = (root / "notes.md").read_text()
     try:
-        store(root).undo(f"s-{which}")
+        undo_session(store(root), f"s-{which}")
     except (Interleaved, UndoConflict):  # the other wrote between, or after: refused
         assert (root / "notes.md").read_text() == before  # nothing changed
         return
@@ -150,7 +152,7 @@ def test_a_rewrite_that_copied_heph_s_lines_is_refused(tmp_path):
     (tmp_path / "f.txt").write_text("a\nb\nc2\nX\nTHEIRS1\na\nb\nc\nX\n")  # another program
     mine.append("f.txt", "Y\n")
     with pytest.raises(Interleaved):  # which X is heph's? it cannot be told
-        store(tmp_path).undo("s1-mine")
+        undo_session(store(tmp_path), "s1-mine")
     assert (tmp_path / "f.txt").read_text() == "a\nb\nc2\nX\nTHEIRS1\na\nb\nc\nX\nY\n"
 
 
@@ -161,4 +163,4 @@ def test_two_inserts_at_one_place_cannot_be_told_apart(tmp_path):
     (tmp_path / "f.txt").write_text("top\ntheirs\nmine\nbottom\n")
     mine.append("f.txt", "end\n")
     with pytest.raises(Interleaved):
-        store(tmp_path).undo("s1-mine")
+        undo_session(store(tmp_path), "s1-mine")

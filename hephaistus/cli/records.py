@@ -81,6 +81,7 @@ def undo(args: argparse.Namespace) -> int:
         UndoConflict,
     )
     from hephaistus.session import SessionStore
+    from hephaistus.undo import undo as undo_session
 
     workspace = workspace_of(args)
     workspace.check_heph_dir()  # undo writes its locks and records there
@@ -105,7 +106,7 @@ def undo(args: argparse.Namespace) -> int:
         except LookupError as error:
             raise ConfigError(str(error)) from None
     try:
-        result = store.undo(session_id, force=args.force)
+        result = undo_session(store, session_id, force=args.force)
     except LookupError as error:
         raise ConfigError(str(error)) from None
     except (Damaged, NotInside, UndoConflict, Interleaved) as refused:

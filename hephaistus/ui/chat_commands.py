@@ -12,6 +12,8 @@ from rich.text import Text
 from hephaistus.checkpoints import CheckpointStore, Damaged, Interleaved, NotInside, UndoConflict
 from hephaistus.ui.escape import outside_text
 from hephaistus.ui.undo import refusal
+from hephaistus.undo import redo as redo_session
+from hephaistus.undo import undo as undo_session
 
 if TYPE_CHECKING:
     from hephaistus.agent import Agent
@@ -69,7 +71,7 @@ class ChatCommands:
             return
         turn = pending[-1]
         try:
-            result = store.undo(turn, force=argument == "--force")
+            result = undo_session(store, turn, force=argument == "--force")
         except (Damaged, NotInside, LookupError, UndoConflict, Interleaved) as refused:
             return self._warn(refusal(refused, "/undo --force"))
         self.undone.append(turn)
@@ -89,7 +91,7 @@ class ChatCommands:
             return
         store = self._checkpoints()
         try:
-            result = store.redo(self.undone[-1], force=argument == "--force")
+            result = redo_session(store, self.undone[-1], force=argument == "--force")
         except (Damaged, NotInside, LookupError, UndoConflict) as refused:
             return self._warn(refusal(refused, "/redo --force", verb="redo"))
         self.undone.pop()
