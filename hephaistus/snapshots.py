@@ -264,7 +264,7 @@ class Snapshots:
     def effect(self, change: Changed) -> FileChange:
         """A change as an effect of the command, with its diff; a file too large to keep
         and a setuid or setgid one are noted for `remarks`."""
-        from hephaistus.tools.writing import bytes_diff
+        from hephaistus.diffs import bytes_diff
 
         after = change.after
         if after is not None and after[1] & SPECIAL:  # (a link's mode has no such bit)

@@ -225,7 +225,7 @@ class _Results:
             self.session.record("MEMO", Memo.DOCS_LEFT_UNCHANGED, f"{rel}: {result.error}")
             return len(result.asked) or 1
         if self.dry_run:
-            from hephaistus.tools.writing import unified_diff
+            from hephaistus.diffs import unified_diff
 
             changes = unified_diff(rel, original.text, result.new_source, created=False)
             self.report.diff(rel, changes, result.written)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hephaistus.diffs import bytes_diff, is_text
 from hephaistus.textfile import read_real, split_lines
 from hephaistus.tools.context import ToolContext
-from hephaistus.tools.writing import bytes_diff, is_text
 from hephaistus.transaction import ChangedOnDisk, InTheWay, move_checkpointed
 from hephaistus.values import FileChange, Proposal, ToolResult
 from hephaistus.wording import counted

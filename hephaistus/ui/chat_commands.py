@@ -99,7 +99,7 @@ class ChatCommands:
 
     def cmd_diff(self, argument: str) -> None:
         """Show every change heph made in this chat, as one diff."""
-        from hephaistus.tools.writing import unified_diff
+        from hephaistus.diffs import unified_diff
 
         states = self._checkpoints().before_states(self.turns)
         if not states:
