@@ -23,7 +23,6 @@ from pathlib import Path
 
 from hephaistus.mcp_config import McpServerConfig, expanded_env, live
 
-THE_WORKSPACE = (".", "./")  # an argument naming the workspace, for the server to work on
 UNTRUSTED = (
     " (your servers run in the sandbox in a workspace you have not trusted, so that its files' "
     "code never runs as you: `heph trust` lets them run as you here)"
@@ -107,33 +106,36 @@ class Placement:
 
 def workspace_code(server: McpServerConfig, root: Path, environ: dict[str, str]) -> str | None:
     """What of the workspace at `root` the person's `server` entry names, in words, or None:
-    its `cwd`; its command, an argument (or an argument's `=value`) or a path in an `env` value
-    that is a file or folder in the workspace (relative ones taken from it, links followed, the
-    workspace itself included: an argument `.` too, but with a `cwd` of the person's); an
-    argument or `env` value that spells out the workspace's path (`sh -c "cd ~/project &&
-    ..."`); or heph's own folder for it, when the user's state folder lies in the workspace.
-    A model can write all of these."""
+    its `cwd` (the workspace or in it); its command, an argument (its `=value`, a short
+    option's value: `-r.`) or a path in an `env` value that is the workspace, in it, or a
+    folder that holds it (relative ones taken from the entry's `cwd`, else the workspace; links
+    followed: `.` is the workspace, or with `cwd = ".."` the folder holding it); an argument or
+    `env` value that spells out the workspace's path (`sh -c "cd ~/project && ..."`); or heph's
+    own folder for it, when the user's state folder lies in the workspace. A model can write
+    all of these."""
     server = live(server, environ)
     where = (str(root), os.path.realpath(root))
     spelled = _spellings(root, where)
-    if server.cwd and _names(server.cwd, where):
+    if server.cwd and _names(server.cwd, where, str(root), holding=False):
         return f"its cwd {server.cwd} is the workspace or in it"
-    if "/" in server.command and _names(server.command, where):
+    # Relative paths are taken from where the server resolves them: its cwd on the host, or
+    # the workspace, where it runs in the sandbox.
+    base = _resolved(server.cwd, root) if server.cwd else str(root)
+    if "/" in server.command and _names(server.command, where, base):
         return f"{server.command} is in the workspace"
     for arg in server.args:
         # `.` is the workspace, for the server to work on: a server that builds, runs or asks
         # git about what it is pointed at (`uvx --from .`, mcp-server-git) runs what a model
-        # wrote there. With a `cwd` of theirs it is that folder.
-        words = [arg, arg.partition("=")[2]] if not (server.cwd and arg in THE_WORKSPACE) else []
-        if any(_names(word, where) for word in words if word) or (words and spelled.search(arg)):
+        # wrote there; so is a folder that holds it.
+        if any(_names(word, where, base) for word in _words(arg)) or spelled.search(arg):
             return f"its argument {arg} names the workspace"
     for name, value in expanded_env(server, environ).items():
         parts = [part for part in value.split(os.pathsep) if part]
-        if any(_names(part, where) for part in parts) or spelled.search(value):
+        if any(_names(part, where, base) for part in parts) or spelled.search(value):
             return f"its env {name} names the workspace"
     from hephaistus.userdirs import state_dir
 
-    if not server.cwd and _names(str(state_dir()), where):
+    if not server.cwd and _names(str(state_dir()), where, str(root), holding=False):
         return f"heph's state folder {state_dir()} is in the workspace (XDG_STATE_HOME moves it)"
     return None
 
@@ -154,17 +156,31 @@ def own_folder(root: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix="server-", dir=parent))
 
 
-def _names(word: str, where: tuple[str, str]) -> bool:
-    """Whether `word` is a path to the workspace or into it: absolute and in it as written or
-    once resolved, or relative (to the workspace) and there."""
+def _words(arg: str) -> list[str]:
+    """The paths an argument may give: itself, an option's `=value`, and a short option's
+    value written against it (`-r.`)."""
+    words = [arg, arg.partition("=")[2]]
+    if arg.startswith("-") and not arg.startswith("--"):
+        words.append(arg[2:])
+    return [word for word in words if word]
+
+
+def _names(word: str, where: tuple[str, str], base: str, *, holding: bool = True) -> bool:
+    """Whether `word` is a path to the workspace, into it, or (`holding`) to a folder that
+    holds it: absolute, or relative to `base`, as written or once resolved."""
     try:
-        path = os.path.join(where[0], word)  # an absolute word stays itself
+        path = os.path.join(base, word)  # an absolute word stays itself
         if not os.path.isabs(word) and not os.path.lexists(path):
             return False
         candidates = (os.path.normpath(path), os.path.realpath(path))
     except (OSError, ValueError):  # a NUL in it: no path at all
         return False
-    return any(p == w or p.startswith(w.rstrip("/") + "/") for p in candidates for w in where)
+    for p in candidates:
+        for w in where:
+            inside = p == w or p.startswith(w.rstrip("/") + "/")
+            if inside or (holding and w.startswith(p.rstrip("/") + "/")):
+                return True
+    return False
 
 
 def _spellings(root: Path, where: tuple[str, str]) -> re.Pattern[str]:

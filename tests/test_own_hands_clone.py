@@ -227,7 +227,8 @@ def test_a_trusted_workspaces_code_never_stands_in_for_the_persons_server_on_the
 PYTHON = sys.executable
 # The red team's second round: each entry, in a workspace the person trusted, ran what a command
 # planted there (helper*) on the host, as root, with the key in reach. {link} is a link to the
-# workspace from outside it, {root} the workspace, {name} its name in the home folder.
+# workspace from outside it, {root} the workspace, {name} its name in the home folder, {parent}
+# a link to the home folder.
 ENTRIES = {
     "python -mNAME": ([PYTHON, "-mhelper"], "", "helper.py"),
     "sh -c python -m": (["sh", "-c", f"{PYTHON} -m helper"], "", "helper.py"),
@@ -249,6 +250,22 @@ ENTRIES = {
     # A server that works on the folder it is given (uvx --from . builds it, mcp-server-git
     # runs git there, and git a nested repository's fsmonitor): `.` is the workspace.
     "an argument .": (["sh", "-c", f'cd "$1" && {PYTHON} helper', "sh", "."], "", "helper"),
+    # The fourth round: relative paths are the server's, taken from its own cwd on the host.
+    "cwd a link to the folder holding it, and its name": (
+        ["sh", "-c", f'cd "$1" && {PYTHON} helper', "sh", "{name}"],
+        'cwd = "{parent}"\n',
+        "helper",
+    ),
+    'cwd ".." and "."': (
+        ["sh", "-c", f'cd "$1/{{name}}" && {PYTHON} helper', "sh", "."],
+        'cwd = ".."\n',
+        "helper",
+    ),
+    "a short option's value -r.": (
+        ["sh", "-c", f'cd "${{{{1#-r}}}}/{{name}}" && {PYTHON} helper', "sh", "-r."],
+        'cwd = "{parent}"\n',
+        "helper",
+    ),
     "NODE_OPTIONS naming a file in it": (
         ["node", "-e", "0"],
         'env = {{NODE_OPTIONS = "--require {root}/lib/helper.js"}}\n',
@@ -300,7 +317,13 @@ def test_a_trusted_workspace_never_is_the_persons_servers_folder_on_the_host(
     marker = tmp_path / "ran"
     root = clone(home, {"app.py": "x = 1\n"})  # a project in the person's home folder
     (tmp_path / "link").symlink_to(root)
-    names = {"link": tmp_path / "link", "root": root, "name": root.name}
+    (tmp_path / "parent").symlink_to(root.parent)
+    names = {
+        "link": tmp_path / "link",
+        "root": root,
+        "name": root.name,
+        "parent": tmp_path / "parent",
+    }
     argv, extra = [word.format(**names) for word in argv], extra.format(**names)
     # npm never asks the registry for evil-pkg: only the workspace's copy could run.
     extra += "" if "env" in extra else 'env = {npm_config_offline = "true"}\n'
