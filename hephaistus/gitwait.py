@@ -42,16 +42,18 @@ def waited(
 
 
 def pipes_under(root: Path, budget: int = WALKED_FOR_PIPES) -> list[str]:
-    """The named pipes under `root` (not in a `.git`), among the first `budget` entries."""
+    """The named pipes under `root`, among the first `budget` entries: in a `.git`, only at its
+    top (git opens a nested repository's `HEAD` to tell it is one), never in its objects."""
     found: list[str] = []
-    folders = [str(root)]
+    folders = [(str(root), True)]  # a folder, and whether to go into the folders it holds
     while folders and budget > 0:
+        folder, deeper = folders.pop()
         try:
-            with os.scandir(folders.pop()) as entries:
+            with os.scandir(folder) as entries:
                 for entry in entries:
                     budget -= 1
                     if entry.is_dir(follow_symlinks=False):
-                        folders += [entry.path] if entry.name != ".git" else []
+                        folders += [(entry.path, entry.name != ".git")] if deeper else []
                     elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
                         found += [entry.path] if _is_pipe(entry.path) else []
         except OSError:

@@ -80,6 +80,7 @@ def test_named_pipes_a_command_makes_gitignores_do_not_hang_the_snapshots(
 
     a_repository(workspace)
     pipes = "for i in $(seq 40); do mkdir d$i; mkfifo d$i/.gitignore; done"  # git meets each
+    pipes += "; mkdir -p sub/.git/objects sub/.git/refs; mkfifo sub/.git/HEAD"  # "a repository?"
     user_commands(home, pipe=f"sh -c '{pipes}; echo x > made.txt'")
     chat_server.reply(act("run_command", name="pipe"))
     chat_server.reply(act("git_diff"))  # the person's repository: git meets the pipe there too
