@@ -30,6 +30,7 @@ RUN_BYTES = 16 << 20  # pid files, sockets and locks
 HIDING_BYTES = 1 << 20  # a program's lock or settings file written where a folder is hidden
 OWN_THREADS = 64  # heph's own threads and processes, on top of a command's, in its cgroup
 OWN_MEMORY = 1 << 30  # heph's own memory, on top of a command's, in its cgroup
+COMMAND_OOM_SCORE = 500  # a command's oom_score_adj: the OOM killer's choice before heph
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 _joined: dict[str, Path | None] = {}  # controller -> heph's cgroup of this run, once joined
 
@@ -49,17 +50,23 @@ class ProcessLimit:
         self.memory = memory or memory_limit()
         self.root = os.getuid() == 0
         self.prlimit = find("prlimit")
+        # A shared mapping, a memfd or a tmpfs file is memory no process's data limit counts,
+        # nor the OOM killer's count of a process: filling the memory there, heph would be
+        # the biggest process. A command's raised OOM score makes it the first to go.
+        self.choom = find("choom")
         if self.root:
             join_own_cgroup("pids", {"pids.max": self.processes + OWN_THREADS})
-            # A shared mapping or a tmpfs file is memory no process's data limit counts.
             join_own_cgroup("memory", memory_settings(self.memory + OWN_MEMORY))
 
     def wrap(self, argv: list[str]) -> list[str]:
-        """`argv` as the sandbox runs it: under `prlimit` where that sets the limits."""
-        if self.prlimit is None:
-            return argv
-        limits = [f"--data={self.memory}"] + ([] if self.root else [f"--nproc={self.processes}"])
-        return [self.prlimit, *limits, "--", *argv]
+        """`argv` as the sandbox runs it: under `prlimit` where that sets the limits, and with
+        an OOM score that makes it killed before heph (util-linux's `choom`; raising one's own
+        score takes no privilege)."""
+        if self.prlimit is not None:
+            limits = [f"--data={self.memory}"]
+            limits += [] if self.root else [f"--nproc={self.processes}"]
+            argv = [self.prlimit, *limits, "--", *argv]
+        return [self.choom, "-n", str(COMMAND_OOM_SCORE), "--", *argv] if self.choom else argv
 
 
 def unlimited() -> str | None:
