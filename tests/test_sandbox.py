@@ -354,3 +354,19 @@ def test_a_bubblewrap_that_bounds_no_tmpfs_still_makes_the_sandbox(tmp_path):
     env = {"PATH": os.environ["PATH"]}
     done = contained.run(["/bin/sh", "-c", "echo inside"], cwd=root, env=env, timeout=20)
     assert (done.exit_code, done.output) == (0, "inside\n")
+
+
+def test_what_a_persons_entry_names_under_tmp_is_of_tmp_alone(tmp_path):
+    import tempfile
+
+    from hephaistus.runtime.sandbox import named_in_tmp
+
+    kept = Path(tempfile.mkdtemp(prefix="heph-named-", dir="/tmp"))
+    try:
+        (kept / "server.py").write_text("")
+        words = [f"{kept}/server.py", "/tmp/..", "/tmp/../etc", f"{kept}/../..", "--x=/tmp/.."]
+        assert named_in_tmp(words, tmp_path / "ws") == [kept]
+    finally:
+        import shutil
+
+        shutil.rmtree(kept)

@@ -221,8 +221,10 @@ def named_in_tmp(words: list[str], workspace: Path) -> list[Path]:
     it (a script beside its modules). Never a command the model wrote: it could name anything."""
     found: list[Path] = []
     for part in [part for word in words for part in (word, word.partition("=")[2])]:
-        path = Path(part)
-        if not path.is_absolute() or path.parts[:2] != ("/", "tmp") or len(path.parts) < 3:
+        if not os.path.isabs(part):
+            continue
+        path = Path(os.path.realpath(part))  # `/tmp/..` is no folder of /tmp
+        if path.parts[:2] != ("/", "tmp") or len(path.parts) < 3:
             continue
         shown = Path(*path.parts[:3])
         inside = shown == workspace or workspace in shown.parents or shown in workspace.parents
