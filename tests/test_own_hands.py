@@ -413,6 +413,14 @@ def test_credential_stores_linked_secrets_and_deep_secrets_are_empty_inside(
         ".config/helm/repositories.yaml",
         ".wgetrc",
         ".cloudflared/cert.pem",
+        # the fourth's
+        ".authinfo",
+        ".msmtprc",
+        ".mc/config.json",
+        ".doppler/.doppler.yaml",
+        ".config/heroku/credentials",
+        ".config/Code/User/globalStorage/state.vscdb",
+        ".local/share/containers/auth.json",
     ]
     for number, name in enumerate(stores):
         (home / name).parent.mkdir(parents=True, exist_ok=True)
