@@ -20,6 +20,7 @@ import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from hephaistus.mcp_config import McpServerConfig, expanded_env, live
 
@@ -137,6 +138,29 @@ def workspace_code(server: McpServerConfig, root: Path, environ: dict[str, str])
 
     if not server.cwd and _names(str(state_dir()), where, str(root), holding=False):
         return f"heph's state folder {state_dir()} is in the workspace (XDG_STATE_HOME moves it)"
+    return None
+
+
+def nested_repository_named(args: Any, root: Path) -> str | None:
+    """Where a call's arguments point a person's server on the host into a repository nested
+    in the workspace, in words, or None. A command can make one there, with settings git runs
+    (`core.fsmonitor`): a git server on the host, given its path, would run them as the
+    person. The workspace's own `.git` (and one nested before the run) is read-only inside."""
+    if isinstance(args, dict):
+        return next(filter(None, (nested_repository_named(v, root) for v in args.values())), None)
+    if isinstance(args, list):
+        return next(filter(None, (nested_repository_named(v, root) for v in args)), None)
+    if not isinstance(args, str) or not os.path.isabs(args):
+        return None
+    top = os.path.realpath(root)
+    try:
+        path = os.path.realpath(args)
+    except (OSError, ValueError):
+        return None
+    while path.startswith(top + "/"):
+        if os.path.lexists(os.path.join(path, ".git")):
+            return f"{args} is in a repository nested in the workspace ({path})"
+        path = os.path.dirname(path)
     return None
 
 

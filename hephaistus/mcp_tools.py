@@ -241,8 +241,21 @@ class McpTools:
         except TypeError:
             return None  # arguments heph cannot describe: the tool is not offered
 
-    def _caller(self, server: McpServerConfig, tool: str, effect: str) -> Callable[..., Proposal]:
-        def call(ctx: Any, **args: Any) -> Proposal:
+    def _caller(
+        self, server: McpServerConfig, tool: str, effect: str
+    ) -> Callable[..., Proposal | ToolResult]:
+        def call(ctx: Any, **args: Any) -> Proposal | ToolResult:
+            if not self.placement.contained(server):
+                from hephaistus.mcp_placement import nested_repository_named
+
+                nested = nested_repository_named(args, self.root)
+                if nested:  # its settings would run as the person: not asked, refused
+                    return ToolResult(
+                        False,
+                        f"not sent to {server.name}, which runs on the person's machine: "
+                        f"{nested}, whose git settings it would run there",
+                    )
+
             def carry_out() -> ToolResult:
                 from hephaistus.mcp_client import McpError
 

@@ -98,6 +98,26 @@ def test_a_persons_server_works_in_the_sandbox_of_an_untrusted_workspace(
     assert (root / "made.txt").read_text() == "by the server\n"  # the workspace is its folder
 
 
+def test_a_persons_server_on_the_host_is_never_sent_a_path_into_a_nested_repository(
+    heph, chat_server, home, tmp_path
+):
+    # mcp-server-git with no --repository runs git wherever the model says: in a repository a
+    # command made in the workspace, with its core.fsmonitor, it ran that as the person.
+    pytest.importorskip("mcp")
+    root = clone(home, {"app.py": "x = 1\n"})
+    env = persons_server(home, chat_server, "t", [sys.executable, str(SERVER)])
+    assert heph("trust", "--yes", cwd=root, env=env).code == 0  # on the host, as the person
+    (root / "sub" / ".git").mkdir(parents=True)
+    chat_server.reply(act("mcp__t__write", path=str(root / "sub" / "x.txt"), text="x\n"))
+    chat_server.reply(act("mcp__t__write", path=str(root / "y.txt"), text="y\n"))
+    chat_server.reply(final("done"))
+    result = heph("--yes", "write", cwd=root, env=env)
+    assert result.code == 0, result.stderr
+    refused = observation(chat_server, 1)
+    assert "nested in the workspace" in refused and not (root / "sub" / "x.txt").exists()
+    assert (root / "y.txt").read_text() == "y\n"  # the workspace itself is its to work on
+
+
 def test_a_persons_server_whose_script_is_gone_says_so_not_that_the_sandbox_is_to_blame(
     heph, chat_server, home, tmp_path
 ):
