@@ -141,20 +141,22 @@ def workspace_code(server: McpServerConfig, root: Path, environ: dict[str, str])
     return None
 
 
-def nested_repository_named(args: Any, root: Path) -> str | None:
+def nested_repository_named(args: Any, root: Path, base: str | None = None) -> str | None:
     """Where a call's arguments point a person's server on the host into a repository nested
     in the workspace, in words, or None. A command can make one there, with settings git runs
     (`core.fsmonitor`): a git server on the host, given its path, would run them as the
-    person. The workspace's own `.git` (and one nested before the run) is read-only inside."""
+    person. The workspace's own `.git` (and one nested before the run) is read-only inside.
+    Relative paths are taken from `base`, the server's folder (its entry's `cwd`)."""
     if isinstance(args, dict):
-        return next(filter(None, (nested_repository_named(v, root) for v in args.values())), None)
+        args = list(args.values())
     if isinstance(args, list):
-        return next(filter(None, (nested_repository_named(v, root) for v in args)), None)
-    if not isinstance(args, str) or not os.path.isabs(args):
+        found = (nested_repository_named(value, root, base) for value in args)
+        return next(filter(None, found), None)
+    if not isinstance(args, str) or not (os.path.isabs(args) or base):
         return None
     top = os.path.realpath(root)
     try:
-        path = os.path.realpath(args)
+        path = os.path.realpath(os.path.join(base or "/", args))
     except (OSError, ValueError):
         return None
     while path.startswith(top + "/"):

@@ -248,7 +248,8 @@ class McpTools:
             if not self.placement.contained(server):
                 from hephaistus.mcp_placement import nested_repository_named
 
-                nested = nested_repository_named(args, self.root)
+                folder = os.path.join(self.root, server.cwd) if server.cwd else None
+                nested = nested_repository_named(args, self.root, folder)
                 if nested:  # its settings would run as the person: not asked, refused
                     return ToolResult(
                         False,
