@@ -780,7 +780,11 @@ def test_projects_beside_every_folder_between_the_workspace_and_home_are_hidden(
     (home / "code" / "orgB" / "README").write_text("not-a-project\n")
     (home / ".config" / ".git").mkdir(parents=True)  # a person's settings, kept in git
     (home / ".config" / "tool.toml").write_text("a-setting\n")
+    (home / "scratch").mkdir()  # no project: a folder holding a secret file, and one in home
+    (home / "scratch" / "api.env").write_text("secret-in-a-folder\n")
+    (home / "top.env").write_text("secret-in-home\n")
     paths = [f"{home}/{name}/{secret}" for name in projects for secret in (".env", "secrets.env")]
+    paths += [f"{home}/scratch/api.env", f"{home}/top.env"]
     paths += [f"{home}/code/orgB/README", f"{home}/.config/tool.toml"]
     seen = seen_inside(heph, chat_server, paths, root, home)
     assert "secret-" not in seen, seen

@@ -37,7 +37,7 @@ def hidden_paths(workspace: Path, secrets: list[str]) -> tuple[Path, ...]:
     (`secrets`, workspace-relative), by their real paths (see real_paths)."""
     from hephaistus.userdirs import config_dir, state_dir
 
-    paths = [*credential_stores(real_home()), config_dir(), state_dir()]
+    paths = [*credential_stores(real_home()), *home_secrets(real_home()), config_dir(), state_dir()]
     paths += [Path(name) for name in (*ROOT_SECRETS, *host_keys())]
     paths += [workspace / rel for rel in secrets]
     return tuple(real_paths(paths, workspace))
@@ -334,7 +334,16 @@ def real_paths(paths: list[Path], workspace: Path) -> list[Path]:
 
 
 def _is_project(folder: Path) -> bool:
-    return any(os.path.lexists(os.path.join(folder, mark)) for mark in PROJECT_MARKS)
+    """Whether `folder` holds a `.git`, `.heph` or `.env`, or any secret file at its top (a
+    `~/notes` holding `api.env` is hidden as a project is)."""
+    if any(os.path.lexists(os.path.join(folder, mark)) for mark in PROJECT_MARKS):
+        return True
+    return any(is_secret_name(entry.name) for entry in _entries(folder))
+
+
+def home_secrets(home: Path) -> list[Path]:
+    """The secret files (and folders of them) right in the home folder (`~/api.env`)."""
+    return [Path(entry.path) for entry in _entries(home) if _secret_entry(entry, entry.name)]
 
 
 def _nested(inner: str, outer: str) -> bool:
