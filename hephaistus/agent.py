@@ -13,7 +13,7 @@ from hephaistus import instructions, project_commands
 from hephaistus.checkpoints import Checkpoints
 from hephaistus.compaction import LEARNED, Compactor, context_window
 from hephaistus.config import Config
-from hephaistus.engine import ReactEngine, Run
+from hephaistus.engine import Engine, ReactEngine, Run
 from hephaistus.errors import HephError, KeyRejected, ModelError, Terminated
 from hephaistus.prompting import system_prompt
 from hephaistus.repomap import Focus, RepoMap, code_words
@@ -21,7 +21,7 @@ from hephaistus.runtime.journal import Journal
 from hephaistus.runtime.policy import Policy
 from hephaistus.runtime.runtime import Runtime, denied_tools
 from hephaistus.runtime.sandbox import Contained
-from hephaistus.seams import Engine, EventSink, Model, NullSink
+from hephaistus.seams import EventSink, Model, NullSink
 from hephaistus.session import TASK_SESSION, RecordedSession, Session, SessionStore
 from hephaistus.snapshots import Snapshots
 from hephaistus.state import AgentState

@@ -1,9 +1,10 @@
 """The seams between the parts, as Protocols in one place.
 
-Concrete classes need not inherit from these: the engine takes any Model, the agent any Engine,
-and everything that shows progress to a person is an EventSink, plugged in from outside; the
-engine records into any SessionRecorder. Who is asked about an effect is the runtime policy's
-Asker (runtime.policy), and what starts a process its Executor (runtime.executor).
+Concrete classes need not inherit from these: the engine takes any Model (the agent takes any
+Engine: engine.base, beside the Run it is given), and everything that shows progress to a
+person is an EventSink, plugged in from outside; the engine records into any SessionRecorder.
+Who is asked about an effect is the runtime policy's Asker (runtime.policy), and what starts a
+process its Executor (runtime.executor).
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from hephaistus.values import Action, Message, ModelReply, Outcome, ToolResult, Usage
+from hephaistus.values import Action, Message, ModelReply, ToolResult, Usage
 
 if TYPE_CHECKING:
-    from hephaistus.engine.base import Run
     from hephaistus.session import Span
     from hephaistus.steps import StepSchema
 
@@ -37,14 +37,6 @@ class Model(Protocol):
         """The model's reply to `messages`, at most `max_tokens` long when given; `on_retry`
         hears why a request is retried and how long until the next try; `schema`, the step's
         schema, for a server that can enforce it."""
-        ...
-
-
-class Engine(Protocol):
-    """A reasoning architecture: runs one task with what `run` holds, returns how it ended."""
-
-    def run(self, task: str, run: Run) -> Outcome:
-        """Work on `task` until it is done, fails or runs out of steps."""
         ...
 
 

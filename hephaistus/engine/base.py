@@ -1,10 +1,11 @@
-"""What every engine takes (Run); what it gives back (Outcome) is in values, and the Engine
-protocol in seams."""
+"""The Engine protocol, and what every engine takes (Run); what it gives back (Outcome) is in
+values."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from hephaistus.compaction import Compactor
 from hephaistus.runtime.runtime import Runtime
@@ -12,7 +13,15 @@ from hephaistus.seams import EventSink, Model, SessionRecorder
 from hephaistus.state import AgentState
 from hephaistus.steps import StepSchema
 from hephaistus.tools import Registry
-from hephaistus.values import Message
+from hephaistus.values import Message, Outcome
+
+
+class Engine(Protocol):
+    """A reasoning architecture: runs one task with what `run` holds, returns how it ended."""
+
+    def run(self, task: str, run: Run) -> Outcome:
+        """Work on `task` until it is done, fails or runs out of steps."""
+        ...
 
 
 @dataclass
