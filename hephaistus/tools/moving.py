@@ -23,7 +23,7 @@ MAX_KEPT_BYTES = 16 << 20  # a copy is kept for undo: larger files are the perso
 
 
 def delete_file(ctx: ToolContext, path: str) -> ToolResult | Proposal:
-    """Delete a file (undo brings it back).
+    """Delete a file.
 
     Args:
         ctx: the run's workspace, journal and limits (given by heph, not by the model)
@@ -37,8 +37,7 @@ def delete_file(ctx: ToolContext, path: str) -> ToolResult | Proposal:
 
 
 def move_file(ctx: ToolContext, path: str, to: str) -> ToolResult | Proposal:
-    """Move or rename a file inside the workspace (creates the folders of `to`; undo moves
-    it back).
+    """Move or rename a file (the folders of `to` are made).
 
     Args:
         ctx: the run's workspace, journal and limits (given by heph, not by the model)

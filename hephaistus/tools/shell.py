@@ -18,11 +18,8 @@ NAME = "shell"
 
 
 def shell(ctx: ToolContext, command: str, timeout: int | None = None) -> ToolResult | Proposal:
-    """Run one shell command line in a sandbox, from the top folder of the workspace (files,
-    scripts, installed tools; git only reads). The workspace is writable except .git/ and
-    .heph/; the rest of the machine is read-only, /tmp is private, secrets and credentials look
-    empty, and there is no network unless the user allows it. No standard input; what it
-    changes can be undone.
+    """Run one shell command line in the sandbox, in the workspace's top folder: no network, no
+    input; only the workspace is writable (not .git/). What it changes can be undone.
 
     Args:
         ctx: the run's workspace, executor and limits (given by heph, not by the model)
