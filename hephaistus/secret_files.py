@@ -51,6 +51,13 @@ def is_secret_name(path: str) -> bool:
     return SECRET_NAME.match(parts[-1]) is not None
 
 
+def is_env_file(name: str) -> bool:
+    """Whether a file's name is a dotenv file's (`.env`, `.env.local`, `prod.env`): a secret
+    wherever it lies, where a `secrets.py` or a `cacert.pem` deep in a toolchain is a library's."""
+    lowered = name.lower()
+    return lowered == ".env" or lowered.startswith(".env.") or lowered.endswith(".env")
+
+
 # The person's credential stores, under the home folder: hidden (empty) in the sandbox. Tokens,
 # passwords and keys of cloud, package, database and assistant tools, the shells' histories
 # (commands typed with a secret in them) and the browsers' profiles (their cookies).

@@ -836,6 +836,9 @@ def test_a_project_that_holds_a_path_entry_shows_its_tools_but_not_its_secrets(
     (tools / "conf" / "credentials.json").write_text("secret-one-folder-down\n")
     (tools / "conf" / "prod").mkdir()
     (tools / "conf" / "prod" / ".env").write_text("secret-two-folders-down\n")
+    # Deeper, such names are a library's (Python's own `secrets` module): the toolchain needs them.
+    (tools / "lib" / "python3").mkdir(parents=True)
+    (tools / "lib" / "python3" / "secrets.py").write_text("library-code\n")
     (tools / ".heph" / "sessions").mkdir(parents=True)
     (tools / ".heph" / "sessions" / "s.jsonl").write_text("secret-session-of-the-tools\n")
     (tools / "bin").mkdir()
@@ -847,6 +850,7 @@ def test_a_project_that_holds_a_path_entry_shows_its_tools_but_not_its_secrets(
         "conf/prod/.env",
         ".heph/sessions/s.jsonl",
         ".git/config",
+        "lib/python3/secrets.py",
     ]
     reads = "; ".join(f"cat {tools / name} 2>/dev/null" for name in names)
     chat_server.reply(act("shell", command=f"(tool; {reads}) > seen.txt; echo read"))
@@ -854,7 +858,7 @@ def test_a_project_that_holds_a_path_entry_shows_its_tools_but_not_its_secrets(
     env = {"HOME": str(home), "PATH": f"{tools / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     assert heph("--yes", "look", env=env).code == 0
     seen = (workspace / "seen.txt").read_text()
-    assert "tool-ran" in seen and "example.com/t.git" in seen, seen
+    assert "tool-ran" in seen and "example.com/t.git" in seen and "library-code" in seen, seen
     assert "secret" not in seen and TOKEN_HEX not in seen, seen
 
 

@@ -15,7 +15,13 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from hephaistus.secret_files import CREDENTIAL_STORES, ROOT_SECRETS, host_keys, is_secret_name
+from hephaistus.secret_files import (
+    CREDENTIAL_STORES,
+    ROOT_SECRETS,
+    host_keys,
+    is_env_file,
+    is_secret_name,
+)
 
 # Where an XDG variable moves the stores listed under the home folder's default for it.
 XDG_FOLDERS = {
@@ -287,10 +293,13 @@ def _parents(path: str) -> list[str]:
 
 
 def exposed_secrets(project: Path, workspace: Path) -> list[Path]:
-    """What stays hidden of a project the sandbox shows: its secret files at any depth the
-    walk reaches (secret_files.is_secret_name; a link's target; inside a `.venv` or
-    `node_modules`, only at its top) and heph's records of it (`.heph`). Not the workspace's,
-    which its own walk finds. No git runs in it: it is not the workspace."""
+    """What stays hidden of a project the sandbox shows (a toolchain's: a command runs its
+    code): heph's records of it (`.heph`), its secret files at its top and one folder down
+    (secret_files.is_secret_name; a link's target), and deeper, as far as the walk reaches,
+    its `.env` files (inside a `.venv` or `node_modules`, only at its top). Deeper, a name
+    such as `secrets.py`, `cacert.pem` or `credentials.py` is a library's (Python's own
+    `secrets` module): hidden, it would break the toolchain. Not the workspace's, which its
+    own walk finds. No git runs in it: it is not the workspace."""
     found: list[Path] = []
     pending = [(project, 0, True)]  # a folder, its depth, whether to go into its folders
     seen = 0
@@ -299,7 +308,9 @@ def exposed_secrets(project: Path, workspace: Path) -> list[Path]:
         for entry in _entries(folder):
             seen += 1
             path = Path(entry.path)
-            if entry.name == ".heph" or _secret_entry(entry, os.path.relpath(path, project)):
+            rel = os.path.relpath(path, project)
+            secret = _secret_entry(entry, rel) if depth < 2 else is_env_file(entry.name)
+            if entry.name == ".heph" or secret:
                 found.append(path)
             elif deeper and depth < SECRET_WALK_DEPTH and _walked_into(entry, workspace):
                 pending.append((path, depth + 1, entry.name not in SKIPPED_FOLDERS))
