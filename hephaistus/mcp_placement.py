@@ -128,11 +128,11 @@ def workspace_code(server: McpServerConfig, root: Path, environ: dict[str, str])
         # `.` is the workspace, for the server to work on: a server that builds, runs or asks
         # git about what it is pointed at (`uvx --from .`, mcp-server-git) runs what a model
         # wrote there; so is a folder that holds it.
-        if any(_names(word, where, base) for word in _words(arg)) or spelled.search(arg):
+        if any(_names(word, where, base) for word in _words(arg)) or _spells(arg, where, spelled):
             return f"its argument {arg} names the workspace"
     for name, value in expanded_env(server, environ).items():
         parts = [part for part in value.split(os.pathsep) if part]
-        if any(_names(part, where, base) for part in parts) or spelled.search(value):
+        if any(_names(part, where, base) for part in parts) or _spells(value, where, spelled):
             return f"its env {name} names the workspace"
     from hephaistus.userdirs import state_dir
 
@@ -184,10 +184,10 @@ def own_folder(root: Path) -> Path:
 
 def _words(arg: str) -> list[str]:
     """The paths an argument may give: itself, an option's `=value`, and a short option's
-    value written against it (`-r.`)."""
+    value written against it (`-r.`, or after other letters: `-vr.`)."""
     words = [arg, arg.partition("=")[2]]
     if arg.startswith("-") and not arg.startswith("--"):
-        words.append(arg[2:])
+        words += [arg[start:] for start in range(2, len(arg))]  # -r. and -vr., as click reads
     return [word for word in words if word]
 
 
@@ -207,6 +207,25 @@ def _names(word: str, where: tuple[str, str], base: str, *, holding: bool = True
             if inside or (holding and w.startswith(p.rstrip("/") + "/")):
                 return True
     return False
+
+
+PATH_IN_TEXT = re.compile(r"/[^\s\"'`;:|&<>(){}=,@]+")  # a path written in a line or an option
+
+
+def _spells(text: str, where: tuple[str, str], spelled: re.Pattern[str]) -> bool:
+    """Whether `text` (a shell line, an option) spells out the workspace's path, or a path to
+    it, in it or holding it (through a link too): quotes dropped, `~` and `$HOME` read as the
+    home folder, `//` and `/./` as `/` (`cd "$HOME"/proj`, `file:///link/to/it`)."""
+    home = os.path.realpath(Path.home())
+    plain = re.sub(r"\$\{?HOME\}?|(?<![\w/])~(?=/|$)", home, text.replace('"', "").replace("'", ""))
+    while True:
+        shorter = plain.replace("/./", "/").replace("//", "/")
+        if shorter == plain:
+            break
+        plain = shorter
+    if spelled.search(text) or spelled.search(plain):
+        return True
+    return any(_names(path, where, "/") for path in PATH_IN_TEXT.findall(plain))
 
 
 def _spellings(root: Path, where: tuple[str, str]) -> re.Pattern[str]:

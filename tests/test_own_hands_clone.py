@@ -286,6 +286,9 @@ ENTRIES = {
         'cwd = "{parent}"\n',
         "helper",
     ),
+    # The fifth: the path in a shell line, quoted apart or through a link.
+    'sh -c cd "$HOME"/it': (["sh", "-c", f'cd "$HOME"/{{name}} && {PYTHON} helper'], "", "helper"),
+    "sh -c cd a link to it": (["sh", "-c", f"cd {{link}} && {PYTHON} helper"], "", "helper"),
     "NODE_OPTIONS naming a file in it": (
         ["node", "-e", "0"],
         'env = {{NODE_OPTIONS = "--require {root}/lib/helper.js"}}\n',
@@ -606,3 +609,18 @@ def test_only_git_lfs_own_filter_stays_on_for_heph(home, tmp_path, monkeypatch):
     monkeypatch.setattr(gitrun, "_filters", {})
     off = gitrun._no_filters((root, root / ".git"))
     assert "filter.evil.one.clean=" in off and not any("filter.lfs." in arg for arg in off)
+
+
+def test_short_options_written_together_name_the_workspace_as_click_reads_them(tmp_path):
+    from hephaistus.mcp_config import McpServerConfig
+    from hephaistus.mcp_placement import workspace_code
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (tmp_path / "parent").symlink_to(tmp_path)
+    entry = McpServerConfig(
+        name="g", command="/bin/true", args=["-vrws"], cwd=str(tmp_path / "parent")
+    )
+    assert workspace_code(entry, root, {}) is not None  # -v -r ws, from its cwd
+    apart = McpServerConfig(name="g", command="/bin/true", args=["-vr", "elsewhere"])
+    assert workspace_code(apart, root, {}) is None
