@@ -20,7 +20,6 @@ import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from hephaistus.mcp_config import McpServerConfig, expanded_env, live
 
@@ -138,31 +137,6 @@ def workspace_code(server: McpServerConfig, root: Path, environ: dict[str, str])
 
     if not server.cwd and _names(str(state_dir()), where, str(root), holding=False):
         return f"heph's state folder {state_dir()} is in the workspace (XDG_STATE_HOME moves it)"
-    return None
-
-
-def nested_repository_named(args: Any, root: Path, base: str | None = None) -> str | None:
-    """Where a call's arguments point a person's server on the host into a repository nested
-    in the workspace, in words, or None. A command can make one there, with settings git runs
-    (`core.fsmonitor`): a git server on the host, given its path, would run them as the
-    person. The workspace's own `.git` (and one nested before the run) is read-only inside.
-    Relative paths are taken from `base`, the server's folder (its entry's `cwd`)."""
-    if isinstance(args, dict):
-        args = list(args.values())
-    if isinstance(args, list):
-        found = (nested_repository_named(value, root, base) for value in args)
-        return next(filter(None, found), None)
-    if not isinstance(args, str) or not (os.path.isabs(args) or base):
-        return None
-    top = os.path.realpath(root)
-    try:
-        path = os.path.realpath(os.path.join(base or "/", args))
-    except (OSError, ValueError):
-        return None
-    while path.startswith(top + "/"):
-        if os.path.lexists(os.path.join(path, ".git")):
-            return f"{args} is in a repository nested in the workspace ({path})"
-        path = os.path.dirname(path)
     return None
 
 

@@ -246,15 +246,16 @@ class McpTools:
     ) -> Callable[..., Proposal | ToolResult]:
         def call(ctx: Any, **args: Any) -> Proposal | ToolResult:
             if not self.placement.contained(server):
-                from hephaistus.mcp_placement import nested_repository_named
+                from hephaistus.mcp_paths import refused_paths
+                from hephaistus.runtime.sandbox import cache_folder
 
                 folder = os.path.join(self.root, server.cwd) if server.cwd else None
-                nested = nested_repository_named(args, self.root, folder)
-                if nested:  # its settings would run as the person: not asked, refused
+                why = refused_paths(args, self.root, cache_folder(self.root), folder)
+                if why:  # settings a command wrote would run as the person: refused, not asked
                     return ToolResult(
                         False,
                         f"not sent to {server.name}, which runs on the person's machine: "
-                        f"{nested}, whose git settings it would run there",
+                        f"{why}, whose git settings it would run there",
                     )
 
             def carry_out() -> ToolResult:

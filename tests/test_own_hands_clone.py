@@ -99,11 +99,14 @@ def test_a_persons_server_works_in_the_sandbox_of_an_untrusted_workspace(
 
 
 def test_a_persons_server_on_the_host_is_never_sent_a_path_into_a_nested_repository(
-    heph, chat_server, home, tmp_path
+    heph, chat_server, home, tmp_path, monkeypatch
 ):
     # mcp-server-git with no --repository runs git wherever the model says: in a repository a
     # command made in the workspace, with its core.fsmonitor, it ran that as the person.
     pytest.importorskip("mcp")
+    from hephaistus.runtime import sandbox
+
+    monkeypatch.setattr(sandbox, "_started", [])  # a run of its own: no command ran before
     root = clone(home, {"app.py": "x = 1\n"})
     env = persons_server(home, chat_server, "t", [sys.executable, str(SERVER)])
     assert heph("trust", "--yes", cwd=root, env=env).code == 0  # on the host, as the person
@@ -624,3 +627,27 @@ def test_short_options_written_together_name_the_workspace_as_click_reads_them(t
     assert workspace_code(entry, root, {}) is not None  # -v -r ws, from its cwd
     apart = McpServerConfig(name="g", command="/bin/true", args=["-vr", "elsewhere"])
     assert workspace_code(apart, root, {}) is None
+
+
+def test_a_call_to_a_persons_host_server_never_reaches_settings_a_command_wrote(
+    tmp_path, monkeypatch
+):
+    from hephaistus.mcp_paths import refused_paths
+    from hephaistus.runtime import sandbox
+
+    home, cache = tmp_path / "home", tmp_path / "cache"
+    root = home / "proj"
+    (root / "src").mkdir(parents=True)
+    (cache / "r" / ".git").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(sandbox, "_started", [])
+    assert refused_paths({"repo_path": str(root)}, root, cache) is None  # no command ran yet
+    assert "cache folder" in refused_paths({"repo_path": f"{cache}/r"}, root, cache)
+    (root / "sub" / ".git").mkdir(parents=True)  # nested: its own path, spelled from home too
+    for spelled in ("~/proj/sub", "$HOME/proj/sub/x", "${HOME}/proj/sub"):
+        assert "nested" in refused_paths([{"p": spelled}], root, cache), spelled
+    assert refused_paths({"repo_path": "~/proj/src"}, root, cache) is None
+    monkeypatch.setattr(sandbox, "_started", [0.0])  # a command ran: a .git made since is its
+    (root / ".git").mkdir()  # `git init` at the top, where there was no repository
+    why = refused_paths({"repo_path": str(root)}, root, cache)
+    assert why and "a command made" in why

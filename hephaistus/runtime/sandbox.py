@@ -14,6 +14,7 @@ import hashlib
 import os
 import stat
 import subprocess
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -130,6 +131,7 @@ class Sandbox:
         """The bwrap command line that runs `argv` in `cwd`, inside (with `env`, whose PATH
         and VIRTUAL_ENV say where the toolchain is), under `limit`'s process limit, with the
         paths under /tmp the person named (`shown`) read-only."""
+        _started[:] = _started or [time.time()]  # the first process of heph's: may write from now
         root = str(self.workspace)
         line = isolated(self.bwrap, self.network, limit.memory if limit else memory_limit())
         runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
@@ -213,6 +215,14 @@ def toolchains_in_tmp(argv: list[str], env: dict[str, str], workspace: Path) -> 
         if not inside and folder not in found and folder != Path("/tmp"):
             found.append(folder)
     return found
+
+
+_started: list[float] = []  # when heph first started a process in a sandbox
+
+
+def first_started() -> float | None:
+    """When heph first started a sandboxed process (None: not yet): no command wrote before."""
+    return _started[0] if _started else None
 
 
 def named_in_tmp(words: list[str], workspace: Path) -> list[Path]:

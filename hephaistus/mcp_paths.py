@@ -1,0 +1,81 @@
+"""What a call may send a person's MCP server that runs on the host: no path that would make it
+run settings a command wrote. A command can make a git repository in the workspace, or in the
+sandbox's cache folder (both writable inside), with settings git runs (`core.fsmonitor`, hooks):
+a git server on the host, given a path there, runs them as the person (mcp-server-git with no
+`--repository` takes any path the model sends). The workspace's own `.git`, and the repositories
+nested in it before the run, are read-only inside; one a command made is not.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+
+def refused_paths(args: Any, root: Path, cache: Path, base: str | None = None) -> str | None:
+    """Why the call's arguments (`args`, JSON's kinds) may not go to a person's server on the
+    host, in words, or None: a path (`~` and `$VARS` read as the server would, relative ones
+    from `base`, its `cwd`) into a repository nested in the workspace, into the sandbox's
+    `cache` folder, or to the workspace (in it, or a folder holding it) while it holds a
+    repository made during this run (git there looks into every repository below)."""
+    for text in _strings(args):
+        word = os.path.expandvars(os.path.expanduser(text))
+        if not (os.path.isabs(word) or base):
+            continue
+        try:
+            path = os.path.realpath(os.path.join(base or "/", word))
+        except (OSError, ValueError):
+            continue
+        why = _why(path, os.path.realpath(root), os.path.realpath(cache))
+        if why:
+            return f"{text} {why}"
+    return None
+
+
+def _strings(args: Any) -> list[str]:
+    """Every string in `args`, however deep."""
+    if isinstance(args, str):
+        return [args]
+    if isinstance(args, dict):
+        args = list(args.values())
+    if isinstance(args, list):
+        return [text for value in args for text in _strings(value)]
+    return []
+
+
+def _why(path: str, top: str, cache: str) -> str | None:
+    if path == cache or path.startswith(cache + "/"):
+        return "is in the sandbox's cache folder, which commands write"
+    inside = path == top or path.startswith(top + "/")
+    if not inside and not top.startswith(path.rstrip("/") + "/"):
+        return None
+    at = path
+    while at.startswith(top + "/"):
+        if os.path.lexists(os.path.join(at, ".git")):
+            return f"is in a repository nested in the workspace ({at})"
+        at = os.path.dirname(at)
+    made = made_repositories(Path(top))
+    if made:
+        return f"would reach a repository a command made in the workspace ({made[0]})"
+    return None
+
+
+def made_repositories(root: Path) -> list[Path]:
+    """The repositories in the workspace (its own included) whose `.git` was made or changed
+    since heph's first sandboxed process started: their settings may be a command's."""
+    from hephaistus.runtime.hidden import walk
+    from hephaistus.runtime.sandbox import first_started
+
+    since = first_started()
+    if since is None:  # no command has run: none can have made one
+        return []
+    found = [root / ".git", *(root / rel for rel in walk(root).internals if rel.endswith(".git"))]
+    made = []
+    for path in found:
+        try:
+            if os.lstat(path).st_ctime >= since:
+                made.append(path)
+        except OSError:
+            continue
+    return made
