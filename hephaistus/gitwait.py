@@ -42,18 +42,17 @@ def waited(
 
 
 def pipes_under(root: Path, budget: int = WALKED_FOR_PIPES) -> list[str]:
-    """The named pipes under `root`, among the first `budget` entries: in a `.git`, only at its
-    top (git opens a nested repository's `HEAD` to tell it is one), never in its objects."""
+    """The named pipes under `root`, `.git` folders included (git opens a nested repository's
+    `HEAD`, the ref it names, its `commondir`), among the first `budget` entries."""
     found: list[str] = []
-    folders = [(str(root), True)]  # a folder, and whether to go into the folders it holds
+    folders = [str(root)]
     while folders and budget > 0:
-        folder, deeper = folders.pop()
         try:
-            with os.scandir(folder) as entries:
+            with os.scandir(folders.pop()) as entries:
                 for entry in entries:
                     budget -= 1
                     if entry.is_dir(follow_symlinks=False):
-                        folders += [(entry.path, entry.name != ".git")] if deeper else []
+                        folders.append(entry.path)
                     elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
                         found += [entry.path] if _is_pipe(entry.path) else []
         except OSError:

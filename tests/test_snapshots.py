@@ -81,6 +81,10 @@ def test_named_pipes_a_command_makes_gitignores_do_not_hang_the_snapshots(
     a_repository(workspace)
     pipes = "for i in $(seq 40); do mkdir d$i; mkfifo d$i/.gitignore; done"  # git meets each
     pipes += "; mkdir -p sub/.git/objects sub/.git/refs; mkfifo sub/.git/HEAD"  # "a repository?"
+    # and one whose HEAD names a ref that is a pipe, behind a link to another .git folder
+    pipes += "; mkdir -p y/.git/inner/objects y/.git/inner/refs/heads other"
+    pipes += "; echo ref: refs/heads/m > y/.git/inner/HEAD; mkfifo y/.git/inner/refs/heads/m"
+    pipes += "; ln -s ../y/.git/inner other/.git"
     user_commands(home, pipe=f"sh -c '{pipes}; echo x > made.txt'")
     chat_server.reply(act("run_command", name="pipe"))
     chat_server.reply(act("git_diff"))  # the person's repository: git meets the pipe there too
