@@ -124,6 +124,12 @@ CREDENTIAL_STORES = (
     ".local/share/containers/auth.json",
     ".vault",
     ".local/share/jupyter/runtime",
+    ".continue/config.json",
+    ".wakatime.cfg",
+    ".passwd-s3fs",
+    ".thunderbird",
+    ".purple",
+    ".config/aichat",
     # containers and clusters
     ".docker",
     ".config/containers/auth.json",

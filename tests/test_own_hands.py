@@ -421,6 +421,11 @@ def test_credential_stores_linked_secrets_and_deep_secrets_are_empty_inside(
         ".config/heroku/credentials",
         ".config/Code/User/globalStorage/state.vscdb",
         ".local/share/containers/auth.json",
+        # the fifth's
+        ".continue/config.json",
+        ".wakatime.cfg",
+        ".passwd-s3fs",
+        ".config/aichat/config.yaml",
     ]
     for number, name in enumerate(stores):
         (home / name).parent.mkdir(parents=True, exist_ok=True)
@@ -836,6 +841,8 @@ def test_a_project_that_holds_a_path_entry_shows_its_tools_but_not_its_secrets(
     (tools / "conf" / "credentials.json").write_text("secret-one-folder-down\n")
     (tools / "conf" / "prod").mkdir()
     (tools / "conf" / "prod" / ".env").write_text("secret-two-folders-down\n")
+    (tools / "deploy" / "keys").mkdir(parents=True)
+    (tools / "deploy" / "keys" / "id_ed25519").write_text("secret-key-two-folders-down\n")
     # Deeper, such names are a library's (Python's own `secrets` module): the toolchain needs them.
     (tools / "lib" / "python3").mkdir(parents=True)
     (tools / "lib" / "python3" / "secrets.py").write_text("library-code\n")
@@ -851,6 +858,7 @@ def test_a_project_that_holds_a_path_entry_shows_its_tools_but_not_its_secrets(
         ".heph/sessions/s.jsonl",
         ".git/config",
         "lib/python3/secrets.py",
+        "deploy/keys/id_ed25519",
     ]
     reads = "; ".join(f"cat {tools / name} 2>/dev/null" for name in names)
     chat_server.reply(act("shell", command=f"(tool; {reads}) > seen.txt; echo read"))

@@ -296,9 +296,9 @@ def exposed_secrets(project: Path, workspace: Path) -> list[Path]:
     """What stays hidden of a project the sandbox shows (a toolchain's: a command runs its
     code): heph's records of it (`.heph`), its secret files at its top and one folder down
     (secret_files.is_secret_name; a link's target), and deeper, as far as the walk reaches,
-    its `.env` files (inside a `.venv` or `node_modules`, only at its top). Deeper, a name
-    such as `secrets.py`, `cacert.pem` or `credentials.py` is a library's (Python's own
-    `secrets` module): hidden, it would break the toolchain. Not the workspace's, which its
+    those but a library's files (`secrets.py`, `cacert.pem`, `credentials.py`: Python's own
+    `secrets` module; hidden, they would break the toolchain), and `.env` files (inside a
+    `.venv` or `node_modules`, only at its top). Not the workspace's, which its
     own walk finds. No git runs in it: it is not the workspace."""
     found: list[Path] = []
     pending = [(project, 0, True)]  # a folder, its depth, whether to go into its folders
@@ -309,12 +309,23 @@ def exposed_secrets(project: Path, workspace: Path) -> list[Path]:
             seen += 1
             path = Path(entry.path)
             rel = os.path.relpath(path, project)
-            secret = _secret_entry(entry, rel) if depth < 2 else is_env_file(entry.name)
+            secret = _secret_entry(entry, rel) and (depth < 2 or not _library_file(entry.name))
+            secret = secret or is_env_file(entry.name)
             if entry.name == ".heph" or secret:
                 found.append(path)
             elif deeper and depth < SECRET_WALK_DEPTH and _walked_into(entry, workspace):
                 pending.append((path, depth + 1, entry.name not in SKIPPED_FOLDERS))
     return real_paths(found, workspace)
+
+
+# Deep in a toolchain these are a library's, whatever their names say (`secrets.py`,
+# `credentials.py`, `cacert.pem`): hidden, the toolchain would break.
+LIBRARY_SUFFIXES = {".py", ".pyc", ".pyi", ".js", ".mjs", ".cjs", ".ts", ".rb", ".go", ".pem"}
+LIBRARY_SUFFIXES |= {".java", ".class", ".so", ".crt", ".cer", ".h", ".c", ".rs", ".pm"}
+
+
+def _library_file(name: str) -> bool:
+    return os.path.splitext(name)[1].lower() in LIBRARY_SUFFIXES
 
 
 def _walked_into(entry: os.DirEntry[str], workspace: Path) -> bool:
