@@ -201,8 +201,8 @@ class Checkpoints:
     def _store(self, data: bytes, mode: int) -> FileState:
         sha = hashlib.sha256(data).hexdigest()
         blob = self.folder / "blobs" / sha
-        if not blob.exists():
-            atomic_write(blob, data, temp_dir=self.temp_dir)
+        if not blob.exists():  # the person's alone: a 0600 file's content stays theirs
+            atomic_write(blob, data, temp_dir=self.temp_dir, mode=0o600)
         return FileState(True, mode, sha)
 
     def _save(self) -> None:

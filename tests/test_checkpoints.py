@@ -244,3 +244,17 @@ def test_undo_removes_no_folder_through_a_link(ws, tmp_path):
 
     _remove_made_folders(store, store.entries(session))
     assert (elsewhere / "sub").is_dir() and (ws.root / "pkg").is_symlink()
+
+
+def test_checkpoint_copies_are_the_persons_alone(heph, chat_server, workspace):
+    from hephaistus.testing import act, final
+
+    notes = workspace / "notes.txt"
+    notes.write_text("private\n")
+    notes.chmod(0o600)
+    chat_server.reply(act("read_file", path="notes.txt"))
+    chat_server.reply(act("write_file", path="notes.txt", content="replaced\n"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "replace the notes").code == 0
+    blobs = list((workspace / ".heph" / "checkpoints").rglob("blobs/*"))
+    assert blobs and all(blob.stat().st_mode & 0o077 == 0 for blob in blobs), blobs
