@@ -29,7 +29,7 @@ LIST_KEYS = ("args", "enabled_tools", "disabled_tools", "read_only_tools")
 NUMBER_KEYS = ("startup_timeout_sec", "tool_timeout_sec")
 HEADER_KEYS = ("http_headers", "env_http_headers")  # Codex's: header = value, header = VAR
 MODEL_KEY = "OPENAI_API_KEY"  # the key heph sends its model: no workspace's server gets it
-KEYS = {*STRING_KEYS, *LIST_KEYS, *NUMBER_KEYS, *HEADER_KEYS, "env", "enabled"}
+KEYS = {*STRING_KEYS, *LIST_KEYS, *NUMBER_KEYS, *HEADER_KEYS, "env", "enabled", "on_host"}
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,7 @@ class McpServerConfig:
     http_headers: tuple[tuple[str, str], ...] = ()  # sent with every request to `url`
     env_http_headers: tuple[tuple[str, str], ...] = ()  # header, the variable holding its value
     from_workspace: bool = False  # a trusted workspace's: runs in the sandbox
+    on_host: bool = False  # the person's, run as them in a workspace they trusted (user config)
 
     @property
     def digest(self) -> str:
@@ -97,8 +98,8 @@ def _server(name: str, entry: dict[str, Any], at: str, in_workspace: bool) -> Mc
             value = tuple(value)
         if key in NUMBER_KEYS and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise ConfigError(f"{at}: '{key}' must be a number of seconds")
-        if key == "enabled" and not isinstance(value, bool):
-            raise ConfigError(f"{at}: 'enabled' must be true or false")
+        if key in ("enabled", "on_host") and not isinstance(value, bool):
+            raise ConfigError(f"{at}: '{key}' must be true or false")
         if key == "env":
             value = _env(value, at, in_workspace)
         if key in HEADER_KEYS:
@@ -112,6 +113,11 @@ def _server(name: str, entry: dict[str, Any], at: str, in_workspace: bool) -> Mc
     if in_workspace:
         _tokens_stay_the_persons(values, at)
         _named_in_env(values, at)
+    if in_workspace and values.get("on_host"):
+        raise ConfigError(
+            f"{at}: 'on_host' is for your user config only (a workspace's servers run in the "
+            "sandbox)"
+        )
     if in_workspace and values.get("read_only_tools"):
         raise ConfigError(
             f"{at}: 'read_only_tools' is for your user config only (a workspace may not say "

@@ -1,16 +1,17 @@
 """Where an MCP server's process runs, and in which folder.
 
-A workspace's server runs in the sandbox. The person's runs there too (with the network: it is
-their server) in a workspace they have not trusted. In one they trusted it runs on the host, as
-them, but never with the workspace (or a folder in it) as its current folder: `python -m` and
-`-c` put that folder first on the import path, node and npm look for code in it, so a file a
-model wrote there would stand in for their server's code or its libraries. It runs in a folder
-of heph's own instead, new and empty at each start, or in the folder its entry's `cwd` names
-outside the workspace. An entry that itself names the workspace (its `cwd`, its command, an
-argument, `.` among them, a path in its `env`) would run the workspace's code, or work on what a
-model wrote there (`uvx --from .` builds it, a git server runs its fsmonitor): that server runs in
-the sandbox, without the network, trusted or not.
-"""
+A workspace's server runs in the sandbox, and so does the person's (with the network: it is their
+server), unless their entry says `on_host = true`: on the host, whatever it is handed (an
+argument, its folder, a path the model sends) could make it run what a command wrote, and heph
+cannot see what a server does with it. An `on_host` server runs as the person only in a
+workspace they trusted, and never with the workspace (or a folder in it) as its current folder:
+`python -m` and `-c` put that folder first on the import path, node and npm look for code in it,
+so a file a model wrote there would stand in for their server's code or its libraries. It runs
+in a folder of heph's own instead, new and empty at each start, or in the folder its entry's
+`cwd` names outside the workspace. An entry that itself names the workspace (its `cwd`, its
+command, an argument, `.` among them, a path in its `env`) would run the workspace's code, or
+work on what a model wrote there (`uvx --from .` builds it, a git server runs its fsmonitor):
+that server runs in the sandbox, without the network, `on_host` or not."""
 
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ from pathlib import Path
 
 from hephaistus.mcp_config import McpServerConfig, expanded_env, live
 
+IN_THE_SANDBOX = (
+    " (your servers run in the sandbox, with the network, unless their entry says "
+    "on_host = true: then as you, in a workspace you trusted)"
+)
 UNTRUSTED = (
     " (your servers run in the sandbox in a workspace you have not trusted, so that its files' "
     "code never runs as you: `heph trust` lets them run as you here)"
@@ -58,6 +63,8 @@ class Placement:
             return ""
         if self.contain_persons:
             return UNTRUSTED
+        if not server.on_host:
+            return IN_THE_SANDBOX
         code = workspace_code(server, self.root, self.environ)
         if code is None:
             return ""

@@ -38,8 +38,8 @@ def notice(decision: Decision) -> str:
 
 # What trusting a workspace with nothing to trust changes, and what it never does.
 MCP_AS_YOU = (
-    "your MCP servers run as you here (in the sandbox still where their command would run "
-    "this workspace's code)"
+    "your MCP servers whose entry says on_host = true run as you here (in the sandbox still "
+    "where their command would run this workspace's code)"
 )
 
 
@@ -50,7 +50,7 @@ def report(root: Path, settings: list[Setting], state: str, store: TrustStore) -
             f"trusted since {store.when(root)}: {MCP_AS_YOU}"
             if state == "trusted"
             else "not trusted by you: your MCP servers run in the sandbox here (`heph trust "
-            "--yes` lets them run as you)"
+            "--yes` lets those whose entry says on_host = true run as you)"
         )
         return (
             f"{root}: its files hold no settings that need trust; all of them apply "

@@ -34,7 +34,7 @@ def test_trust_says_commits_run_no_hook_and_a_commit_then_runs_none(
     for said in (shown.stdout, trusted.stdout, again.stdout):
         assert said.count("hook") == said.count("heph's commits run no hook") == 1, said
     assert "your MCP servers run in the sandbox here" in shown.stdout
-    assert "your MCP servers run as you here" in trusted.stdout + again.stdout
+    assert "on_host = true run as you here" in trusted.stdout + again.stdout
 
     marker = tmp_path / "hooked"
     hook(root, "pre-commit", marker)  # the person's own hook, in the repository they trusted

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -24,8 +25,12 @@ SERVER = Path(__file__).with_name("mcp_server.py")
 
 
 def user_config(home: Path, text: str) -> None:
+    """The person's config: their servers run as them here (`on_host`, in the workspace they
+    trusted: persons_own_project), as these tests of the protocol's working want; where they
+    run by default, the sandbox, see test_own_hands_clone."""
     folder = home / ".config" / "hephaistus"
     folder.mkdir(parents=True, exist_ok=True)
+    text = re.sub(r"(\[mcp_servers\.[^\]]+\]\n)(command = )", r"\1on_host = true\n\2", text)
     (folder / "config.toml").write_text(text)
 
 
@@ -290,7 +295,7 @@ def test_slash_mcp_shows_the_servers_and_what_the_model_sees(tmp_path, home, mon
     monkeypatch.setenv("HOME", str(home))
     root = tmp_path / "ws"
     root.mkdir(exist_ok=True)
-    server = McpServerConfig("t", command=sys.executable, args=(str(SERVER),))
+    server = McpServerConfig("t", command=sys.executable, args=(str(SERVER),), on_host=True)
     console = Console(file=io.StringIO(), force_terminal=False, width=200)
     sink = ConsoleSink(console=console)
     model = ScriptedModel([final("hello")])
@@ -591,7 +596,7 @@ def test_warming_starts_the_servers_in_the_background(tmp_path, home, monkeypatc
     monkeypatch.setenv("HOME", str(home))
     root = tmp_path / "ws"
     root.mkdir(exist_ok=True)
-    server = McpServerConfig("t", command=sys.executable, args=(str(SERVER),))
+    server = McpServerConfig("t", command=sys.executable, args=(str(SERVER),), on_host=True)
     tools = McpTools((server,), root, root / ".heph")
     started = clock.monotonic()
     tools.warm()

@@ -36,6 +36,7 @@ def persons_server(
         f"[mcp_servers.{name}]\ncommand = {json.dumps(argv[0])}\n"
         f"args = {json.dumps(argv[1:])}\nstartup_timeout_sec = 30\n{extra}"
     )
+    entry += "" if "on_host" in extra else "on_host = true\n"  # as them, where they trust it
     config.write_text(config.read_text() + entry)
     return env
 
@@ -152,6 +153,25 @@ def test_a_persons_server_kept_under_tmp_runs_in_the_sandbox_of_an_untrusted_wor
         shutil.rmtree(kept, ignore_errors=True)
     assert result.code == 0, result.stderr
     assert "Observation: 42" in observation(chat_server, 1)
+
+
+@needs_sandbox
+def test_a_persons_server_runs_in_the_sandbox_of_a_trusted_workspace_unless_on_host(
+    heph, chat_server, home, tmp_path
+):
+    # On the host, whatever a server is handed could make it run what a command wrote.
+    pytest.importorskip("mcp")
+    marker = tmp_path / "ran"
+    root = clone(home, {"app.py": "x = 1\n"})
+    env = persons_server(
+        home, chat_server, "t", [sys.executable, "-m", "helper"], "on_host = false\n"
+    )
+    assert heph("trust", "--yes", cwd=root, env=env).code == 0
+    plant(root, "helper.py", marker)  # what a command left: never run on the host
+    listed = heph("mcp", "list", cwd=root, env=env)
+    line = next(line for line in listed.stdout.splitlines() if line.startswith("t ("))
+    assert "in the sandbox" in line and "on_host = true" in line, listed.stdout
+    assert not marker.exists()
 
 
 @needs_sandbox
