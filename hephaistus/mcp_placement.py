@@ -81,18 +81,29 @@ class Placement:
         if not self.contained(server):  # an argument `.` is the folder they chose
             return [server.command, *server.args]
         argv = [server.command, *server.args]
-        if server.cwd:  # the sandbox starts in the workspace: the entry's folder is gone to
-            folder = _resolved(server.cwd, self.root)
+        code = None if server.from_workspace else workspace_code(server, self.root, self.environ)
+        # The sandbox starts in the workspace: the entry's folder is gone to, and a person's
+        # server with the network starts in the sandbox's own empty /tmp, where no file a model
+        # wrote stands in for its code (`python -m`, npx look in the folder they start in).
+        folder = _resolved(server.cwd, self.root) if server.cwd else ""
+        folder = folder or ("/tmp" if self.networked(server) else "")
+        if folder:
             argv = ["/bin/sh", "-c", 'cd -- "$0" && exec "$@"', folder, *argv]
         if self.command_line is None:
             raise OSError("there is no sandbox to run it in")
         if server.from_workspace:
             return self.command_line(argv)
-        code = workspace_code(server, self.root, self.environ)
         from hephaistus.runtime.sandbox import named_in_tmp
 
         shown = named_in_tmp([server.command, *server.args], self.root)  # the sandbox's /tmp is new
         return self.command_line(argv, network=code is None, shown=shown)
+
+    def networked(self, server: McpServerConfig) -> bool:
+        """Whether the person's `server` reaches the network from the sandbox (or runs on the
+        host): what a call sends it must reach no settings a command wrote (see mcp_paths)."""
+        if server.from_workspace or not server.command:
+            return False
+        return not self.contained(server) or workspace_code(server, self.root, self.environ) is None
 
     @contextmanager
     def folder(self, server: McpServerConfig) -> Iterator[str]:

@@ -245,7 +245,7 @@ class McpTools:
         self, server: McpServerConfig, tool: str, effect: str
     ) -> Callable[..., Proposal | ToolResult]:
         def call(ctx: Any, **args: Any) -> Proposal | ToolResult:
-            if not self.placement.contained(server):
+            if self.placement.networked(server):  # on the host, or with the network
                 from hephaistus.mcp_paths import refused_paths
                 from hephaistus.runtime.sandbox import cache_folder
 
@@ -254,8 +254,8 @@ class McpTools:
                 if why:  # settings a command wrote would run as the person: refused, not asked
                     return ToolResult(
                         False,
-                        f"not sent to {server.name}, which runs on the person's machine: "
-                        f"{why}, whose git settings it would run there",
+                        f"not sent to {server.name}, which runs with the network and the "
+                        f"person's settings for it: {why}, whose git settings it would run",
                     )
 
             def carry_out() -> ToolResult:

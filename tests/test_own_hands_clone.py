@@ -91,16 +91,21 @@ def test_a_persons_server_works_in_the_sandbox_of_an_untrusted_workspace(
     root = clone(tmp_path, {"app.py": "x = 1\n"})
     env = persons_server(home, chat_server, "t", [sys.executable, str(SERVER)])
     chat_server.reply(act("mcp__t__add", a=2, b=40))
-    chat_server.reply(act("mcp__t__write", path="made.txt", text="by the server\n"))
+    chat_server.reply(act("mcp__t__write", path=str(root / "made.txt"), text="by the server\n"))
+    chat_server.reply(act("mcp__t__write", path="relative.txt", text="in its own folder\n"))
     chat_server.reply(final("42"))
     result = heph("--yes", "add", cwd=root, env=env)
     assert result.code == 0, result.stderr
     assert "Observation: 42" in observation(chat_server, 1)
-    assert (root / "made.txt").read_text() == "by the server\n"  # the workspace is its folder
+    assert (root / "made.txt").read_text() == "by the server\n"  # the workspace is writable
+    # It starts in the sandbox's own empty /tmp, not the workspace, where a file a model wrote
+    # would stand in for its code (python -m, npx look in the folder they start in).
+    assert not (root / "relative.txt").exists()
 
 
+@pytest.mark.parametrize("on_host", [True, False])
 def test_a_persons_server_on_the_host_is_never_sent_a_path_into_a_nested_repository(
-    heph, chat_server, home, tmp_path, monkeypatch
+    heph, chat_server, home, tmp_path, monkeypatch, on_host
 ):
     # mcp-server-git with no --repository runs git wherever the model says: in a repository a
     # command made in the workspace, with its core.fsmonitor, it ran that as the person.
@@ -109,8 +114,10 @@ def test_a_persons_server_on_the_host_is_never_sent_a_path_into_a_nested_reposit
 
     monkeypatch.setattr(sandbox, "_started", [])  # a run of its own: no command ran before
     root = clone(home, {"app.py": "x = 1\n"})
-    env = persons_server(home, chat_server, "t", [sys.executable, str(SERVER)])
-    assert heph("trust", "--yes", cwd=root, env=env).code == 0  # on the host, as the person
+    # On the host, or in the sandbox with the network and its entry's tokens: the same.
+    extra = "" if on_host else "on_host = false\n"
+    env = persons_server(home, chat_server, "t", [sys.executable, str(SERVER)], extra)
+    assert heph("trust", "--yes", cwd=root, env=env).code == 0
     (root / "sub" / ".git").mkdir(parents=True)
     chat_server.reply(act("mcp__t__write", path=str(root / "sub" / "x.txt"), text="x\n"))
     chat_server.reply(act("mcp__t__write", path=str(root / "y.txt"), text="y\n"))
@@ -168,10 +175,12 @@ def test_a_persons_server_runs_in_the_sandbox_of_a_trusted_workspace_unless_on_h
     )
     assert heph("trust", "--yes", cwd=root, env=env).code == 0
     plant(root, "helper.py", marker)  # what a command left: never run on the host
+    # nor in the sandbox, where the server has the network and its entry's tokens
+    (root / "helper.py").write_text("open('ran-in-the-sandbox', 'w').write('x')\n")
     listed = heph("mcp", "list", cwd=root, env=env)
     line = next(line for line in listed.stdout.splitlines() if line.startswith("t ("))
     assert "in the sandbox" in line and "on_host = true" in line, listed.stdout
-    assert not marker.exists()
+    assert not marker.exists() and not (root / "ran-in-the-sandbox").exists()
 
 
 @needs_sandbox
