@@ -93,10 +93,11 @@ class Placement:
             raise OSError("there is no sandbox to run it in")
         if server.from_workspace:
             return self.command_line(argv)
-        from hephaistus.runtime.sandbox import named_in_tmp
+        from hephaistus.runtime.tmp_shown import named_in_tmp
 
         shown = named_in_tmp([server.command, *server.args], self.root)  # the sandbox's /tmp is new
-        return self.command_line(argv, network=code is None, shown=shown)
+        cache = servers_cache(self.root)  # no command can leave a package there for npx or uv
+        return self.command_line(argv, network=code is None, shown=shown, cache=cache)
 
     def networked(self, server: McpServerConfig) -> bool:
         """Whether the person's `server` reaches the network from the sandbox (or runs on the
@@ -156,6 +157,15 @@ def workspace_code(server: McpServerConfig, root: Path, environ: dict[str, str])
     if not server.cwd and _names(str(state_dir()), where, str(root), holding=False):
         return f"heph's state folder {state_dir()} is in the workspace (XDG_STATE_HOME moves it)"
     return None
+
+
+def servers_cache(root: Path) -> Path:
+    """The cache folder of the person's servers in the sandbox of the workspace at `root`:
+    beside the commands' (see runtime.sandbox.cache_folder), which commands write."""
+    from hephaistus.runtime.sandbox import cache_folder
+
+    commands = cache_folder(root)
+    return commands.with_name(commands.name + "-servers")
 
 
 def own_folder(root: Path) -> Path:

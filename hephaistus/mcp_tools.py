@@ -219,9 +219,11 @@ class McpTools:
 
         passed = {k: self.environ[k] for k in PASSED_ENV if k in self.environ}
         if self.placement.contained(server):  # home is read-only there: caches go to its own
+            from hephaistus.mcp_placement import servers_cache
             from hephaistus.runtime.sandbox import CACHE_VARIABLES, cache_folder
 
-            cache = cache_folder(self.root)
+            # A workspace's server shares the commands' cache; the person's has one of its own.
+            cache = cache_folder(self.root) if server.from_workspace else servers_cache(self.root)
             passed.update({name: str(cache / sub) for name, sub in CACHE_VARIABLES.items()})
         return {**passed, **expanded_env(server, self.environ)}
 

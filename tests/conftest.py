@@ -88,6 +88,10 @@ def own_user_folders(tmp_path, tmp_path_factory, monkeypatch) -> None:
     for name in list(os.environ):
         if name.startswith(DEVELOPER_SETTINGS):
             monkeypatch.delenv(name)
+    # Each test is a run of its own: no command of another test's ran in it (mcp_paths).
+    from hephaistus.runtime import sandbox
+
+    monkeypatch.setattr(sandbox, "_started", [])
 
 
 @pytest.fixture

@@ -110,9 +110,6 @@ def test_a_persons_server_on_the_host_is_never_sent_a_path_into_a_nested_reposit
     # mcp-server-git with no --repository runs git wherever the model says: in a repository a
     # command made in the workspace, with its core.fsmonitor, it ran that as the person.
     pytest.importorskip("mcp")
-    from hephaistus.runtime import sandbox
-
-    monkeypatch.setattr(sandbox, "_started", [])  # a run of its own: no command ran before
     root = clone(home, {"app.py": "x = 1\n"})
     # On the host, or in the sandbox with the network and its entry's tokens: the same.
     extra = "" if on_host else "on_host = false\n"
@@ -680,3 +677,23 @@ def test_a_call_to_a_persons_host_server_never_reaches_settings_a_command_wrote(
     (root / ".git").mkdir()  # `git init` at the top, where there was no repository
     why = refused_paths({"repo_path": str(root)}, root, cache)
     assert why and "a command made" in why
+
+
+@needs_sandbox
+def test_a_persons_sandboxed_server_has_a_cache_no_command_can_write(
+    heph, chat_server, home, tmp_path
+):
+    # A command could leave a package in its own cache for npx or uv to run with the network
+    # and the entry's tokens: the person's servers have a cache folder of their own.
+    pytest.importorskip("mcp")
+    root = clone(home, {"app.py": "x = 1\n"})
+    env = persons_server(home, chat_server, "t", [sys.executable, str(SERVER)], "on_host = false\n")
+    assert heph("trust", "--yes", cwd=root, env=env).code == 0
+    chat_server.reply(act("mcp__t__env"))
+    chat_server.reply(act("shell", command="echo $npm_config_cache"))
+    chat_server.reply(final("seen"))
+    assert heph("--yes", "look", cwd=root, env=env).code == 0
+    servers = json.loads(observation(chat_server, 1).partition("Observation: ")[2].strip())
+    commands = observation(chat_server, 2)
+    assert servers["npm_config_cache"].split("/")[-2].endswith("-servers")
+    assert servers["npm_config_cache"] not in commands and "/npm" in commands

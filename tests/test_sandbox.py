@@ -359,7 +359,7 @@ def test_a_bubblewrap_that_bounds_no_tmpfs_still_makes_the_sandbox(tmp_path):
 def test_what_a_persons_entry_names_under_tmp_is_of_tmp_alone(tmp_path):
     import tempfile
 
-    from hephaistus.runtime.sandbox import named_in_tmp
+    from hephaistus.runtime.tmp_shown import named_in_tmp
 
     kept = Path(tempfile.mkdtemp(prefix="heph-named-", dir="/tmp"))
     try:

@@ -35,6 +35,7 @@ from hephaistus.runtime.hidden import (
 from hephaistus.runtime.landlock import scoped_line, scoping
 from hephaistus.runtime.limits import HIDING_BYTES, RUN_BYTES, ProcessLimit, memory_limit
 from hephaistus.runtime.programs import command_path, find, missing, sandbox_caches
+from hephaistus.runtime.tmp_shown import toolchains_in_tmp
 
 # Tools' caches point into the sandbox's own cache folder (the rest of home is read-only).
 CACHE_VARIABLES = {
@@ -196,51 +197,12 @@ def _size(bwrap: str, size: int | None) -> list[str]:
     return ["--size", str(size)] if size and _sized.get(bwrap, True) else []
 
 
-def toolchains_in_tmp(argv: list[str], env: dict[str, str], workspace: Path) -> list[Path]:
-    """The folders under /tmp a command's program comes from (its own path, a PATH entry, a
-    virtual environment): the sandbox's /tmp is its own, so these are shown in it, read-only.
-    A virtual environment is shown whole (its `bin` alone would not run)."""
-    named = [argv[0]] if argv and "/" in argv[0] else []
-    named += [entry for entry in env.get("PATH", "").split(os.pathsep) if entry]
-    named += [env["VIRTUAL_ENV"]] if env.get("VIRTUAL_ENV") else []
-    found: list[Path] = []
-    for name in named:
-        path = Path(name)
-        if not path.is_absolute() or path.parts[:2] != ("/", "tmp") or not path.exists():
-            continue
-        folder = path if path.is_dir() else path.parent
-        if folder.name == "bin" and (folder.parent / "pyvenv.cfg").exists():
-            folder = folder.parent
-        inside = folder == workspace or workspace in folder.parents
-        if not inside and folder not in found and folder != Path("/tmp"):
-            found.append(folder)
-    return found
-
-
 _started: list[float] = []  # when heph first started a process in a sandbox
 
 
 def first_started() -> float | None:
     """When heph first started a sandboxed process (None: not yet): no command wrote before."""
     return _started[0] if _started else None
-
-
-def named_in_tmp(words: list[str], workspace: Path) -> list[Path]:
-    """What of /tmp the person's own command line (an MCP server entry) names, to be shown
-    read-only in the sandbox's /tmp: a file right in /tmp, else the folder of /tmp holding
-    it (a script beside its modules). Never a command the model wrote: it could name anything."""
-    found: list[Path] = []
-    for part in [part for word in words for part in (word, word.partition("=")[2])]:
-        if not os.path.isabs(part):
-            continue
-        path = Path(os.path.realpath(part))  # `/tmp/..` is no folder of /tmp
-        if path.parts[:2] != ("/", "tmp") or len(path.parts) < 3:
-            continue
-        shown = Path(*path.parts[:3])
-        inside = shown == workspace or workspace in shown.parents or shown in workspace.parents
-        if shown.exists() and not shown.is_symlink() and not inside and shown not in found:
-            found.append(shown)
-    return found
 
 
 def own_folder(workspace: Path) -> Path:
@@ -370,16 +332,22 @@ class Contained:
         return self._box().run(argv, cwd=cwd, env=env, timeout=timeout, read_only=read_only)
 
     def command_line(
-        self, argv: list[str], *, network: bool | None = None, shown: list[Path] | None = None
+        self,
+        argv: list[str],
+        *,
+        network: bool | None = None,
+        shown: list[Path] | None = None,
+        cache: Path | None = None,
     ) -> list[str]:
         """The line that runs `argv` in the sandbox, in the workspace root, for a process that
         keeps running and is spoken to (an MCP server); OSError where there is no sandbox:
         such a process never runs outside one. `network`: reachable or not, whatever the
-        settings say (None: as they say); `shown`: paths under /tmp the person's entry names."""
+        settings say (None: as they say); `shown`: paths under /tmp the person's entry names;
+        `cache`: a cache folder of its own (one commands cannot write: the person's servers')."""
         why = self.why_not() if self.settings.enabled else "the sandbox is turned off"
         if why is not None:
             raise OSError(f"a workspace's MCP server runs only in the sandbox, and {why}")
-        box = self._box()
+        box = replace(self._box(), cache=cache or self._box().cache)
         box.cache.mkdir(parents=True, exist_ok=True)
         box = box if network is None else replace(box, network=network)
         line = box.command(argv, self.workspace, {"PATH": command_path()}, ProcessLimit(), shown)
