@@ -85,8 +85,9 @@ class Placement:
         # The sandbox starts in the workspace: the entry's folder is gone to, and a person's
         # server with the network starts in the sandbox's own empty /tmp, where no file a model
         # wrote stands in for its code (`python -m`, npx look in the folder they start in).
+        networked = not server.from_workspace and code is None  # (in the sandbox: see networked)
         folder = _resolved(server.cwd, self.root) if server.cwd else ""
-        folder = folder or ("/tmp" if self.networked(server) else "")
+        folder = folder or ("/tmp" if networked else "")
         if folder:
             argv = ["/bin/sh", "-c", 'cd -- "$0" && exec "$@"', folder, *argv]
         if self.command_line is None:
@@ -97,7 +98,7 @@ class Placement:
 
         shown = named_in_tmp([server.command, *server.args], self.root)  # the sandbox's /tmp is new
         cache = servers_cache(self.root)  # no command can leave a package there for npx or uv
-        return self.command_line(argv, network=code is None, shown=shown, cache=cache)
+        return self.command_line(argv, network=networked, shown=shown, cache=cache)
 
     def networked(self, server: McpServerConfig) -> bool:
         """Whether the person's `server` reaches the network from the sandbox (or runs on the

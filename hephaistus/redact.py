@@ -148,15 +148,18 @@ def scrub(text: str, environ: Mapping[str, str] | None = None) -> str:
 
 
 def scrub_strings(value: Any) -> Any:
-    """`value` (JSON's kinds: dicts, lists, strings, ...) with every string scrubbed (see
-    scrub), for a record kept on disk: a key typed into a task is not kept with it."""
+    """`value` (JSON's kinds: dicts, lists, strings, ...; anything else as its text) with every
+    string scrubbed (see scrub), for a record kept on disk: a key typed into a task is not kept
+    with it."""
     if isinstance(value, str):
         return scrub(value)
     if isinstance(value, dict):
         return {key: scrub_strings(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [scrub_strings(item) for item in value]
-    return value
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return scrub(str(value))  # as JSON would spell it with default=str
 
 
 def credential_spans(text: str) -> Iterator[tuple[int, int]]:

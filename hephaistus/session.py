@@ -161,7 +161,7 @@ class Session:
 
     def _write(self, record: dict[str, Any]) -> None:
         # No credential is kept: not the process's secrets, nor a key typed into a task.
-        record = scrub_strings(json.loads(json.dumps(record, default=str)))
+        record = scrub_strings(record)
         line = hide_values(json.dumps(record, ensure_ascii=False), self._secrets)
         # Signed as it will be read back: a lone surrogate as its JSON escape.
         line = line.encode("utf-8", "backslashreplace").decode("utf-8")
