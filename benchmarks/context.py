@@ -24,8 +24,8 @@ from pathlib import Path
 from common import stdlib_copy
 
 from hephaistus import tokens
-from hephaistus.repomap import Focus, RepoMap
 from hephaistus.workspace import Workspace
+from hephaistus.workspace.repomap import Focus, RepoMap
 
 
 def sympy_copy(into: Path) -> Path:

@@ -42,7 +42,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     runs = parser.parse_args().runs
-    report("importing GitPython", import_seconds("import hephaistus.gitlibrary", runs))
+    report("importing GitPython", import_seconds("import hephaistus.workspace.gitlibrary", runs))
     with tempfile.TemporaryDirectory() as folder, ChatServer() as chat:
         root = Path(folder) / "repo"
         root.mkdir()

@@ -38,11 +38,11 @@ from pathlib import Path
 
 from common import heph_command
 
+from hephaistus.records.undo import undo as undo_session
 from hephaistus.runtime.policy import Policy
 from hephaistus.testing import ChatServer, replies
 from hephaistus.testing.tools import run_tool
 from hephaistus.testing.watched import OUTSIDE, SECRET, WatchedWorkspace
-from hephaistus.undo import undo as undo_session
 
 COLUMNS = ("crash", "hang", "escape", "secret", "lost", "stray", "took")
 NULL_CONTENT_CHUNK = json.dumps(
@@ -409,8 +409,8 @@ def hostile_replies() -> list[tuple[str, str]]:
 
 
 def probe_malformed_replies(quick: bool) -> Tally:
-    from hephaistus.agent import Agent
-    from hephaistus.config import Config
+    from hephaistus.engine.agent import Agent
+    from hephaistus.settings.config import Config
     from hephaistus.workspace import Workspace
 
     tally = Tally("malformed and hostile replies")
@@ -552,7 +552,7 @@ def probe_fuzzed_paths(count: int, seed: int) -> Tally:
 
 WRITER = textwrap.dedent("""
     import itertools, sys
-    from hephaistus.checkpoints import Checkpoints
+    from hephaistus.records.checkpoints import Checkpoints
     from hephaistus.testing.tools import run_tool
     from hephaistus.tools import ToolContext
     from hephaistus.workspace import Workspace
@@ -570,7 +570,7 @@ WRITER = textwrap.dedent("""
 
 
 def probe_kills(count: int, seed: int) -> Tally:
-    from hephaistus.checkpoints import CheckpointStore, UndoConflict
+    from hephaistus.records.checkpoints import CheckpointStore, UndoConflict
     from hephaistus.textfile import remove_stale_temp_files
 
     tally = Tally("kill -9 during writes")
@@ -705,8 +705,8 @@ def probe_secrets(quick: bool) -> Tally:
 
 
 def _concurrent_run(root: str, tag: str, steps: int, results: multiprocessing.Queue) -> None:
-    from hephaistus.agent import Agent
-    from hephaistus.config import Config
+    from hephaistus.engine.agent import Agent
+    from hephaistus.settings.config import Config
     from hephaistus.testing import ScriptedModel
     from hephaistus.workspace import Workspace
 
@@ -810,8 +810,8 @@ def tmpfs_folder() -> str | None:
 def _undo_one(root: Path, tags: list[str], steps: int) -> list[str]:
     """Undo the first run: it takes back its own lines or refuses; it never takes another
     run's ("took"), nor leaves its own behind when it says it is done ("lost")."""
-    from hephaistus.checkpoints import CheckpointStore, Interleaved, UndoConflict
-    from hephaistus.session import SessionStore
+    from hephaistus.records.checkpoints import CheckpointStore, Interleaved, UndoConflict
+    from hephaistus.records.session import SessionStore
 
     store = SessionStore(root / ".heph" / "sessions")
     mine = next(
@@ -841,10 +841,10 @@ def _undo_one(root: Path, tags: list[str], steps: int) -> list[str]:
 
 
 def probe_heavy_inputs() -> Tally:
-    from hephaistus.protocol import FormatError, parse_reply
-    from hephaistus.repomap import Focus, RepoMap
+    from hephaistus.model.protocol import FormatError, parse_reply
     from hephaistus.tools import ToolContext, default_registry
     from hephaistus.workspace import Workspace
+    from hephaistus.workspace.repomap import Focus, RepoMap
 
     tally = Tally("heavy inputs (time, memory)")
     tools = default_registry()

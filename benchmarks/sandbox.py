@@ -32,13 +32,13 @@ from pathlib import Path
 
 from common import heph_command, report
 
-from hephaistus.checkpoints import Checkpoints, CheckpointStore
-from hephaistus.config_sections import SandboxConfig
+from hephaistus.records.checkpoints import Checkpoints, CheckpointStore
+from hephaistus.records.snapshots import Snapshots, command_effects
+from hephaistus.records.undo import undo as undo_session
 from hephaistus.runtime.executor import LocalExecutor
 from hephaistus.runtime.sandbox import Contained
-from hephaistus.snapshots import Snapshots, command_effects
+from hephaistus.settings.config_sections import SandboxConfig
 from hephaistus.testing import ChatServer
-from hephaistus.undo import undo as undo_session
 
 STEPS = 50
 MANY = 5_000  # files one command makes

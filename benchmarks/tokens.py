@@ -32,9 +32,9 @@ from pathlib import Path
 from context import sympy_copy
 
 from hephaistus import tokens
-from hephaistus.agent import Agent
-from hephaistus.config import Config
+from hephaistus.engine.agent import Agent
 from hephaistus.runtime.policy import Policy
+from hephaistus.settings.config import Config
 from hephaistus.testing import ScriptedModel, replies
 from hephaistus.workspace import Workspace
 

@@ -49,8 +49,8 @@ def wall(argv: list[str], env: dict[str, str], cwd: Path) -> float:
 
 
 def decision_time(root: Path, runs: int) -> list[float]:
-    from hephaistus import trust
-    from hephaistus.config import load_config
+    from hephaistus.settings.config import load_config
+    from hephaistus.workspace import trust
 
     times = []
     for _ in range(runs):

@@ -172,7 +172,8 @@ def heph_process(chat_server: ChatServer, home: Path, workspace: Path):
 def heph(chat_server: ChatServer, home: Path, workspace: Path, monkeypatch, capsys):
     """Run `heph` in-process (cli.main) in `workspace` against the loopback server, with the
     environment a process would get, and no real waits between retries."""
-    from hephaistus import cli, llm
+    from hephaistus import cli
+    from hephaistus.model import llm
 
     monkeypatch.setattr(llm, "pause", lambda seconds: None)
 

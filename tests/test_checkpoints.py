@@ -7,13 +7,13 @@ import stat
 import pytest
 
 from conftest import git
-from hephaistus.agent import Agent
-from hephaistus.checkpoints import CheckpointStore, NotInside, UndoConflict
-from hephaistus.config import Config
+from hephaistus.engine.agent import Agent
+from hephaistus.records.checkpoints import CheckpointStore, NotInside, UndoConflict
+from hephaistus.records.undo import redo as redo_session
+from hephaistus.records.undo import undo as undo_session
 from hephaistus.runtime.policy import Policy
+from hephaistus.settings.config import Config
 from hephaistus.testing import ScriptedModel, act, final
-from hephaistus.undo import redo as redo_session
-from hephaistus.undo import undo as undo_session
 from hephaistus.workspace import Workspace
 
 ODD_FILES = {
@@ -181,7 +181,7 @@ def test_undo_never_writes_through_a_folder_that_became_a_link(ws, tmp_path):
 
 
 def test_undo_refuses_a_record_that_names_a_path_outside(ws, tmp_path):
-    from hephaistus import provenance
+    from hephaistus.workspace import provenance
 
     session = run(ws, act("edit_file", path="crlf.txt", old="two", new="2"), final("done"))
     manifest = ws.heph_dir / "checkpoints" / session / "files.json"
@@ -240,7 +240,7 @@ def test_undo_removes_no_folder_through_a_link(ws, tmp_path):
     (ws.root / "pkg").rmdir()
     (ws.root / "pkg").symlink_to(elsewhere, target_is_directory=True)  # pkg/sub leads out now
     store = CheckpointStore(ws.root, ws.heph_dir)
-    from hephaistus.undo import _remove_made_folders
+    from hephaistus.records.undo import _remove_made_folders
 
     _remove_made_folders(store, store.entries(session))
     assert (elsewhere / "sub").is_dir() and (ws.root / "pkg").is_symlink()

@@ -2,11 +2,11 @@
 
 import pytest
 
-from hephaistus.agent import Agent
-from hephaistus.compaction import Compactor, context_window, count
-from hephaistus.config import Config
+from hephaistus.engine.agent import Agent
+from hephaistus.model.compaction import Compactor, context_window, count
+from hephaistus.records.session import load_session
 from hephaistus.runtime.policy import Policy
-from hephaistus.session import load_session
+from hephaistus.settings.config import Config
 from hephaistus.testing import ScriptedModel, act, final
 from hephaistus.workspace import Workspace
 
@@ -153,7 +153,7 @@ def test_open_problems_are_kept_until_the_file_is_fixed(ws):
     ],
 )
 def test_compaction_survives_hostile_old_replies(reply):
-    from hephaistus.compaction import _elide_reply
+    from hephaistus.model.compaction import _elide_reply
 
     elided = _elide_reply(reply)
     assert len(elided) < 1000 and elided.endswith("[...]")

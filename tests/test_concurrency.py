@@ -9,11 +9,11 @@ import textwrap
 
 import pytest
 
-from hephaistus.checkpoints import Checkpoints, CheckpointStore, UndoConflict
+from hephaistus.records.checkpoints import Checkpoints, CheckpointStore, UndoConflict
+from hephaistus.records.undo import undo as undo_session
 from hephaistus.testing.tools import run_tool
 from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import ToolContext, default_registry
-from hephaistus.undo import undo as undo_session
 from hephaistus.workspace import Workspace
 
 TOOLS = default_registry()
@@ -89,7 +89,7 @@ def test_undo_refuses_when_another_process_wrote_after_heph(tmp_path):
 
 KILLED_MID_WRITE = textwrap.dedent("""
     import os, signal, sys
-    from hephaistus.checkpoints import Checkpoints
+    from hephaistus.records.checkpoints import Checkpoints
     from hephaistus.testing.tools import run_tool
     from hephaistus.tools import ToolContext
     from hephaistus.workspace import Workspace

@@ -1,7 +1,7 @@
 import pytest
 
-from hephaistus.config import Config, find_workspace, is_loopback_url, load_config
 from hephaistus.errors import ConfigError
+from hephaistus.settings.config import Config, find_workspace, is_loopback_url, load_config
 
 
 @pytest.fixture
@@ -161,7 +161,7 @@ def test_an_untrusted_workspace_gets_only_its_harmless_keys(tmp_path, user_home)
     assert (config.commands, config.pass_env, config.allow_secrets) == ((), (), False)
     assert (config.max_steps, config.stream, config.docs.jobs) == (6, True, 2)  # harmless
     assert not config.workspace_trusted
-    from hephaistus.trust import settings_needing_trust
+    from hephaistus.workspace.trust import settings_needing_trust
 
     needing = {(s.source, s.key, s.value) for s in settings_needing_trust(tmp_path)}
     assert needing == {
@@ -189,7 +189,7 @@ def test_sources_name_the_environment_and_the_flags(tmp_path, user_home):
 
 
 def test_a_key_not_declared_harmless_needs_trust():
-    from hephaistus.config import FILE_KEYS, HARMLESS_KEYS, needs_trust
+    from hephaistus.settings.config import FILE_KEYS, HARMLESS_KEYS, needs_trust
 
     assert not any(needs_trust(key) for key in HARMLESS_KEYS)
     for key in ("base_url", "model", "commands", "pass_env", "allow_secrets", "instructions"):

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from conftest import environment, git
-from hephaistus.config import DocsConfig
 from hephaistus.docs.check import check_files
 from hephaistus.docs.fix import fix_source
 from hephaistus.docs.report import Reporter
-from hephaistus.docstrings import documented_params, replace_parameters, style_of
+from hephaistus.settings.config import DocsConfig
 from hephaistus.testing import ChatServer, heph_command
 from hephaistus.testing.docstring_writer import write_docstrings
+from hephaistus.tools.docstrings import documented_params, replace_parameters, style_of
 from hephaistus.values import ModelReply, Usage
 
 SOURCE = textwrap.dedent('''\

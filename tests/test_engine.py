@@ -5,11 +5,11 @@ import os
 
 import pytest
 
-from hephaistus.agent import Agent
-from hephaistus.config import Config
+from hephaistus.engine.agent import Agent
 from hephaistus.errors import ModelError
+from hephaistus.records.session import load_session
 from hephaistus.runtime.policy import Policy
-from hephaistus.session import load_session
+from hephaistus.settings.config import Config
 from hephaistus.testing import ScriptedModel, act, final
 from hephaistus.workspace import Workspace
 
@@ -189,9 +189,9 @@ def test_observations_are_clipped(ws):
 
 
 def test_a_task_stopped_while_the_server_is_asked_is_the_last_task_of_the_follow_up(tmp_path):
-    from hephaistus.agent import Agent
-    from hephaistus.config import Config
+    from hephaistus.engine.agent import Agent
     from hephaistus.runtime.policy import Policy
+    from hephaistus.settings.config import Config
     from hephaistus.testing import ScriptedModel, final
     from hephaistus.workspace import Workspace
 

@@ -115,7 +115,7 @@ def test_the_same_hook_an_archive_brings_is_not_the_persons_and_the_run_says_no_
 
 
 def test_a_generated_hook_changed_in_any_way_is_not_the_persons(home, tmp_path, monkeypatch):
-    from hephaistus.trust import settings_needing_trust
+    from hephaistus.workspace.trust import settings_needing_trust
 
     root = own_repository(tmp_path, tmp_path / "checked")
     pre_commit_install(root, home)
@@ -141,7 +141,7 @@ def test_a_generated_hook_changed_in_any_way_is_not_the_persons(home, tmp_path, 
 def test_a_heph_folder_the_repository_tracks_is_never_rewritten(
     heph, chat_server, home, tmp_path, how
 ):
-    from hephaistus.userdirs import workspace_folder
+    from hephaistus.settings.userdirs import workspace_folder
 
     tracked = {
         ".heph/state.json": '{"last_task": "the author\'s task"}\n',

@@ -15,7 +15,7 @@ import pytest
 from test_hostile_repo import clone, person
 
 from conftest import has_git
-from hephaistus.session import load_session
+from hephaistus.records.session import load_session
 from hephaistus.testing import act, final
 from hephaistus.testing import server_flavours as flavours
 
@@ -144,8 +144,8 @@ def test_the_map_shrinks_to_a_small_window_the_server_names(heph, chat_server, h
 def test_a_busy_server_that_enforced_the_schema_before_still_gets_it(
     heph, chat_server, home, tmp_path, monkeypatch, before
 ):
-    from hephaistus import serverinfo
-    from hephaistus.provenance import read_cache, write_cache
+    from hephaistus.model import serverinfo
+    from hephaistus.workspace.provenance import read_cache, write_cache
 
     chat_server.flavour = flavours.get("llama-cpp-python")
     root = clone(tmp_path, {"app.py": "def add(a, b):\n    return a + b\n"})

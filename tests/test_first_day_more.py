@@ -41,7 +41,7 @@ def test_trust_says_commits_run_no_hook_and_a_commit_then_runs_none(
     listed = heph("trust", "--yes", cwd=root, env=env)
     assert listed.code == 0 and "pre-commit" in listed.stdout
     assert "heph's commits run no hook" in listed.stdout  # listed to trust, yet never run
-    from hephaistus.trust import ask_to_trust, settings_needing_trust
+    from hephaistus.workspace.trust import ask_to_trust, settings_needing_trust
 
     asked: list[str] = []
     ask_to_trust(settings_needing_trust(root), lambda question: asked.append(question) or "n")

@@ -60,8 +60,8 @@ def terminal_sink() -> tuple[ConsoleSink, Console]:
 
 
 def test_every_console_output_shows_hostile_text_as_written_in_a_terminal():
-    from hephaistus.analytics import ModelStats, SessionRow
-    from hephaistus.discovery import ModelInfo
+    from hephaistus.model.discovery import ModelInfo
+    from hephaistus.records.analytics import ModelStats, SessionRow
     from hephaistus.ui.tables import models_table, sessions_table, stats_table
 
     shown, console = terminal_sink()
@@ -407,7 +407,7 @@ def test_a_huge_task_in_the_arguments_is_refused_too(heph, chat_server, workspac
 
 
 def test_a_long_task_is_listed_from_a_clipped_copy(heph, chat_server, workspace):
-    from hephaistus.session import SessionStore, load_session
+    from hephaistus.records.session import SessionStore, load_session
 
     task = "explain " + "z" * 600_000
     chat_server.reply(final("ok"))
@@ -425,7 +425,7 @@ def test_a_rejected_key_is_a_configuration_error(heph, chat_server, workspace):
     assert run.code == 2, run.stderr
     assert "rejected the API key (401)" in run.stderr and "OPENAI_API_KEY" in run.stderr
     assert len(chat_server.requests) == 1  # not tried again
-    from hephaistus.session import SessionStore, load_session
+    from hephaistus.records.session import SessionStore, load_session
 
     ended = load_session(SessionStore(workspace / ".heph" / "sessions").path_of("last")).end
     assert ended and "rejected the API key" in ended["message"]

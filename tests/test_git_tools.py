@@ -38,7 +38,7 @@ def context(root, *heph_changed):
 def trusted(root):
     """The person trusts the repository as it is now, its settings included (heph runs git
     there even when its .git holds what a clone would not)."""
-    from hephaistus.trust import TrustStore, settings_needing_trust
+    from hephaistus.workspace.trust import TrustStore, settings_needing_trust
 
     TrustStore().record(root, settings_needing_trust(root), True)
 
@@ -231,9 +231,9 @@ def test_gitpython_runs_every_command_through_heph_and_starts_no_process_of_its_
 ):
     from git import cmd, index
 
-    from hephaistus.gitlibrary import RunnerGit
-    from hephaistus.gitrun import GitError
-    from hephaistus.repository import Repository
+    from hephaistus.runtime.gitrun import GitError
+    from hephaistus.workspace.gitlibrary import RunnerGit
+    from hephaistus.workspace.repository import Repository
 
     def refuse(*args, **kwargs):
         raise AssertionError(f"GitPython started a process of its own: {args[:1]}")
@@ -263,7 +263,7 @@ def test_a_sha256_repository_works(tmp_path):
     (root / "app.py").write_text("print(1)\n")
     git(root, "add", ".")
     git(root, "commit", "-qm", "base")
-    from hephaistus.gitsetup import beyond_a_clone
+    from hephaistus.workspace.gitsetup import beyond_a_clone
 
     assert beyond_a_clone(root) == []  # a clone writes its format version and object format too
     (root / "app.py").write_text("print(2)\n")
@@ -318,7 +318,7 @@ def test_importing_gitpython_runs_no_git(tmp_path):
         [
             sys.executable,
             "-c",
-            "import hephaistus.gitlibrary, git; print(git.Git.GIT_PYTHON_GIT_EXECUTABLE)",
+            "import hephaistus.workspace.gitlibrary, git; print(git.Git.GIT_PYTHON_GIT_EXECUTABLE)",
         ],
         env={"PATH": f"{fake.parent}:/usr/bin:/bin", "HOME": str(tmp_path)},
         capture_output=True,
@@ -401,7 +401,7 @@ def test_a_commit_past_the_timeout_ends_with_git_and_leaves_no_lock(repo, monkey
     import os
     import time
 
-    from hephaistus import gitrun
+    from hephaistus.runtime import gitrun
 
     monkeypatch.setattr(gitrun, "TIMEOUT", 1.0)
     signing_with(repo, f"echo $$ > {repo / '.git' / 'signer.pid'}\nsleep 60")
@@ -435,9 +435,9 @@ def test_a_second_commit_of_the_same_changes_says_they_are_committed_already(rep
 
 
 def test_in_a_chat_a_file_committed_then_changed_again_commits_again(repo):
-    from hephaistus.agent import Agent
-    from hephaistus.config import Config
+    from hephaistus.engine.agent import Agent
     from hephaistus.runtime.policy import Policy
+    from hephaistus.settings.config import Config
     from hephaistus.testing import ScriptedModel
 
     model = ScriptedModel(

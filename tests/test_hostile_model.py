@@ -42,7 +42,7 @@ def test_a_server_that_echoes_the_key_never_gets_it_printed_or_stored(
 
 
 def last_session(workspace):
-    from hephaistus.session import load_session
+    from hephaistus.records.session import load_session
 
     files = sorted((workspace / ".heph" / "sessions").glob("*.jsonl"))
     return load_session(files[-1])

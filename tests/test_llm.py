@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hephaistus.config import Config
 from hephaistus.errors import KeyRejected, ModelError
-from hephaistus.llm import ChatModel, request_body
-from hephaistus.llm_faults import retry_after
+from hephaistus.model.faults import retry_after
+from hephaistus.model.llm import ChatModel, request_body
+from hephaistus.settings.config import Config
 from hephaistus.testing import ChatServer
 
 HELLO = [{"role": "user", "content": "hello"}]

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from hephaistus.provenance import unseal
-from hephaistus.session import load_session
+from hephaistus.records.session import load_session
 from hephaistus.testing import ChatServer, act, final, heph_command
+from hephaistus.workspace.provenance import unseal
 
 
 def sessions(workspace):
@@ -233,7 +233,7 @@ def test_a_window_learned_from_an_overflow_is_kept_for_the_next_run(heph, server
 
 @pytest.mark.parametrize("example", ["feedback", "prompt"])
 def test_a_copy_of_the_example_action_is_refused(heph, chat_server, workspace, example):
-    from hephaistus.protocol import EXAMPLE_ACTION, PROMPT_EXAMPLE
+    from hephaistus.model.protocol import EXAMPLE_ACTION, PROMPT_EXAMPLE
 
     (workspace / "app.py").write_text("print('the example names a file that is here')\n")
     copied = EXAMPLE_ACTION if example == "feedback" else PROMPT_EXAMPLE
@@ -275,7 +275,7 @@ def test_one_choice_of_model_everywhere(heph, workspace):
 def test_a_busy_local_server_is_said_to_be_busy_not_missing(heph, monkeypatch):
     import socket
 
-    from hephaistus import discovery
+    from hephaistus.model import discovery
 
     monkeypatch.setattr(discovery, "BUSY_SECONDS", 0.3)
     listener = socket.socket()

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import environment
 from hephaistus.errors import ConfigError
-from hephaistus.mcp_config import mcp_servers
+from hephaistus.settings.mcp_config import mcp_servers
 from hephaistus.testing import act, final
 
 SERVER = Path(__file__).with_name("mcp_server.py")
@@ -71,7 +71,7 @@ def persons_own_project(workspace):
     """The workspace is the person's own project, trusted by them (`heph trust --yes`): their
     servers run as them there. In a workspace they have not trusted, their servers run in the
     sandbox: see test_own_hands_clone."""
-    from hephaistus.trust import TrustStore
+    from hephaistus.workspace.trust import TrustStore
 
     TrustStore().record(workspace, [], True)
 
@@ -284,9 +284,9 @@ def test_slash_mcp_shows_the_servers_and_what_the_model_sees(tmp_path, home, mon
     from prompt_toolkit.output import DummyOutput
     from rich.console import Console
 
-    from hephaistus.agent import Agent
-    from hephaistus.config import Config
-    from hephaistus.mcp_config import McpServerConfig
+    from hephaistus.engine.agent import Agent
+    from hephaistus.settings.config import Config
+    from hephaistus.settings.mcp_config import McpServerConfig
     from hephaistus.testing import ScriptedModel
     from hephaistus.ui.render import ConsoleSink
     from hephaistus.ui.repl import Repl
@@ -576,7 +576,7 @@ def test_a_workspace_may_not_choose_which_token_goes_to_its_url(entry, said):
 
 
 def test_a_workspace_servers_arguments_use_only_the_variables_its_env_names():
-    from hephaistus.mcp_config import live
+    from hephaistus.settings.mcp_config import live
 
     stranger = {"s": {"command": "srv", "args": ["--token", "${GITHUB_TOKEN}"]}}
     with pytest.raises(ConfigError, match="uses only the variables its env names"):
@@ -590,8 +590,8 @@ def test_a_workspace_servers_arguments_use_only_the_variables_its_env_names():
 def test_warming_starts_the_servers_in_the_background(tmp_path, home, monkeypatch):
     import time as clock
 
-    from hephaistus.mcp_config import McpServerConfig
-    from hephaistus.mcp_tools import McpTools
+    from hephaistus.mcp.tools import McpTools
+    from hephaistus.settings.mcp_config import McpServerConfig
 
     monkeypatch.setenv("HOME", str(home))
     root = tmp_path / "ws"
@@ -612,7 +612,7 @@ def test_warming_starts_the_servers_in_the_background(tmp_path, home, monkeypatc
 
 
 def test_a_workspace_server_never_gets_the_model_key_under_any_name():
-    from hephaistus.mcp_config import expanded_env
+    from hephaistus.settings.mcp_config import expanded_env
 
     named = {"s": {"command": "srv", "env": {"KEY": "${OPENAI_API_KEY}"}}}
     with pytest.raises(ConfigError, match="names OPENAI_API_KEY, the key heph sends its model"):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from hephaistus.runtime.permissions import EFFECTS, MODES, TABLE, decide, next_mode
+from hephaistus.settings.permissions import EFFECTS, MODES, TABLE, decide, next_mode
 from hephaistus.testing import act, final
 
 # DESIGN's table, written out by hand: the code's table must say the same.
@@ -156,7 +156,7 @@ def test_a_plans_folder_that_is_a_link_stops_heph_before_it_writes(
 
 
 def test_a_plan_longer_than_go_reads_is_cut_where_it_says_so(tmp_path):
-    from hephaistus import plans
+    from hephaistus.records import plans
 
     path = plans.save(tmp_path, "s1", "step\n" * 100_000)
     assert path.stat().st_size <= plans.MAX_PLAN_BYTES

@@ -8,12 +8,12 @@ import os
 import pytest
 
 from conftest import git
-from hephaistus.checkpoints import Checkpoints, CheckpointStore
-from hephaistus.state import AgentState
+from hephaistus.records.checkpoints import Checkpoints, CheckpointStore
+from hephaistus.records.state import AgentState
+from hephaistus.records.undo import undo as undo_session
 from hephaistus.testing import act, final
 from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext
-from hephaistus.undo import undo as undo_session
 from hephaistus.workspace import Workspace
 
 

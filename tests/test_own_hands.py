@@ -106,8 +106,8 @@ def test_a_relative_path_entry_of_a_clones_runs_nothing_at_start_or_in_plan_mode
 
 
 def test_git_only_in_the_workspace_is_not_run_and_heph_says_why(tmp_path, monkeypatch):
-    from hephaistus.gitrun import GitError, run
     from hephaistus.runtime import programs
+    from hephaistus.runtime.gitrun import GitError, run
 
     root = tmp_path / "ws"
     (root / ".git").mkdir(parents=True)
@@ -134,7 +134,7 @@ def test_the_persons_configured_bwrap_is_not_taken_from_the_workspace(tmp_path, 
 
 
 def test_finding_the_projects_test_command_runs_no_program_of_the_workspace(tmp_path, monkeypatch):
-    from hephaistus import project_commands
+    from hephaistus.workspace import project_commands
 
     root = tmp_path / "ws"
     (root / "tests").mkdir(parents=True)
@@ -506,8 +506,8 @@ def test_a_host_unix_socket_anywhere_cannot_be_reached_inside(visible_home, work
     import socket
     import sys
 
-    from hephaistus.config_sections import SandboxConfig
     from hephaistus.runtime.sandbox import Contained
+    from hephaistus.settings.config_sections import SandboxConfig
 
     places = [
         visible_home / ".1password" / "agent.sock",
@@ -544,9 +544,9 @@ def test_a_host_abstract_socket_cannot_be_reached_inside_network_or_not(workspac
     import socket
     import sys
 
-    from hephaistus.config_sections import SandboxConfig
     from hephaistus.runtime.landlock import scoping
     from hephaistus.runtime.sandbox import Contained
+    from hephaistus.settings.config_sections import SandboxConfig
 
     if network and not callable(scoping(shutil.which("bwrap") or "bwrap")):
         pytest.skip(f"the host's abstract sockets stay reachable here: {scoping('bwrap')}")
@@ -574,7 +574,7 @@ ATTACK = (
 ATTACKER = """
 import json, os, sys
 from pathlib import Path
-from hephaistus.config_sections import SandboxConfig
+from hephaistus.settings.config_sections import SandboxConfig
 from hephaistus.runtime import limits
 from hephaistus.runtime.sandbox import Contained
 limits.PROCESSES = 64
@@ -727,9 +727,9 @@ def test_a_server_started_in_the_sandbox_with_the_network_reaches_no_host_abstra
     import subprocess
     import sys
 
-    from hephaistus.config_sections import SandboxConfig
     from hephaistus.runtime.landlock import scoping
     from hephaistus.runtime.sandbox import Contained
+    from hephaistus.settings.config_sections import SandboxConfig
 
     if not callable(scoping(shutil.which("bwrap") or "bwrap")):
         pytest.skip(f"the host's abstract sockets stay reachable here: {scoping('bwrap')}")
@@ -951,9 +951,9 @@ def test_a_home_folder_reached_through_a_link_runs_commands_and_hides_its_secret
 def test_the_sandboxs_tmpfs_folders_hold_no_more_than_the_memory_limit(
     visible_home, workspace, monkeypatch
 ):
-    from hephaistus.config_sections import SandboxConfig
     from hephaistus.runtime import limits
     from hephaistus.runtime.sandbox import Contained
+    from hephaistus.settings.config_sections import SandboxConfig
 
     monkeypatch.setattr(limits, "memory_limit", lambda: 16 << 20)
     monkeypatch.setenv("HOME", str(visible_home))

@@ -633,7 +633,7 @@ def test_the_persons_global_filter_never_runs_for_heph_in_a_clone(
 
 
 def test_only_git_lfs_own_filter_stays_on_for_heph(home, tmp_path, monkeypatch):
-    from hephaistus import gitrun
+    from hephaistus.runtime import gitrun
 
     root = clone(tmp_path, {"app.py": "x = 1\n"})
     (home / ".gitconfig").write_text(
@@ -648,8 +648,8 @@ def test_only_git_lfs_own_filter_stays_on_for_heph(home, tmp_path, monkeypatch):
 
 
 def test_short_options_written_together_name_the_workspace_as_click_reads_them(tmp_path):
-    from hephaistus.mcp_config import McpServerConfig
-    from hephaistus.mcp_placement import workspace_code
+    from hephaistus.mcp.placement import workspace_code
+    from hephaistus.settings.mcp_config import McpServerConfig
 
     root = tmp_path / "ws"
     root.mkdir()
@@ -665,7 +665,7 @@ def test_short_options_written_together_name_the_workspace_as_click_reads_them(t
 def test_a_call_to_a_persons_host_server_never_reaches_settings_a_command_wrote(
     tmp_path, monkeypatch
 ):
-    from hephaistus.mcp_paths import refused_paths
+    from hephaistus.mcp.paths import refused_paths
     from hephaistus.runtime import sandbox
 
     home, cache = tmp_path / "home", tmp_path / "cache"

@@ -92,7 +92,7 @@ def short(data: bytes) -> str:
 
 
 def shown_settings(root: Path) -> list[str]:
-    from hephaistus.trust import settings_needing_trust
+    from hephaistus.workspace.trust import settings_needing_trust
 
     return [s.shown() for s in settings_needing_trust(root)]
 
@@ -130,7 +130,7 @@ def test_trust_lists_every_workspace_file_a_command_names_beside_it(tmp_path, mo
 
 
 def test_a_huge_named_file_counts_by_its_start_size_and_time_and_is_read_no_further(tmp_path):
-    from hephaistus.trust import READ_AT_MOST, digest, settings_needing_trust
+    from hephaistus.workspace.trust import READ_AT_MOST, digest, settings_needing_trust
 
     root = tmp_path / "ws"
     root.mkdir()
@@ -153,7 +153,7 @@ def test_a_huge_named_file_counts_by_its_start_size_and_time_and_is_read_no_furt
 def test_the_question_shows_the_files_and_an_answer_from_before_files_counted_still_holds(
     tmp_path,
 ):
-    from hephaistus.trust import Setting, TrustStore, decide, digest
+    from hephaistus.workspace.trust import Setting, TrustStore, decide, digest
 
     root = tmp_path / "ws"
     (root / "ci").mkdir(parents=True)

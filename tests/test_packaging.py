@@ -31,8 +31,8 @@ def test_importing_the_package_has_no_side_effects(tmp_path):
         [
             sys.executable,
             "-c",
-            "import hephaistus, hephaistus.cli, hephaistus.agent, "
-            "hephaistus.engine, hephaistus.tools, hephaistus.session",
+            "import hephaistus, hephaistus.cli, hephaistus.engine.agent, "
+            "hephaistus.engine, hephaistus.tools, hephaistus.records.session",
         ],
         cwd=tmp_path,
         capture_output=True,

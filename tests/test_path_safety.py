@@ -3,10 +3,10 @@
 import pytest
 
 from conftest import git
-from hephaistus.repomap import Focus, RepoMap
 from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.workspace import Workspace
+from hephaistus.workspace.repomap import Focus, RepoMap
 
 TOOLS = default_registry()
 OUTSIDE_TEXT = "def leaked_outside_symbol():\n    return 'OUTSIDE-MARKER'\n"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hephaistus.protocol import FormatError, parse_reply
+from hephaistus.model.protocol import FormatError, parse_reply
 from hephaistus.runtime.policy import Policy
 from hephaistus.testing.tools import run_tool
 from hephaistus.testing.watched import OUTSIDE, SECRET, WatchedWorkspace
@@ -232,9 +232,9 @@ def test_any_reply_parses_or_is_a_format_error(text):
 @fuzz(30)
 @given(script=st.lists(replies, min_size=1, max_size=5))
 def test_any_run_of_replies_ends_with_an_outcome_and_a_closed_session(sandbox, script):
-    from hephaistus.agent import Agent
-    from hephaistus.config import Config
-    from hephaistus.session import load_session
+    from hephaistus.engine.agent import Agent
+    from hephaistus.records.session import load_session
+    from hephaistus.settings.config import Config
     from hephaistus.testing import ScriptedModel
 
     box = sandbox()
@@ -273,8 +273,8 @@ DOCSTRING_TEXT = st.lists(st.one_of(st.text(max_size=20), HOSTILE), max_size=6).
 @given(texts=st.lists(DOCSTRING_TEXT, min_size=4, max_size=4))
 @fuzz(300)
 def test_any_docstring_text_is_placed_or_refused_never_breaking_the_code(texts):
-    from hephaistus.config import DocsConfig
     from hephaistus.docs.fix import fix_source, verify_only_docstrings_changed
+    from hephaistus.settings.config import DocsConfig
     from hephaistus.values import ModelReply, Usage
 
     names = ["plain", "one_line", "Box.stub", "Box.old"]

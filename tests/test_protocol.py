@@ -1,6 +1,6 @@
 import pytest
 
-from hephaistus.protocol import FormatError, parse_reply
+from hephaistus.model.protocol import FormatError, parse_reply
 from hephaistus.tools import default_registry
 from hephaistus.values import Action, Final
 

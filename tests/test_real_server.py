@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from hephaistus.provenance import unseal
-from hephaistus.session import load_session
+from hephaistus.records.session import load_session
+from hephaistus.workspace.provenance import unseal
 
 MODEL = os.environ.get("HEPH_REAL_SERVER_MODEL", "")
 WINDOW = 2048
@@ -269,7 +269,7 @@ def test_with_the_steps_schema_a_small_model_sends_no_malformed_step(
     """Ten short tasks: every request carries the step's schema in the shape llama-cpp-python
     enforces, every reply is a valid step (none malformed, from the session files), and the
     server is still up after building those grammars (every bound at most 1,000)."""
-    from hephaistus.protocol import FormatError, parse_reply
+    from hephaistus.model.protocol import FormatError, parse_reply
     from hephaistus.testing.small_tasks import SHORT_TASKS, small_project
     from hephaistus.tools import default_registry
 

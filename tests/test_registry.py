@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from hephaistus.prompting import system_prompt
+from hephaistus.model.prompting import system_prompt
 from hephaistus.tools import Registry, Tool, ToolArg, ToolContext, ToolResult, default_registry
 from hephaistus.workspace import Workspace
 

@@ -11,10 +11,10 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from hephaistus.agent import Agent
-from hephaistus.approvals import SavedApprovals
-from hephaistus.config import Config
+from hephaistus.engine.agent import Agent
 from hephaistus.runtime.policy import Policy
+from hephaistus.settings.approvals import SavedApprovals
+from hephaistus.settings.config import Config
 from hephaistus.testing import ScriptedModel, act, final
 from hephaistus.ui.approval import TerminalAsker
 from hephaistus.ui.render import ConsoleSink

@@ -6,8 +6,8 @@ import pytest
 
 from conftest import git
 from hephaistus import tokens
-from hephaistus.repomap import Focus, RepoMap
 from hephaistus.workspace import Workspace
+from hephaistus.workspace.repomap import Focus, RepoMap
 
 
 @pytest.fixture
@@ -143,7 +143,7 @@ def test_a_rare_identifier_counts_more_than_a_common_one(project):
 
 
 def test_an_import_of_the_standard_library_is_not_a_file_inside_a_package(project):
-    from hephaistus.repomap import reference_ranks
+    from hephaistus.workspace.repomap import reference_ranks
 
     repomap = RepoMap(project)
     repomap.render(Focus(), 1000)

@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 
 from conftest import heph_command
-from hephaistus.agent import Agent
-from hephaistus.config import Config
-from hephaistus.project_commands import detect
+from hephaistus.engine.agent import Agent
+from hephaistus.engine.runner import Runtime
 from hephaistus.runtime.policy import Policy
-from hephaistus.runtime.runtime import Runtime
+from hephaistus.settings.config import Config
 from hephaistus.testing import ScriptedModel, act, final
 from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
 from hephaistus.ui.approval import TerminalAsker
 from hephaistus.values import CommandRequest
 from hephaistus.workspace import Workspace
+from hephaistus.workspace.project_commands import detect
 
 TOOLS = default_registry()
 PYTHON = sys.executable
@@ -301,7 +301,7 @@ def test_test_cmd_flag_and_detection(project, tmp_path, monkeypatch):
 
     # No pytest on PATH, but heph's own Python (this one) can import it.
     assert [c.command for c in detect(project)] == [f"{sys.executable} -m pytest -q"]
-    from hephaistus import project_commands
+    from hephaistus.workspace import project_commands
 
     monkeypatch.setattr(project_commands, "_python_with_pytest", lambda root: None)
     assert detect(project) == []  # tests, but no pytest to run them
@@ -422,7 +422,7 @@ def test_the_projects_own_virtual_environment_runs_its_tests(project, tmp_path, 
     import sysconfig
     import venv as venvs
 
-    from hephaistus import project_commands
+    from hephaistus.workspace import project_commands
 
     venvs.EnvBuilder(symlinks=True).create(project / ".venv")  # a real one, without pip
     paths = {"base": str(project / ".venv"), "platbase": str(project / ".venv")}

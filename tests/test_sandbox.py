@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from test_run_command import processes_running
 
-from hephaistus.config_sections import SandboxConfig
 from hephaistus.runtime.hidden import hidden_paths, secret_files
 from hephaistus.runtime.sandbox import Contained, Sandbox, unavailable
+from hephaistus.settings.config_sections import SandboxConfig
 from hephaistus.testing import act, final
 
 WHY_NOT = unavailable()
@@ -215,7 +215,7 @@ def test_a_sandbox_turned_off_by_the_person_runs_commands_and_says_so(
 
 
 def test_a_workspace_may_allow_the_network_but_never_turn_the_sandbox_off(tmp_path):
-    from hephaistus.config import load_config
+    from hephaistus.settings.config import load_config
 
     (tmp_path / ".heph.toml").write_text("[sandbox]\nnetwork = true\nenabled = false\n")
     trusted = load_config(tmp_path, trusted=True)

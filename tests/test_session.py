@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from hephaistus.session import SessionStore, load_session
+from hephaistus.records.session import SessionStore, load_session
 
 
 @pytest.fixture

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from hephaistus.snapshots import Snapshots
+from hephaistus.records.snapshots import Snapshots
+from hephaistus.records.undo import redo as redo_session
+from hephaistus.records.undo import undo as undo_session
 from hephaistus.testing import act, final
-from hephaistus.undo import redo as redo_session
-from hephaistus.undo import undo as undo_session
 
 
 def user_commands(home: Path, **commands: str) -> None:
@@ -116,8 +116,8 @@ def test_two_snapshots_name_what_changed_between_them(tmp_path):
 
 
 def test_a_binary_file_a_command_deletes_is_named_not_diffed_and_comes_back(tmp_path):
-    from hephaistus.checkpoints import Checkpoints, CheckpointStore
-    from hephaistus.snapshots import command_effects
+    from hephaistus.records.checkpoints import Checkpoints, CheckpointStore
+    from hephaistus.records.snapshots import command_effects
 
     (tmp_path / ".heph").mkdir()
     blob = bytes(range(256)) * 4000  # 1 MB of every byte
@@ -159,8 +159,8 @@ def test_heph_says_when_a_command_changed_ignored_files(heph, chat_server, works
 
 
 def test_links_and_private_modes_a_command_changed_come_back_as_they_were(tmp_path):
-    from hephaistus.checkpoints import Checkpoints, CheckpointStore
-    from hephaistus.snapshots import command_effects
+    from hephaistus.records.checkpoints import Checkpoints, CheckpointStore
+    from hephaistus.records.snapshots import command_effects
 
     (tmp_path / ".heph").mkdir()
     (tmp_path / "key.txt").write_text("private\n")
@@ -195,8 +195,8 @@ def test_links_and_private_modes_a_command_changed_come_back_as_they_were(tmp_pa
 
 
 def test_permission_bits_a_command_changed_alone_are_seen_and_undone(tmp_path):
-    from hephaistus.checkpoints import Checkpoints, CheckpointStore
-    from hephaistus.snapshots import command_effects
+    from hephaistus.records.checkpoints import Checkpoints, CheckpointStore
+    from hephaistus.records.snapshots import command_effects
 
     (tmp_path / ".heph").mkdir()
     for name, mode in (("opened.txt", 0o600), ("closed.txt", 0o644), ("run.sh", 0o755)):
@@ -217,8 +217,8 @@ def test_permission_bits_a_command_changed_alone_are_seen_and_undone(tmp_path):
 
 
 def test_undo_leaves_a_link_someone_changed_since(tmp_path):
-    from hephaistus.checkpoints import Checkpoints, CheckpointStore, UndoConflict
-    from hephaistus.snapshots import command_effects
+    from hephaistus.records.checkpoints import Checkpoints, CheckpointStore, UndoConflict
+    from hephaistus.records.snapshots import command_effects
 
     (tmp_path / ".heph").mkdir()
     snapshots = Snapshots(tmp_path)
@@ -234,8 +234,8 @@ def test_undo_leaves_a_link_someone_changed_since(tmp_path):
 
 
 def test_a_folder_a_command_swapped_for_a_link_comes_back(tmp_path):
-    from hephaistus.checkpoints import Checkpoints, CheckpointStore
-    from hephaistus.snapshots import command_effects
+    from hephaistus.records.checkpoints import Checkpoints, CheckpointStore
+    from hephaistus.records.snapshots import command_effects
 
     root = tmp_path / "ws"
     (root / ".heph").mkdir(parents=True)
@@ -296,7 +296,7 @@ def test_changes_inside_a_nested_repository_are_named_not_hidden(tmp_path):
 
 
 def test_setuid_and_setgid_files_a_command_makes_are_named_ignored_or_not(tmp_path):
-    from hephaistus.snapshots import command_effects
+    from hephaistus.records.snapshots import command_effects
 
     (tmp_path / ".heph").mkdir()
     (tmp_path / ".gitignore").write_text("build/\n")
@@ -320,9 +320,9 @@ def test_setuid_and_setgid_files_a_command_makes_are_named_ignored_or_not(tmp_pa
 
 
 def test_a_file_over_the_limit_is_never_read_and_undo_says_what_it_leaves(tmp_path):
-    from hephaistus.checkpoints import Checkpoints, CheckpointStore
-    from hephaistus.filestate import LARGEST_KEPT
-    from hephaistus.snapshots import command_effects
+    from hephaistus.records.checkpoints import Checkpoints, CheckpointStore
+    from hephaistus.records.filestate import LARGEST_KEPT
+    from hephaistus.records.snapshots import command_effects
     from hephaistus.ui.undo import undo_report
 
     (tmp_path / ".heph").mkdir()
@@ -359,8 +359,8 @@ def test_a_file_over_the_limit_is_never_read_and_undo_says_what_it_leaves(tmp_pa
 
 
 def test_undo_removes_the_repositories_a_command_made_never_through_a_link(tmp_path):
-    from hephaistus.checkpoints import Checkpoints, CheckpointStore
-    from hephaistus.snapshots import command_effects
+    from hephaistus.records.checkpoints import Checkpoints, CheckpointStore
+    from hephaistus.records.snapshots import command_effects
 
     root = tmp_path / "ws"
     (root / ".heph").mkdir(parents=True)

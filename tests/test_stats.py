@@ -41,7 +41,7 @@ def test_previewed_writes_are_not_counted_as_edits(heph_main, chat_server, works
 
 
 def test_replay_tells_memos_apart(heph_main, workspace):
-    from hephaistus.session import Memo, SessionStore
+    from hephaistus.records.session import Memo, SessionStore
 
     session = SessionStore(workspace / ".heph" / "sessions").create(task="t", model="m")
     session.record("MEMO", Memo.COMPACTION, "9000 -> 4000")
@@ -59,8 +59,8 @@ def test_replay_tells_memos_apart(heph_main, workspace):
 def test_sessions_keep_their_ids_whole_and_pipes_get_no_padding(heph_main, workspace):
     from rich.console import Console
 
-    from hephaistus.analytics import session_rows
-    from hephaistus.session import SessionStore
+    from hephaistus.records.analytics import session_rows
+    from hephaistus.records.session import SessionStore
     from hephaistus.ui.tables import sessions_table
 
     store = SessionStore(workspace / ".heph" / "sessions")
@@ -81,8 +81,8 @@ def test_sessions_keep_their_ids_whole_and_pipes_get_no_padding(heph_main, works
 def test_a_narrow_terminal_leaves_out_started_before_the_task(workspace):
     from rich.console import Console
 
-    from hephaistus.analytics import session_rows
-    from hephaistus.session import SessionStore
+    from hephaistus.records.analytics import session_rows
+    from hephaistus.records.session import SessionStore
     from hephaistus.ui.tables import sessions_table
 
     store = SessionStore(workspace / ".heph" / "sessions")

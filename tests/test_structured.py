@@ -9,11 +9,11 @@ import json
 import jsonschema
 import pytest
 
-from hephaistus.config import Config
-from hephaistus.llm import ChatModel
-from hephaistus.serverinfo import probe
-from hephaistus.session import Memo, load_session
-from hephaistus.steps import LISTED_PATHS, TEXT_CHARS, StepSchema, conforms, step_schema
+from hephaistus.model.llm import ChatModel
+from hephaistus.model.serverinfo import probe
+from hephaistus.model.steps import LISTED_PATHS, TEXT_CHARS, StepSchema, conforms, step_schema
+from hephaistus.records.session import Memo, load_session
+from hephaistus.settings.config import Config
 from hephaistus.testing import ChatServer, act, final
 from hephaistus.tools import default_registry
 
@@ -273,7 +273,7 @@ def test_a_raw_line_break_in_a_string_still_keeps_to_the_schema():
 
 
 def test_a_servers_argument_schema_is_made_plain_for_the_step():
-    from hephaistus.steps import plain_schema
+    from hephaistus.model.steps import plain_schema
 
     schema = {
         "type": "object",

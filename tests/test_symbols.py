@@ -1,4 +1,4 @@
-from hephaistus.symbols import python_imports, scan
+from hephaistus.workspace.symbols import python_imports, scan
 
 PYTHON = '''\
 import os, sys as system

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hephaistus.checkpoints import Checkpoints, CheckpointStore, Interleaved, UndoConflict
+from hephaistus.records.checkpoints import Checkpoints, CheckpointStore, Interleaved, UndoConflict
+from hephaistus.records.undo import redo as redo_session
+from hephaistus.records.undo import undo as undo_session
 from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext, default_registry
-from hephaistus.undo import redo as redo_session
-from hephaistus.undo import undo as undo_session
 from hephaistus.workspace import Workspace
 
 TOOLS = default_registry()

@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
-from hephaistus import userdirs
-from hephaistus.config import user_config_path
+from hephaistus.settings import userdirs
+from hephaistus.settings.config import user_config_path
 from hephaistus.ui.repl import history_path
 
 

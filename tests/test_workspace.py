@@ -3,7 +3,7 @@ import os
 import pytest
 
 from conftest import git, has_git
-from hephaistus.secret_files import is_secret_name
+from hephaistus.runtime.secret_files import is_secret_name
 from hephaistus.testing import final
 from hephaistus.workspace import PathError, Workspace
 

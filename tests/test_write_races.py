@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from hephaistus import textfile
-from hephaistus.checkpoints import Checkpoints
+from hephaistus.records.checkpoints import Checkpoints
 from hephaistus.testing import act, final
 from hephaistus.testing.tools import run_tool
 from hephaistus.tools import ToolContext

@@ -125,7 +125,7 @@ class AcpServer:
     def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
         """One of heph's recorded sessions of the folder `cwd`, continued as a chat: its
         conversation is replayed to the editor, and the next prompt carries on from it."""
-        from hephaistus.session import load_session
+        from hephaistus.records.session import load_session
 
         session_id = str(params.get("sessionId") or "")
         session = self._open(session_id, params.get("cwd"), "session/load")
@@ -144,7 +144,7 @@ class AcpServer:
     def _open(self, session_id: str, cwd: Any, method: str) -> _Session:
         if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd):
             raise ProtocolError(INVALID_PARAMS, f"{method}: cwd must be an absolute folder")
-        from hephaistus.config import find_workspace
+        from hephaistus.settings.config import find_workspace
         from hephaistus.workspace import protected_part
 
         root = find_workspace(Path(cwd).resolve())  # the git top-level, as the CLI takes it
@@ -154,15 +154,14 @@ class AcpServer:
             raise ProtocolError(
                 INVALID_PARAMS, f"{method}: {root} is {where}; open a project folder"
             )
-        from hephaistus import trust, trust_report
-        from hephaistus.agent import Agent
-        from hephaistus.config import load_config
-        from hephaistus.endpoint import with_endpoint
+        from hephaistus.engine.agent import Agent
         from hephaistus.errors import HephError
-        from hephaistus.gitlocation import settle as locate_repository
+        from hephaistus.model.endpoint import with_endpoint
+        from hephaistus.runtime.gitlocation import settle as locate_repository
         from hephaistus.runtime.policy import Policy
         from hephaistus.runtime.programs import settle
-        from hephaistus.workspace import Workspace
+        from hephaistus.settings.config import load_config
+        from hephaistus.workspace import Workspace, trust, trust_report
 
         workspace = Workspace.at(root)
         settle(workspace.root)  # heph's own programs come from no folder the workspace holds

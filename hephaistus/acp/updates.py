@@ -205,7 +205,7 @@ class AcpAsker:
 
 
 def _title(proposal: Proposal) -> str:
-    from hephaistus.runtime.runtime import describe
+    from hephaistus.engine.runner import describe
 
     what = describe(proposal.request)
     return what if len(what) < 200 else what[:199] + "…"

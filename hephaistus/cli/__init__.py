@@ -4,6 +4,9 @@ Only the standard library is imported at start-up: `heph --version` and `heph --
 instant, so each command imports what it needs when it runs. The grammar (options, and one
 declaration per subcommand) is in `grammar`; the commands are in `task`, `records`, `docs` and
 `setup`.
+
+May import: `settings`, `runtime`, `workspace`, `records`, `tools`, `mcp`, `model`, `docs`,
+`engine`, `ui`, `acp`.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from hephaistus.errors import ConfigError
 def say(text: str, stream: Any = None) -> None:
     """Print text that came from outside heph (a server, a file, a session): with the
     environment's secrets hidden and control characters spelled out."""
-    from hephaistus.ui.escape import safe
+    from hephaistus.escape import safe
 
     print(safe(text), file=stream or sys.stdout)
 
@@ -37,7 +37,7 @@ def print_table(table: Any) -> None:
 
 def workspace_of(args: argparse.Namespace) -> Any:
     """The workspace the options name (-w), else the git top-level of the current folder."""
-    from hephaistus.config import find_workspace
+    from hephaistus.settings.config import find_workspace
     from hephaistus.workspace import Workspace
 
     if args.workspace:
@@ -55,7 +55,7 @@ def workspace_of(args: argparse.Namespace) -> Any:
             f"{workspace.root} is inside a {inside}/ folder, whose files heph never reads or "
             "writes; run heph in the project folder around it"
         )
-    from hephaistus.gitlocation import settle as locate_repository
+    from hephaistus.runtime.gitlocation import settle as locate_repository
     from hephaistus.runtime.programs import settle
 
     settle(workspace.root)  # heph's own programs come from no folder the workspace holds
@@ -68,8 +68,8 @@ def workspace_and_config(
 ) -> tuple[Any, Any]:
     """The workspace and its settings. Its files' settings that need trust apply only once
     it is trusted: asked once in a terminal (when `ask`), else left out and said so."""
-    from hephaistus import trust, trust_report
-    from hephaistus.config import load_config
+    from hephaistus.settings.config import load_config
+    from hephaistus.workspace import trust, trust_report
 
     workspace = workspace_of(args)
     decision = trust.decide(
@@ -92,7 +92,7 @@ def workspace_and_config(
             say(why, sys.stderr)
         chosen_by = config.source_of("mode")
         if chosen_by.startswith(("pyproject.toml", ".heph.toml")):  # not the person's choice
-            from hephaistus.runtime.permissions import MEANING
+            from hephaistus.settings.permissions import MEANING
 
             say(f"heph: {config.mode} mode, set by {chosen_by}: {MEANING[config.mode]}", sys.stderr)
     return workspace, config
@@ -138,7 +138,7 @@ def read_only(workspace: Any) -> bool:
 
 def with_endpoint(config: Any) -> Any:
     """`config` with its endpoint and model settled (see endpoint.with_endpoint)."""
-    from hephaistus.endpoint import with_endpoint
+    from hephaistus.model.endpoint import with_endpoint
 
     check_base_url(config)
     return with_endpoint(config, lambda line: say(line, sys.stderr))
@@ -167,7 +167,7 @@ def check_base_url(config: Any) -> None:
 
 def describe_endpoint(config: Any) -> str:
     """The endpoint, the model and the key a run uses, and where each came from (-v)."""
-    from hephaistus.endpoint import describe
+    from hephaistus.model.endpoint import describe
 
     return describe(config)
 

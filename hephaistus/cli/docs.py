@@ -39,7 +39,7 @@ def docs(args: argparse.Namespace) -> int:
         else:
             _report_check(problems, len(files))
         return 1 if problems else 0
-    from hephaistus.llm import ChatModel
+    from hephaistus.model.llm import ChatModel
 
     config = with_endpoint(config)
     if args.verbose:

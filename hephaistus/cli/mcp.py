@@ -23,8 +23,8 @@ def mcp(args: argparse.Namespace) -> int:
     if args.action == "import":
         return _import(args.name)
     workspace, config = workspace_and_config(args)
-    from hephaistus.mcp_client import McpError
-    from hephaistus.mcp_tools import McpTools
+    from hephaistus.mcp.client import McpError
+    from hephaistus.mcp.tools import McpTools
     from hephaistus.runtime.sandbox import Contained
 
     sandbox = Contained(workspace.root, config.sandbox)  # a workspace's servers run in it
@@ -87,7 +87,7 @@ def _say_untrusted_servers(root: Path, config: Any) -> None:
     """The workspace's own servers, while it is untrusted: they do not apply, and why."""
     if config.workspace_trusted:
         return
-    from hephaistus.config import workspace_tables
+    from hephaistus.settings.config import workspace_tables
 
     names = [
         f"{source}: {name}"
@@ -245,7 +245,7 @@ def _headers(headers: dict[str, Any]) -> tuple[list[str], list[str]]:
     """HTTP headers in Codex's keys: `Authorization: Bearer ${VAR}` as bearer_token_env_var,
     a header that is one variable as env_http_headers, any other as http_headers (its
     variables expanded by heph)."""
-    from hephaistus.mcp_config import HEADER_NAME
+    from hephaistus.settings.mcp_config import HEADER_NAME
 
     plain: dict[str, str] = {}
     from_env: dict[str, str] = {}

@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from hephaistus import __version__
-from hephaistus.runtime.permissions import MODES
+from hephaistus.settings.permissions import MODES
 
 
 def command_line(text: str) -> str:

@@ -13,8 +13,8 @@ from hephaistus.errors import ConfigError, HephError
 
 def sessions(args: argparse.Namespace) -> int:
     """The workspace's recorded sessions, newest last, as a table (or JSON with --json)."""
-    from hephaistus.analytics import as_dicts, session_rows
-    from hephaistus.session import SessionStore
+    from hephaistus.records.analytics import as_dicts, session_rows
+    from hephaistus.records.session import SessionStore
 
     workspace = workspace_of(args)
     store = SessionStore(workspace.heph_dir / "sessions")
@@ -37,7 +37,7 @@ def sessions(args: argparse.Namespace) -> int:
 def replay(args: argparse.Namespace) -> int:
     """The session on standard output (`> run.txt` and `| less` get all of it); with --json,
     its records."""
-    from hephaistus.session import SessionStore, load_session
+    from hephaistus.records.session import SessionStore, load_session
     from hephaistus.ui.render import ConsoleSink, make_console, print_json
     from hephaistus.ui.replay import replay
 
@@ -59,8 +59,8 @@ def replay(args: argparse.Namespace) -> int:
 
 def _task_of(workspace: Any, session_id: str) -> str:
     """`: "the task"` of a session, as undo names the run it took back ("" when unknown)."""
-    from hephaistus.session import SessionStore, load_session
-    from hephaistus.ui.escape import visible
+    from hephaistus.escape import visible
+    from hephaistus.records.session import SessionStore, load_session
 
     try:
         recorded = load_session(SessionStore(workspace.heph_dir / "sessions").path_of(session_id))
@@ -73,15 +73,15 @@ def _task_of(workspace: Any, session_id: str) -> str:
 def undo(args: argparse.Namespace) -> int:
     """Take back the file changes of a session (`last`: the newest not undone yet); refused,
     saying why, when the files changed since, unless --force."""
-    from hephaistus.checkpoints import (
+    from hephaistus.records.checkpoints import (
         CheckpointStore,
         Damaged,
         Interleaved,
         NotInside,
         UndoConflict,
     )
-    from hephaistus.session import SessionStore
-    from hephaistus.undo import undo as undo_session
+    from hephaistus.records.session import SessionStore
+    from hephaistus.records.undo import undo as undo_session
 
     workspace = workspace_of(args)
     workspace.check_heph_dir()  # undo writes its locks and records there
@@ -142,7 +142,7 @@ def _nothing_to_undo(root: Path) -> str:
 
 def _folders_with_changes(root: Path) -> list[Path]:
     """The folders right under `root` where heph has changes to undo, by name."""
-    from hephaistus.checkpoints import CheckpointStore
+    from hephaistus.records.checkpoints import CheckpointStore
 
     try:
         folders = sorted(p for p in root.iterdir() if (p / ".heph" / "checkpoints").is_dir())
@@ -153,8 +153,8 @@ def _folders_with_changes(root: Path) -> list[Path]:
 
 def stats(args: argparse.Namespace) -> int:
     """Per model, from the recorded sessions."""
-    from hephaistus.analytics import collect
-    from hephaistus.session import SessionStore
+    from hephaistus.records.analytics import collect
+    from hephaistus.records.session import SessionStore
 
     workspace = workspace_of(args)
     store = SessionStore(workspace.heph_dir / "sessions")

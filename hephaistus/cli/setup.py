@@ -24,12 +24,12 @@ def models(args: argparse.Namespace) -> int:
     step's schema for each (enforced, not enforced, or unknown until a task tried)."""
     from dataclasses import replace
 
-    from hephaistus.discovery import ListingError, list_models
+    from hephaistus.model.discovery import ListingError, list_models
 
     workspace, config = workspace_and_config(args)
     check_base_url(config)
     if not config.resolved_api_key():
-        from hephaistus.endpoint import local_server
+        from hephaistus.model.endpoint import local_server
 
         found = local_server()
         say(f"heph: {found.name} at {found.base_url} (found on this machine)", sys.stderr)
@@ -41,13 +41,13 @@ def models(args: argparse.Namespace) -> int:
         models = list_models(url, config.resolved_api_key())
     except ListingError as error:
         raise HephError(str(error)) from None
-    from hephaistus.endpoint import model_used, served_window
+    from hephaistus.model.endpoint import model_used, served_window
 
     if config.is_local:
         models = [
             m if m.window else replace(m, window=served_window(url, m.id, config)) for m in models
         ]
-    from hephaistus.serverinfo import remembered_window, schema_verdicts
+    from hephaistus.model.serverinfo import remembered_window, schema_verdicts
 
     windows = workspace.heph_dir / "cache" / "windows.json"  # what a task learned: an overflow
     models = [
@@ -73,7 +73,7 @@ def models(args: argparse.Namespace) -> int:
 
 def init(args: argparse.Namespace) -> int:
     """Draft an AGENTS.md from what heph can see; written as any write is: shown, approved."""
-    from hephaistus.agents_md import create
+    from hephaistus.docs.agents_md import create
     from hephaistus.errors import Refused
     from hephaistus.runtime.policy import Policy
     from hephaistus.ui.approval import TerminalAsker
@@ -109,8 +109,8 @@ def init(args: argparse.Namespace) -> int:
 def trust(args: argparse.Namespace) -> int:
     """Show the settings of the workspace's files that need trust, and record the person's
     answer (asked in a terminal; `--yes` without one). Never contacts the model."""
-    from hephaistus import trust, trust_report
     from hephaistus.errors import Refused
+    from hephaistus.workspace import trust, trust_report
 
     workspace = workspace_of(args)
     root = workspace.root

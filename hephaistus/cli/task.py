@@ -14,7 +14,7 @@ from hephaistus.cli.common import (
 from hephaistus.errors import ConfigError
 
 if TYPE_CHECKING:
-    from hephaistus.session import RecordedSession
+    from hephaistus.records.session import RecordedSession
 
 
 def run_task(args: argparse.Namespace) -> int:
@@ -32,12 +32,12 @@ def run_task(args: argparse.Namespace) -> int:
         task = read_task(sys.stdin)
     if not task:
         raise ConfigError('no task given: heph "what to do" (see heph --help)')
-    from hephaistus.llm import warm_up
+    from hephaistus.model.llm import warm_up
 
     warm_up()  # the model client's import (most of a run's start) while the map is built
-    from hephaistus.agent import Agent
+    from hephaistus.engine.agent import Agent
+    from hephaistus.eventsink import NullSink
     from hephaistus.runtime.policy import Policy
-    from hephaistus.seams import NullSink
     from hephaistus.ui.approval import TerminalAsker
     from hephaistus.ui.render import ConsoleSink, print_json
 
@@ -125,9 +125,9 @@ def checked_task(data: bytes, what: str) -> str:
 
 def run_chat(args: argparse.Namespace) -> int:
     """The interactive REPL."""
-    from hephaistus.agent import Agent
-    from hephaistus.approvals import LEGACY_FILE, SavedApprovals
+    from hephaistus.engine.agent import Agent
     from hephaistus.runtime.policy import Policy
+    from hephaistus.settings.approvals import LEGACY_FILE, SavedApprovals
     from hephaistus.ui.approval import TerminalAsker
     from hephaistus.ui.render import ConsoleSink, make_console
     from hephaistus.ui.repl import Repl, history_path
@@ -157,7 +157,7 @@ def run_chat(args: argparse.Namespace) -> int:
 
 def last_conversation(agent: Any) -> RecordedSession:
     """The workspace's last session, for --continue."""
-    from hephaistus.session import load_session
+    from hephaistus.records.session import load_session
 
     say_foreign_sessions(agent.sessions)
     try:

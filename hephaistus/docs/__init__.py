@@ -1,1 +1,5 @@
-"""`heph docs`: find missing and stale docstrings offline (check), and write them (fix)."""
+"""Docs: `heph docs` finds missing and stale docstrings offline (check) and has the model write
+them (fix); `heph init` drafts an AGENTS.md.
+
+May import: `settings`, `runtime`, `workspace`, `records`, `tools`, `mcp`, `model`, `engine`.
+"""

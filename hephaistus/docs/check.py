@@ -13,9 +13,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from hephaistus.config import DocsConfig
-from hephaistus.docstrings import documented
-from hephaistus.symbols import is_test_file
+from hephaistus.settings.config import DocsConfig
+from hephaistus.tools.docstrings import documented
+from hephaistus.workspace.symbols import is_test_file
 
 PARALLEL_FROM = 200  # files; fewer are faster in one process
 MODULE = "<module>"  # the name a module's own docstring goes by

@@ -15,7 +15,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from hephaistus.config import DocsConfig
 from hephaistus.docs.check import (
     Target,
     Unreadable,
@@ -25,11 +24,12 @@ from hephaistus.docs.check import (
     signature_params,
     targets,
 )
-from hephaistus.docstrings import parameter_blocks, replace_parameters
-from hephaistus.protocol import FormatError, find_json_object
+from hephaistus.escape import visible
+from hephaistus.model.protocol import FormatError, find_json_object
+from hephaistus.settings.config import DocsConfig
 from hephaistus.textfile import indentation
+from hephaistus.tools.docstrings import parameter_blocks, replace_parameters
 from hephaistus.tools.editing.indenting import file_unit
-from hephaistus.ui.escape import visible
 from hephaistus.values import ModelReply
 
 CODE_LINES = 60  # of each target shown to the model

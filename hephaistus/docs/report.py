@@ -11,7 +11,7 @@ import sys
 import time
 from typing import TextIO
 
-from hephaistus.ui.escape import visible
+from hephaistus.escape import visible
 from hephaistus.wording import counted
 
 SLOW_SECONDS = 15.0  # a request this old is named (once) when there is no progress line

@@ -9,23 +9,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from hephaistus.checkpoints import Checkpoints
-from hephaistus.compaction import Compactor, context_window
-from hephaistus.config import Config
 from hephaistus.docs.check import Problem, check_files
 from hephaistus.docs.fix import DocsError, FileResult, detect_style, fix_source
 from hephaistus.docs.parallel import in_parallel
 from hephaistus.docs.report import Reporter
 from hephaistus.errors import ConfigError, HephError
-from hephaistus.seams import Model
-from hephaistus.session import DOCS_SESSION, Memo, Session, SessionStore
+from hephaistus.model.base import Model
+from hephaistus.model.compaction import Compactor, context_window
+from hephaistus.records.checkpoints import Checkpoints
+from hephaistus.records.session import DOCS_SESSION, Memo, Session, SessionStore
+from hephaistus.records.transaction import ChangedOnDisk, write_checkpointed
+from hephaistus.settings.config import Config
 from hephaistus.textfile import (
     NotTextError,
     TextFile,
     read_text,
     remove_stale_temp_files,
 )
-from hephaistus.transaction import ChangedOnDisk, write_checkpointed
 from hephaistus.values import ModelReply
 from hephaistus.workspace import PathError, Workspace
 
@@ -78,7 +78,7 @@ def _checked(workspace: Workspace, names: list[str]) -> list[str]:
 
 
 def _staged(workspace: Workspace) -> list[str]:
-    from hephaistus.gitrun import GitError, run
+    from hephaistus.runtime.gitrun import GitError, run
 
     try:
         raw = run(
@@ -225,7 +225,7 @@ class _Results:
             self.session.record("MEMO", Memo.DOCS_LEFT_UNCHANGED, f"{rel}: {result.error}")
             return len(result.asked) or 1
         if self.dry_run:
-            from hephaistus.diffs import unified_diff
+            from hephaistus.workspace.diffs import unified_diff
 
             changes = unified_diff(rel, original.text, result.new_source, created=False)
             self.report.diff(rel, changes, result.written)
@@ -257,7 +257,7 @@ def _reply_cap(workspace: Workspace, config: Config, model: Model) -> int:
 
 
 def _docs_prompt(workspace: Workspace, style: str, trusted: bool) -> str:
-    from hephaistus.prompting import load_template
+    from hephaistus.model.prompting import load_template
 
     return load_template("docs.md", workspace.root if trusted else None).replace("{{style}}", style)
 

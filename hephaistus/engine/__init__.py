@@ -1,4 +1,10 @@
-"""The reasoning loop, behind the Engine protocol so another architecture can be swapped in."""
+"""The engine: the reasoning loop behind the Engine protocol (so another architecture can be
+swapped in): the JSON-mode ReAct loop, the runner (the one call the loop makes per action), and
+the Agent that runs the loop (a model, a toolchain and the workspace's sessions, one task at a
+time).
+
+May import: `settings`, `runtime`, `workspace`, `records`, `tools`, `mcp`, `model`.
+"""
 
 from hephaistus.engine.base import Engine, Run
 from hephaistus.engine.react import ReactEngine

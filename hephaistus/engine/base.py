@@ -7,11 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from hephaistus.compaction import Compactor
-from hephaistus.runtime.runtime import Runtime
-from hephaistus.seams import EventSink, Model, SessionRecorder
-from hephaistus.state import AgentState
-from hephaistus.steps import StepSchema
+from hephaistus.engine.runner import Runtime
+from hephaistus.eventsink import EventSink
+from hephaistus.model.base import Model
+from hephaistus.model.compaction import Compactor
+from hephaistus.model.steps import StepSchema
+from hephaistus.records.session import SessionRecorder
+from hephaistus.records.state import AgentState
 from hephaistus.tools import Registry
 from hephaistus.values import Message, Outcome
 

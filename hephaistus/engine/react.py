@@ -9,12 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hephaistus.compaction import CUTTING_KINDS, KEEP_RECENT_MESSAGES, STATE_BLOCK, count, record
 from hephaistus.engine.base import Run
 from hephaistus.errors import ContextOverflow
-from hephaistus.protocol import FormatError, parse_reply
-from hephaistus.session import Memo
-from hephaistus.steps import TEXT_CHARS, cut_by_the_bound
+from hephaistus.model.compaction import (
+    CUTTING_KINDS,
+    KEEP_RECENT_MESSAGES,
+    STATE_BLOCK,
+    count,
+    record,
+)
+from hephaistus.model.protocol import FormatError, parse_reply
+from hephaistus.model.steps import TEXT_CHARS, cut_by_the_bound
+from hephaistus.records.session import Memo
 from hephaistus.values import Action, Final, Message, ModelReply, Outcome, ToolResult, clip
 
 MALFORMED_LIMIT = 3

@@ -18,7 +18,7 @@ def private_devices() -> list[tuple[Path, str]]:
     root's changes the mode or owner of a node root owns (`cp -p x /dev/null` left the host's
     644); of these it is not the owner. None where they cannot be made or used (a file system
     mounted nodev): then the host's are shown."""
-    from hephaistus.userdirs import state_dir
+    from hephaistus.settings.userdirs import state_dir
 
     folder = state_dir() / DEVICES_FOLDER
     try:

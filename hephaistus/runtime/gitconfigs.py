@@ -265,7 +265,7 @@ def git_configs(git_dirs: list[Path]) -> list[Path]:
 def repository_dirs(workspace: Path) -> list[Path]:
     """The git directory of the workspace's repository, and its common one when it is a
     worktree's (a command's git reads both): real paths, none outside a repository."""
-    from hephaistus.gitlocation import locate
+    from hephaistus.runtime.gitlocation import locate
 
     located = locate(workspace)
     if located is None:

@@ -15,7 +15,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from hephaistus.secret_files import (
+from hephaistus.runtime.secret_files import (
     CREDENTIAL_STORES,
     ROOT_SECRETS,
     host_keys,
@@ -41,7 +41,7 @@ def hidden_paths(workspace: Path, secrets: list[str]) -> tuple[Path, ...]:
     """What the sandbox hides: the person's credential stores, heph's own config and state
     folders, the machine's secrets only root may read, and the workspace's secret files
     (`secrets`, workspace-relative), by their real paths (see real_paths)."""
-    from hephaistus.userdirs import config_dir, state_dir
+    from hephaistus.settings.userdirs import config_dir, state_dir
 
     paths = [*credential_stores(real_home()), *home_secrets(real_home()), config_dir(), state_dir()]
     paths += [Path(name) for name in (*ROOT_SECRETS, *host_keys())]
@@ -143,9 +143,9 @@ def _git_listed(root: Path) -> list[str]:
     name ending in /), relative to it. In a repository the person's git lists them (none where
     heph runs no git there: an untrusted odd `.git`); outside one, heph's own snapshot store
     over the workspace does, once it exists (the picture before a command makes it)."""
-    from hephaistus.gitlocation import is_disabled, locate
-    from hephaistus.gitrun import GitError, names, run_private
-    from hephaistus.userdirs import workspace_folder
+    from hephaistus.runtime.gitlocation import is_disabled, locate
+    from hephaistus.runtime.gitrun import GitError, names, run_private
+    from hephaistus.settings.userdirs import workspace_folder
 
     located = locate(root)
     if located is not None:

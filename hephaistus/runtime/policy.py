@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from hephaistus.runtime.permissions import ANY_NAME, DEFAULT_MODE, Verdict, approval_key, decide
+from hephaistus.settings.permissions import ANY_NAME, DEFAULT_MODE, Verdict, approval_key, decide
 
 if TYPE_CHECKING:
-    from hephaistus.approvals import SavedApprovals
+    from hephaistus.settings.approvals import SavedApprovals
     from hephaistus.values import Proposal
 
 Answer = Literal["yes", "no", "session", "all", "forever"]

@@ -18,7 +18,6 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from hephaistus.config_sections import SandboxConfig
 from hephaistus.runtime.devices import NOBODY, private_devices
 from hephaistus.runtime.executor import Completed, LocalExecutor
 from hephaistus.runtime.gitconfigs import cleaned_git_configs, repository_dirs
@@ -36,6 +35,7 @@ from hephaistus.runtime.landlock import scoped_line, scoping
 from hephaistus.runtime.limits import HIDING_BYTES, RUN_BYTES, ProcessLimit, memory_limit
 from hephaistus.runtime.programs import command_path, find, missing, sandbox_caches
 from hephaistus.runtime.tmp_shown import toolchains_in_tmp
+from hephaistus.settings.config_sections import SandboxConfig
 
 # Tools' caches point into the sandbox's own cache folder (the rest of home is read-only).
 CACHE_VARIABLES = {
@@ -208,7 +208,7 @@ def first_started() -> float | None:
 def own_folder(workspace: Path) -> Path:
     """heph's folder of what it shows inside the sandbox of `workspace` (cleaned copies): in
     the user's state folder, which no command can write or read."""
-    from hephaistus.userdirs import workspace_folder
+    from hephaistus.settings.userdirs import workspace_folder
 
     return workspace_folder(workspace, "sandbox")
 
@@ -218,7 +218,7 @@ def empty_file() -> Path:
     (the sandbox hides it): what a hidden file shows inside. Made with an exclusive, no-follow
     open and checked before each use; never written through (a link or a named pipe planted
     where heph looks is an error, not a target)."""
-    from hephaistus.userdirs import state_dir
+    from hephaistus.settings.userdirs import state_dir
 
     folder = state_dir()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -2,6 +2,9 @@
 
 They are real parts, not mocks: the server speaks the OpenAI wire format over HTTP on 127.0.0.1,
 so the real `openai` client and the real `heph` command can be driven against it.
+
+May import: `settings`, `runtime`, `workspace`, `records`, `tools`, `mcp`, `model`, `docs`,
+`engine`.
 """
 
 import sys

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from hephaistus.values import Message, ModelReply, Usage
 
 if TYPE_CHECKING:
-    from hephaistus.steps import StepSchema
+    from hephaistus.model.steps import StepSchema
 
 
 class ScriptedModel:

@@ -166,7 +166,7 @@ def prompt_tokens(body: dict[str, Any], per_estimate: float | None = None) -> in
     heph's own estimate times `per_estimate` (a tokenizer that estimate is that far from)."""
     if per_estimate is None:
         return len(json.dumps(body.get("messages", []))) // CHARS_PER_TOKEN
-    from hephaistus.compaction import count
+    from hephaistus.model.compaction import count
 
     return int(count(body.get("messages", [])) * per_estimate)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hephaistus.engine.runner import Runtime
 from hephaistus.runtime.policy import Asker, Policy
-from hephaistus.runtime.runtime import Runtime
 from hephaistus.tools import Registry, ToolContext, default_registry
 from hephaistus.values import ToolResult
 

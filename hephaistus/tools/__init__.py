@@ -5,7 +5,10 @@ and whose docstring has an `Args:` section, with the effect it has (read, write,
 The registry wraps it as a `Tool`, `tool(args: dict, ctx)`; the same signature and docstring make
 the description and argument schema listed in the system prompt, so nothing is maintained twice.
 A tool given as a JSON schema (an MCP server's) becomes a Tool too. A tool with an effect returns
-it prepared (a Proposal); the runtime decides and carries it out, never the tool.
+it prepared (a Proposal); the runner (`engine.runner`) decides with the runtime's policy and
+carries it out, never the tool.
+
+May import: `settings`, `runtime`, `workspace`, `records`.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hephaistus.docstrings import google_entries, summary
-from hephaistus.runtime.permissions import EFFECTS
+from hephaistus.settings.permissions import EFFECTS
 from hephaistus.tools.context import ToolContext
+from hephaistus.tools.docstrings import google_entries, summary
 from hephaistus.values import Proposal, ToolResult
 
 __all__ = [

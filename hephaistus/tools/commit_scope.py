@@ -5,10 +5,10 @@ it). Their own work is theirs to commit."""
 
 from __future__ import annotations
 
-from hephaistus.checkpoints import CheckpointStore
-from hephaistus.repository import Repository
-from hephaistus.secret_files import is_secret_name
+from hephaistus.records.checkpoints import CheckpointStore
+from hephaistus.runtime.secret_files import is_secret_name
 from hephaistus.tools.context import ToolContext
+from hephaistus.workspace.repository import Repository
 
 
 class UsersWork(ValueError):

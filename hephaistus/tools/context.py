@@ -11,8 +11,8 @@ from hephaistus.runtime.journal import Journal
 from hephaistus.workspace import Workspace
 
 if TYPE_CHECKING:
-    from hephaistus.checkpoints import Checkpoints
-    from hephaistus.snapshots import Snapshots
+    from hephaistus.records.checkpoints import Checkpoints
+    from hephaistus.records.snapshots import Snapshots
 
 
 @dataclass

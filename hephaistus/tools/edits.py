@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from hephaistus.records.transaction import ChangedOnDisk
 from hephaistus.textfile import TextFile, digest_of, numbered, read_real, split_lines
 from hephaistus.tools.context import ToolContext
 from hephaistus.tools.editing import matching
@@ -18,7 +19,6 @@ from hephaistus.tools.editing.replacing import Unsafe
 from hephaistus.tools.editing.replacing import replace as replace_lines
 from hephaistus.tools.moving import delete_proposal, move_proposal
 from hephaistus.tools.writing import changed_on_disk, open_for_write, write_change
-from hephaistus.transaction import ChangedOnDisk
 from hephaistus.values import Proposal, ToolResult
 
 BOM_CHARACTER = "\ufeff"  # a UTF-8 byte-order mark, as decoded text

@@ -10,18 +10,17 @@ model can write that code; the observation names the hooks the commit skipped, s
 nor the person takes their checks as passed. Where heph runs no git at all (the repository's git
 settings wait for the person's trust), a commit is refused and the run ends so (exit 3): a
 requested commit that did not happen is no plain success. Git itself runs through GitPython
-(`Repository.library`), whose commands hephaistus.repository runs.
+(`Repository.library`), whose commands hephaistus.workspace.repository runs.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from hephaistus.gitlocation import is_disabled
-from hephaistus.gitrun import GitError
 from hephaistus.redact import scrub
-from hephaistus.repository import Repository
-from hephaistus.secret_files import is_secret_name
+from hephaistus.runtime.gitlocation import is_disabled
+from hephaistus.runtime.gitrun import GitError
+from hephaistus.runtime.secret_files import is_secret_name
 from hephaistus.tools.commit_scope import (
     UsersWork,
     commit_targets,
@@ -32,6 +31,7 @@ from hephaistus.tools.commit_scope import (
 from hephaistus.tools.context import ToolContext
 from hephaistus.values import CommitMade, CommitRequest, Proposal, ToolResult
 from hephaistus.workspace import PathError
+from hephaistus.workspace.repository import Repository
 
 LOG_LIMIT = 50
 COMMIT_REFUSED = "commit not made"  # how the refusal of a commit git may not run begins
@@ -226,7 +226,7 @@ def _commit(
 
 def _hooks_not_run(top: Path) -> str:
     """The line that says which hooks a commit skipped (none: nothing to say), and why."""
-    from hephaistus.gitsetup import commit_hooks
+    from hephaistus.workspace.gitsetup import commit_hooks
 
     skipped = commit_hooks(top)
     if not skipped:
@@ -248,7 +248,7 @@ NAMES = frozenset(fn.__name__ for fn, _ in TOOLS)
 def _untrusted_git(ctx: ToolContext) -> str | None:
     """Why heph runs no git in this workspace now (its repository's git settings wait for the
     person's trust), or None."""
-    from hephaistus.trust import recheck
+    from hephaistus.workspace.trust import recheck
 
     changed = recheck(ctx.workspace.root)
     if changed or not is_disabled(ctx.workspace.root):

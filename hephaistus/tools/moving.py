@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hephaistus.diffs import bytes_diff, is_text
+from hephaistus.records.transaction import ChangedOnDisk, InTheWay, move_checkpointed
 from hephaistus.textfile import read_real, split_lines
 from hephaistus.tools.context import ToolContext
-from hephaistus.transaction import ChangedOnDisk, InTheWay, move_checkpointed
 from hephaistus.values import FileChange, Proposal, ToolResult
 from hephaistus.wording import counted
 from hephaistus.workspace import PathError
+from hephaistus.workspace.diffs import bytes_diff, is_text
 
 MAX_KEPT_BYTES = 16 << 20  # a copy is kept for undo: larger files are the person's to delete
 

@@ -17,9 +17,9 @@ import re
 import shlex
 from collections.abc import Iterable
 
-from hephaistus.mcp_config import MODEL_KEY
 from hephaistus.redact import CREDENTIAL_TEXT, MIN_SECRET_CHARS, SECRET_NAME, scrub
 from hephaistus.runtime.executor import Completed
+from hephaistus.settings.mcp_config import MODEL_KEY
 from hephaistus.tools.context import ToolContext
 from hephaistus.values import CommandRequest, CommandRun, Proposal, ToolResult, clip
 from hephaistus.workspace import PathError

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from hephaistus.diffs import line_list, unified_diff
+from hephaistus.records.transaction import ChangedOnDisk, write_checkpointed
 from hephaistus.textfile import (
     MAX_WHOLE_FILE_BYTES,
     NEW_FILE,
@@ -31,10 +31,10 @@ from hephaistus.textfile import (
     split_lines,
 )
 from hephaistus.tools.context import ToolContext
-from hephaistus.transaction import ChangedOnDisk, write_checkpointed
 from hephaistus.values import FileChange, Proposal, ToolResult
 from hephaistus.wording import counted
 from hephaistus.workspace import PathError
+from hephaistus.workspace.diffs import line_list, unified_diff
 
 
 def open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | None] | ToolResult:
@@ -161,7 +161,7 @@ class Seen:
     MAX_FILES = 2000  # files remembered per conversation, the oldest forgotten first
 
     def __init__(self, ctx: ToolContext) -> None:
-        from hephaistus.userdirs import workspace_folder
+        from hephaistus.settings.userdirs import workspace_folder
 
         first = ctx.sessions[0] if ctx.sessions else "outside-a-conversation"
         name = re.sub(r"[^\w.-]", "_", first)

@@ -1,1 +1,6 @@
-"""Everything a person sees: rendering, approval prompts (and later the REPL)."""
+"""The terminal: everything a person sees and types. Rendering, approval prompts, the chat and its
+slash commands, replay, tables, `--output jsonl`.
+
+May import: `settings`, `runtime`, `workspace`, `records`, `tools`, `mcp`, `model`, `docs`,
+`engine`.
+"""

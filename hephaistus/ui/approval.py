@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from hephaistus.ui.escape import visible
+from hephaistus.escape import visible
 from hephaistus.values import CommandRequest, CommitRequest, FileChange, ToolCallRequest
 
 if TYPE_CHECKING:
-    from hephaistus.approvals import SavedApprovals
     from hephaistus.runtime.policy import Answer
+    from hephaistus.settings.approvals import SavedApprovals
     from hephaistus.values import Proposal
 
 PREVIEW_LINES = 40

@@ -9,14 +9,20 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from hephaistus.checkpoints import CheckpointStore, Damaged, Interleaved, NotInside, UndoConflict
-from hephaistus.ui.escape import outside_text
+from hephaistus.escape import outside_text
+from hephaistus.records.checkpoints import (
+    CheckpointStore,
+    Damaged,
+    Interleaved,
+    NotInside,
+    UndoConflict,
+)
+from hephaistus.records.undo import redo as redo_session
+from hephaistus.records.undo import undo as undo_session
 from hephaistus.ui.undo import refusal
-from hephaistus.undo import redo as redo_session
-from hephaistus.undo import undo as undo_session
 
 if TYPE_CHECKING:
-    from hephaistus.agent import Agent
+    from hephaistus.engine.agent import Agent
     from hephaistus.ui.render import ConsoleSink
 
 TASK_SHOWN = 60  # characters of a turn's task /undo shows
@@ -99,7 +105,7 @@ class ChatCommands:
 
     def cmd_diff(self, argument: str) -> None:
         """Show every change heph made in this chat, as one diff."""
-        from hephaistus.diffs import unified_diff
+        from hephaistus.workspace.diffs import unified_diff
 
         states = self._checkpoints().before_states(self.turns)
         if not states:
@@ -115,8 +121,8 @@ class ChatCommands:
 
     def cmd_commit(self, argument: str) -> None:
         """Commit the files heph changed in this chat: /commit [message]."""
+        from hephaistus.engine.runner import Runtime
         from hephaistus.runtime.policy import Policy
-        from hephaistus.runtime.runtime import Runtime
         from hephaistus.tools import ToolContext
 
         changed = self.agent.journal.changed_paths()
@@ -138,7 +144,7 @@ class ChatCommands:
 
     def cmd_init(self, argument: str) -> None:
         """Draft an AGENTS.md for this workspace (a diff to approve; /undo takes it back)."""
-        from hephaistus.agents_md import create
+        from hephaistus.docs.agents_md import create
         from hephaistus.errors import HephError
 
         try:
@@ -202,7 +208,7 @@ class ChatCommands:
         if not argument:
             self.console.print(outside_text(f"model: {self.agent.model.name}"))
             return
-        from hephaistus.llm import ChatModel
+        from hephaistus.model.llm import ChatModel
 
         self.agent.config = replace(self.agent.config, model=argument)
         self.agent.use_model(ChatModel(self.agent.config))  # its window, asked afresh
@@ -210,7 +216,7 @@ class ChatCommands:
 
     def cmd_sessions(self, argument: str) -> None:
         """List the recorded sessions of this workspace."""
-        from hephaistus.analytics import session_rows
+        from hephaistus.records.analytics import session_rows
         from hephaistus.ui.tables import sessions_table
 
         rows = session_rows(self.agent.sessions, 20)
@@ -218,7 +224,7 @@ class ChatCommands:
 
     def cmd_replay(self, argument: str) -> None:
         """Replay a recorded session: /replay [id] (default: the last)."""
-        from hephaistus.session import load_session
+        from hephaistus.records.session import load_session
         from hephaistus.ui.render import ConsoleSink
         from hephaistus.ui.replay import replay
 
@@ -237,7 +243,7 @@ class ChatCommands:
             policy.forget()
             self.console.print(Text(f"approvals cleared: {policy.mode} mode asks again"))
             return
-        from hephaistus.runtime.permissions import describe_approval
+        from hephaistus.settings.permissions import describe_approval
 
         saved = sorted(policy.saved.allowed) if policy.saved else []
         if saved and policy.saved:
@@ -257,7 +263,7 @@ class ChatCommands:
     def cmd_mode(self, argument: str) -> None:
         """Show the mode, or switch: /mode ask|edits|plan|auto (Shift+Tab steps through
         ask, edits and plan)."""
-        from hephaistus.runtime.permissions import MEANING, MODES
+        from hephaistus.settings.permissions import MEANING, MODES
 
         if argument and argument not in MODES:
             self.console.print(
@@ -275,8 +281,8 @@ class ChatCommands:
     def cmd_go(self, argument: str) -> None:
         """Carry out the last plan: /go [ask|edits|auto] [again] (from plan mode, edits by
         default; `again` for a plan carried out already)."""
-        from hephaistus import plans
-        from hephaistus.runtime.permissions import MODES
+        from hephaistus.records import plans
+        from hephaistus.settings.permissions import MODES
 
         state = self.agent.state
         words = argument.split()

@@ -11,9 +11,9 @@ import json
 import sys
 from typing import Any, TextIO
 
+from hephaistus.escape import json_safe, takes_utf8
+from hephaistus.eventsink import NullSink
 from hephaistus.redact import hide_values, secret_values
-from hephaistus.seams import NullSink
-from hephaistus.ui.escape import json_safe, takes_utf8
 
 
 class EventStream(NullSink):

@@ -19,8 +19,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from hephaistus.escape import json_safe, outside_text, safe, takes_utf8
 from hephaistus.tools import ToolResult
-from hephaistus.ui.escape import json_safe, outside_text, safe, takes_utf8
 from hephaistus.values import Action, Usage
 
 PARTIAL_THOUGHT = re.compile(r'"thought"\s*:\s*"((?:[^"\\]|\\.)*)')

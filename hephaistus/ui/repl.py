@@ -26,10 +26,10 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPress
 from rich.text import Text
 
 from hephaistus import __version__
-from hephaistus.agent import Agent
+from hephaistus.engine.agent import Agent
 from hephaistus.errors import ConfigError
-from hephaistus.llm import warm_up
-from hephaistus.runtime.permissions import decide, next_mode
+from hephaistus.model.llm import warm_up
+from hephaistus.settings.permissions import decide, next_mode
 from hephaistus.ui.approval import TerminalAsker, key_meaning
 from hephaistus.ui.chat_commands import ChatCommands
 from hephaistus.ui.render import ConsoleSink
@@ -37,7 +37,7 @@ from hephaistus.ui.render import ConsoleSink
 
 def history_path() -> Path:
     """The file the chat's input history is kept in, in heph's state folder."""
-    from hephaistus.userdirs import state_dir
+    from hephaistus.settings.userdirs import state_dir
 
     return state_dir() / "history"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from hephaistus.protocol import FormatError, find_json_object
-from hephaistus.session import Memo, RecordedSession, Span
+from hephaistus.escape import outside_text
+from hephaistus.model.protocol import FormatError, find_json_object
+from hephaistus.records.session import Memo, RecordedSession, Span
 from hephaistus.tools import ToolResult, default_registry
-from hephaistus.ui.escape import outside_text
 from hephaistus.ui.render import ConsoleSink
 from hephaistus.values import Action, CommandRun
 

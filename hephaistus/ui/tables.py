@@ -11,9 +11,9 @@ from __future__ import annotations
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 
-from hephaistus.analytics import ModelStats, SessionRow
-from hephaistus.discovery import ModelInfo
-from hephaistus.ui.escape import outside_text
+from hephaistus.escape import outside_text
+from hephaistus.model.discovery import ModelInfo
+from hephaistus.records.analytics import ModelStats, SessionRow
 
 
 def sessions_table(rows: list[SessionRow]) -> _Fitted:

@@ -9,7 +9,7 @@ from typing import Any
 def refusal(error: Exception, force: str = "--force", verb: str = "undo") -> str:
     """Why an undo (or redo) was refused, the same words in the chat and on the command line;
     `force` is how the person would insist."""
-    from hephaistus.checkpoints import Interleaved, UndoConflict
+    from hephaistus.records.checkpoints import Interleaved, UndoConflict
 
     done = f"not {verb}ne"
     if isinstance(error, UndoConflict):
@@ -40,7 +40,7 @@ def _interleaved(taken: dict[str, int], force: str) -> str:
 
 def undo_report(result: Any, verb: str = "restored") -> list[str]:
     """One line a file: what undo (or redo) did to it."""
-    from hephaistus.filestate import LARGEST_KEPT
+    from hephaistus.records.filestate import LARGEST_KEPT
     from hephaistus.wording import counted
 
     lines = []

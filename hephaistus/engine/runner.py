@@ -1,0 +1,190 @@
+"""The tool runtime: the one call the loop makes per action.
+
+It finds the tool, refuses it when the mode denies its effect (before it runs at all), checks
+the arguments, runs it, and when the tool prepared an effect (a Proposal) has the policy allow,
+ask about or refuse it and only then carries it out. The output is clipped to the observation
+limit, made printable, and the call's effects go into the journal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from hephaistus import wording
+from hephaistus.eventsink import EventSink, NullSink
+from hephaistus.runtime.journal import Journal
+from hephaistus.runtime.policy import Decision, Policy
+from hephaistus.settings.permissions import decide
+from hephaistus.textfile import encodable
+from hephaistus.tools import Registry, Tool, ToolContext
+from hephaistus.values import (
+    CommandRequest,
+    CommitRequest,
+    FileChange,
+    Proposal,
+    Request,
+    ToolResult,
+    clip,
+)
+
+NOUN = {"write": "write", "command": "command", "git": "commit", "external": "tool call"}
+WHAT_ASKS = {
+    "write": "writing files",
+    "command": "running commands",
+    "git": "committing",
+    "external": "calling outside tools",
+}
+
+
+class Runtime:
+    """Runs the tools of one run or chat under one policy, into one journal."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        context: ToolContext,
+        policy: Policy | None = None,
+        sink: EventSink | None = None,
+    ) -> None:
+        self.registry = registry
+        self.context = context
+        self.policy = policy or Policy()  # asks no one: what would be asked is refused
+        self.sink = sink or NullSink()
+
+    @property
+    def journal(self) -> Journal:
+        return self.context.journal
+
+    def denied(self) -> list[str]:
+        """The tools the mode refuses whatever is approved: not offered to the model."""
+        return denied_tools(self.registry, self.policy.mode)
+
+    def call(self, name: str, args: dict[str, Any], limit: int | None = None) -> ToolResult:
+        """Run tool `name` with `args` under the policy; its output at most `limit` bytes."""
+        tool = self.registry.get(name)
+        if tool is None:
+            known = ", ".join(self.registry.names)
+            result = ToolResult(False, f"unknown tool '{name}' (the tools are: {known})")
+        elif self.policy.verdict(tool.effect, tool.name) == "deny":  # whatever was approved
+            result = ToolResult(False, self._denial(tool), decision="deny")
+        else:
+            self.context.read_only = self.policy.mode == "plan"  # plan mode's shell only looks
+            prepared = tool(args, self.context)
+            result = self._decide(tool, prepared) if isinstance(prepared, Proposal) else prepared
+        limit = self.context.observation_limit if limit is None else limit
+        # An undecodable file name must not break the observation, the session or the screen.
+        result = replace(result, output=clip(encodable(result.output), limit))
+        self.journal.note(result)
+        return result
+
+    def _decide(self, tool: Tool, proposal: Proposal) -> ToolResult:
+        decision = self.policy.decide(proposal)
+        if decision == "allow":
+            try:
+                result = self._carry_out(proposal)
+            except Exception as exc:  # a tool never raises to the loop
+                noun = NOUN.get(proposal.effect, proposal.effect)
+                result = ToolResult(False, f"the {noun} failed: {type(exc).__name__}: {exc}")
+            return replace(result, decision="allow")
+        if decision == "skip" and proposal.diff:
+            self.sink.show_diff(proposal.diff)
+        return ToolResult(
+            decision == "skip",
+            self._not_done(decision, tool, proposal),
+            proposal.diff,
+            decision=decision,
+            target=proposal.target,
+        )
+
+    def _carry_out(self, proposal: Proposal) -> ToolResult:
+        """Do what was allowed. A command runs between two snapshots of the workspace: the
+        files it created, changed or deleted become its effects (shown, journaled, undone)."""
+        snapshots = self.context.snapshots
+        # An MCP server may write the workspace too: its calls are snapshotted like commands.
+        contained = proposal.effect in ("command", "external")
+        if not contained or snapshots is None or self.context.read_only:
+            return proposal.carry_out()  # a read-only command (plan mode's shell) changes nothing
+        from hephaistus.records.snapshots import command_effects
+
+        before = snapshots.take()
+        watch = snapshots.watch_ignored()
+        try:
+            result = proposal.carry_out()
+        except BaseException:  # Ctrl-C mid-command: what it changed so far is undoable
+            command_effects(snapshots, before, self.context.checkpoints)
+            raise
+        made = command_effects(snapshots, before, self.context.checkpoints)
+        ignored = snapshots.ignored_changes(watch)
+        told = result.output + _command_changes(made)
+        for remark in snapshots.remarks:  # a repository, setuid files, files too large to keep
+            told += f"\n{remark}"
+            self.sink.notice(remark)
+        if ignored:
+            named = wording.listed(ignored, IGNORED_NAMED)
+            told += (
+                "\nIt also changed what git ignores or nested repositories hold, which undo "
+                f"does not take back: {named}"
+            )
+            self.sink.notice(
+                f"the command changed ignored files or nested repositories (not undoable): {named}"
+            )
+        if not made:
+            return replace(result, output=told)
+        diff = "".join(c.diff for c in made)
+        return replace(result, output=told, diff=diff, changed=result.changed + made)
+
+    def _not_done(self, decision: Decision, tool: Tool, proposal: Proposal) -> str:
+        what = describe(proposal.request)
+        noun = NOUN.get(proposal.effect, proposal.effect)
+        mode = self.policy.mode
+        if decision == "skip":
+            return f"dry run: heph would {what}; {proposal.untouched}"
+        if decision == "decline":
+            return f"the user declined to {what}; {proposal.untouched}"
+        if decision == "refuse":
+            return (
+                f"{noun} not approved: {proposal.untouched} ({tool.name}: {mode} mode asks "
+                f"before {WHAT_ASKS.get(proposal.effect, noun)}, and there is no terminal to "
+                "ask in)"
+            )
+        return f"{noun} denied: {proposal.untouched} ({mode} mode does not allow it)"
+
+    def _denial(self, tool: Tool) -> str:
+        mode = self.policy.mode
+        said = f"{tool.name} is not available in {mode} mode; nothing was done."
+        if mode == "plan":
+            return (
+                f"{said} Plan mode only reads: find out what is needed, then give the plan as "
+                "your final answer (the user carries it out with /go)."
+            )
+        return said
+
+
+IGNORED_NAMED = 5  # ignored paths a command changed, named in its observation
+
+
+def _command_changes(made: tuple[FileChange, ...]) -> str:
+    """The files a command created, changed or deleted, as its observation ends."""
+    if not made:
+        return ""
+    named = ", ".join(
+        f"{c.path}{' (new)' if c.created else ' (deleted)' if c.deleted else ''}" for c in made
+    )
+    return f"\nThe command changed these files: {named}"
+
+
+def denied_tools(registry: Registry, mode: str) -> list[str]:
+    """The tools of `registry` that `mode` refuses whatever is approved."""
+    return [tool.name for tool in registry if decide(mode, tool.effect, tool.name) == "deny"]
+
+
+def describe(request: Request) -> str:
+    """What a prepared effect does, as a verb phrase: "change app.py", "run `test` (pytest)"."""
+    if isinstance(request, FileChange):
+        return request.describe()
+    if isinstance(request, CommandRequest):
+        return f"run `{request.name}` ({request.command_line})"
+    if isinstance(request, CommitRequest):
+        return f"commit {', '.join(request.paths)} with message {request.message!r}"
+    return request.describe()

@@ -1,0 +1,347 @@
+"""The MCP client: the servers of a run, each started on first use, spoken to through the official
+`mcp` package (the `mcp` extra, imported only here, only when a server starts).
+
+The package is async; heph is not. One event loop runs in a thread of its own, and every call
+is handed to it and waited for with a timeout, so a server that hangs, dies or fails to start is
+an error the caller turns into one line, never a hang. Each server's connection is held open by
+one task on that loop (the package's contexts must be left by the task that entered them) until
+`close`, which ends every session and leaves no process behind. A server's stderr goes to its
+log, in heph's own folder for the workspace (userdirs.workspace_folder: `heph mcp` names it).
+
+Where a server's process runs, and in which folder, is its Placement (mcp_placement): never on
+the host with the workspace as its folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hephaistus.mcp.placement import Placement
+from hephaistus.settings.mcp_config import McpServerConfig
+
+CLOSE_SECONDS = 10.0
+# What a server gets of heph's environment besides its entry's `env` (never the API key).
+PASSED_ENV = ("PATH", "HOME", "LANG", "TERM", "USER", "SHELL")
+
+
+class McpError(Exception):
+    """A server that could not start, answer or finish a call; the message is one line."""
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """A tool as a server describes it."""
+
+    name: str
+    description: str
+    schema: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The definition as the cache keeps it, and as its pin's hash is taken."""
+        return {"name": self.name, "description": self.description, "schema": self.schema}
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """What a call gave back: its text (content joined), and whether the tool said it failed."""
+
+    text: str
+    is_error: bool
+
+
+class McpHub:
+    """The MCP servers of one run or chat."""
+
+    def __init__(self, log_dir: Path, placement: Placement) -> None:
+        self.log_dir = log_dir
+        self.placement = placement  # where each server runs, and in which folder
+        self._connections: dict[str, _Connection] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+
+    def list_tools(self, server: McpServerConfig, env: dict[str, str]) -> list[ToolDefinition]:
+        """The server's tools, starting it if it is not running (listed once per start)."""
+        connection = self._connection(server, env)
+        if connection.listed is None:
+            work = connection.list_tools()
+            connection.listed = self._wait(
+                work, server.startup_timeout_sec, server, "list", connection
+            )
+        return connection.listed
+
+    def call(
+        self, server: McpServerConfig, env: dict[str, str], tool: str, args: dict[str, Any]
+    ) -> CallResult:
+        """Call `tool` of `server` with `args`; McpError when it cannot be done in time. A
+        server that broke off is started again at the next call."""
+        connection = self._connection(server, env)
+        work = connection.call(tool, args)
+        return self._wait(work, server.tool_timeout_sec, server, tool, connection)
+
+    def running(self) -> list[str]:
+        """The servers started so far."""
+        return [name for name, c in self._connections.items() if c.session is not None]
+
+    def close(self) -> None:
+        """End every session and stop every server process."""
+        loop = self._loop
+        if loop is None:
+            return
+        for connection in list(self._connections.values()):
+            future = asyncio.run_coroutine_threadsafe(connection.close(), loop)
+            try:
+                future.result(CLOSE_SECONDS)
+            except Exception:  # a server that will not end is killed with the loop's thread
+                pass
+        self._connections.clear()
+        loop.call_soon_threadsafe(loop.stop)
+        self._loop = None
+
+    # -- the loop and the connections ------------------------------------------------------
+    def _connection(self, server: McpServerConfig, env: dict[str, str]) -> _Connection:
+        with self._lock:
+            if self._loop is None:
+                import atexit
+
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, daemon=True).start()
+                atexit.register(self.close)  # no server outlives heph, however it ends
+            connection = self._connections.get(server.name)
+            if connection is None or connection.dead:
+                log = self.log_dir / f"mcp-{server.name}.log"
+                _quiet_package_logs(self.log_dir / "mcp.log")
+                why = self.placement.why_contained(server)
+                try:
+                    argv = self.placement.argv(server) if server.command else []
+                except OSError as error:
+                    failed = f"MCP server {server.name} was not started: {error}{why}"
+                    raise McpError(failed) from None
+                folder = self.placement.folder(server)  # entered as the server starts
+                connection = _Connection(server, argv, env, log, folder, why)
+                self._connections[server.name] = connection
+            return connection
+
+    def _wait(
+        self, work: Any, timeout: float, server: McpServerConfig, what: str, connection: Any
+    ) -> Any:
+        assert self._loop is not None
+        future = asyncio.run_coroutine_threadsafe(work, self._loop)
+        log = f"(its log: {connection.log})"
+        try:
+            return future.result(timeout)
+        except FutureTimeout:
+            future.cancel()
+            if connection.session is None:  # it never started: stop it, try afresh next time
+                self._stop(connection)
+            raise McpError(
+                f"MCP server {server.name} did not answer {what} within {timeout:g} s {log}"
+            ) from None
+        except McpError as error:
+            self._stop(connection)
+            raise McpError(f"{error} {log}") from None
+        except Exception as error:  # the package's own errors, a broken pipe, a dead server
+            if _broken(error):
+                self._stop(connection)  # started again at the next call
+            raise McpError(f"MCP server {server.name}: {_one_line(error)} {log}") from None
+
+    def _stop(self, connection: Any) -> None:
+        connection.dead = True
+        if self._loop is not None:
+            asyncio.run_coroutine_threadsafe(connection.close(), self._loop)
+
+
+class _Connection:
+    """One server's session, held open by a task on the hub's loop."""
+
+    def __init__(
+        self,
+        server: McpServerConfig,
+        argv: list[str],
+        env: dict[str, str],
+        log: Path,
+        folder: AbstractContextManager[str],
+        why_contained: str = "",
+    ) -> None:
+        self.server = server
+        self.argv = argv
+        self.env = env
+        self.log = log
+        self.folder = folder  # the folder it runs in, while it runs
+        self.why_contained = why_contained  # why it runs in the sandbox, when the person's
+        self.session: Any = None
+        self.dead = False
+        self.listed: list[ToolDefinition] | None = None
+        self._ready: asyncio.Future[None] | None = None
+        self._closing: asyncio.Event | None = None
+        self._holder: asyncio.Task[None] | None = None
+
+    async def list_tools(self) -> list[ToolDefinition]:
+        session = await self._started()
+        found, cursor = [], None
+        while True:
+            from mcp import types
+
+            params: Any = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            listed = await session.list_tools(params=params)
+            found += [
+                ToolDefinition(t.name, t.description or "", dict(t.input_schema or {}))
+                for t in listed.tools
+            ]
+            cursor = getattr(listed, "next_cursor", None)
+            if not cursor:
+                return found
+
+    async def call(self, tool: str, args: dict[str, Any]) -> CallResult:
+        session = await self._started()
+        result = await session.call_tool(tool, args)
+        return CallResult(_text_of(result), bool(result.is_error))
+
+    async def close(self) -> None:
+        if self._closing is not None:
+            self._closing.set()
+        if self._holder is not None:
+            if self.session is None:
+                self._holder.cancel()  # still starting: the package's exit stops the process
+            try:
+                await asyncio.wait_for(self._holder, CLOSE_SECONDS)
+            except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
+                pass
+
+    async def _hold_stdio(self) -> None:
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with self.log.open("a", encoding="utf-8") as errlog, self.folder as cwd:
+            params = StdioServerParameters(
+                command=self.argv[0], args=self.argv[1:], env=self.env, cwd=cwd
+            )
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                await self._session(read, write)
+
+    async def _hold_http(self) -> None:
+        """Streamable HTTP: the entry's URL, with its headers (expanded: mcp_config.live) and
+        the bearer token the user config names."""
+
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        variable = self.server.bearer_token_env_var
+        token = os.environ.get(variable) if variable and not self.server.from_workspace else None
+        headers = dict(self.server.http_headers)
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        async with create_mcp_http_client(headers=headers or None) as http:
+            async with streamable_http_client(self.server.url, http_client=http) as (read, write):
+                await self._session(read, write)
+
+    async def _session(self, read: Any, write: Any) -> None:
+        from mcp import ClientSession
+
+        assert self._ready is not None and self._closing is not None
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            self.session = session
+            self._ready.set_result(None)
+            await self._closing.wait()
+
+    async def _started(self) -> Any:
+        if self._ready is None:
+            loop = asyncio.get_running_loop()
+            self._ready, self._closing = loop.create_future(), asyncio.Event()
+            self._holder = loop.create_task(self._hold())
+        await asyncio.shield(self._ready)
+        return self.session
+
+    async def _hold(self) -> None:
+        assert self._ready is not None and self._closing is not None
+        try:
+            if self.server.url:
+                await self._hold_http()
+            else:
+                await self._hold_stdio()
+        except BaseException as error:  # noqa: BLE001 - a failed start is the caller's to say
+            if not self._ready.done():
+                gone = _missing_path(self.server)  # its cause, rather than the sandbox
+                failure = _start_failure(self.server, error) + (gone or self.why_contained)
+                self._ready.set_exception(McpError(failure))
+        finally:
+            self.dead = True
+            self.session = None
+
+
+def _text_of(result: Any) -> str:
+    """Text joined; structured content as compact JSON when there is no text; images and
+    audio named, never poured into the conversation."""
+    import json
+
+    parts = []
+    for item in result.content or ():
+        kind = getattr(item, "type", "")
+        if kind == "text":
+            parts.append(item.text)
+        elif kind in ("image", "audio"):
+            parts.append(f"[{kind} ({getattr(item, 'mime_type', '?')}) left out]")
+        elif kind == "resource":
+            parts.append(f"[a resource: {getattr(getattr(item, 'resource', None), 'uri', '?')}]")
+        else:
+            parts.append(f"[{kind or 'content'} left out]")
+    if not any(p for p in parts if not p.startswith("[")) and result.structured_content:
+        return json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+    return "\n".join(parts)
+
+
+def _start_failure(server: McpServerConfig, error: BaseException) -> str:
+    if isinstance(error, ModuleNotFoundError) and (error.name or "").startswith("mcp"):
+        return (
+            f"MCP server {server.name} was not started: the mcp package is not installed "
+            "(pip install 'mcp>=2,<3', or '.[mcp]' in heph's checkout)"
+        )
+    return f"MCP server {server.name} did not start: {_one_line(error)}"
+
+
+def _missing_path(server: McpServerConfig) -> str:
+    """` (PATH does not exist)` for the first absolute path the entry names that is not there."""
+    named = [server.command, *server.args]
+    gone = [word for word in named if os.path.isabs(word) and not os.path.lexists(word)]
+    return f" ({gone[0]} does not exist)" if gone else ""
+
+
+def _one_line(error: BaseException) -> str:
+    inner = getattr(error, "exceptions", None)  # a task group's exception group
+    if inner:
+        return _one_line(inner[0])
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text[:300]
+
+
+def _quiet_package_logs(path: Path) -> None:
+    """The package logs what a server got wrong (garbage on its stdout) with tracebacks: into a
+    log file of heph's, never onto the person's terminal."""
+    import logging
+
+    logger = logging.getLogger("mcp")
+    if logger.handlers:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        logger.addHandler(logging.FileHandler(path, encoding="utf-8"))
+    except OSError:
+        logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+
+
+def _broken(error: BaseException) -> bool:
+    """Whether the connection is gone (the server exited or closed its pipes), not merely a
+    call it refused."""
+    inner = getattr(error, "exceptions", None)
+    if inner:
+        return any(_broken(e) for e in inner)
+    names = {"ClosedResourceError", "BrokenResourceError", "EndOfStream", "BrokenPipeError"}
+    return type(error).__name__ in names or "connection closed" in str(error).lower()

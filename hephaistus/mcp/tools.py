@@ -1,0 +1,380 @@
+"""MCP servers' tools as heph's own: named `mcp__<server>__<tool>`, described under a header that
+says their text is the server's, pinned, and called through the runtime like any tool.
+
+The tool list comes from a cache keyed by the server entry's hash (`.heph/cache/`, sealed), so a
+run starts no server and imports no `mcp` until a call needs one; a new or changed entry is
+listed afresh. Each tool's definition (name, description, arguments) is pinned by hash the
+first time heph lists it (in the user's state folder, per workspace); a new or changed
+definition is withheld until the person approves it (`heph mcp approve NAME`). `--yes` and auto
+mode approve calls, never definitions. A call's effect is `external` (asked about in ask and
+edits mode, denied in plan mode), or `read` for the tools the user config names read-only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hephaistus.settings.mcp_config import McpServerConfig, expanded_env, live
+from hephaistus.values import Proposal, ToolCallRequest, ToolResult
+
+PREFIX = "mcp__"
+NAME_CHARS = 64
+DESCRIPTION_CHARS = 400
+PINS_FILE = "mcp-pins.json"
+DEFINITIONS = "$definitions"  # no server is called so: a name is letters, digits, - and _
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A server's definitions as it lists them now, and which of them are new or changed since
+    approved (`tool (new)`, `tool (changed)`), each with the change itself where the approved
+    one was kept (a diff, its text spelled out): what `heph mcp approve` shows, then pins."""
+
+    server: str
+    definitions: tuple[dict[str, Any], ...]
+    changes: tuple[tuple[str, str], ...]  # ("add (changed)", the diff, or "")
+
+
+@dataclass
+class Offer:
+    """What the servers give a run: their tools, the definitions withheld (new or changed
+    since pinned), and the servers that could not be listed (one line each)."""
+
+    tools: list[Any] = field(default_factory=list)  # hephaistus.tools.Tool
+    withheld: list[str] = field(default_factory=list)  # "server: tool (changed)"
+    failed: list[str] = field(default_factory=list)
+
+
+class McpTools:
+    """The MCP servers of a workspace's config, and what they offer."""
+
+    def __init__(
+        self,
+        servers: tuple[McpServerConfig, ...],
+        root: Path,
+        heph_dir: Path,
+        command_line: Callable[..., list[str]] | None = None,
+        environ: dict[str, str] | None = None,
+    ) -> None:
+        self.servers = {s.name: s for s in servers if s.enabled}
+        self.root = root
+        self.heph_dir = heph_dir
+        self.environ = dict(os.environ if environ is None else environ)
+        self.command_line = command_line
+        self._hub: Any = None
+        self._placement: Any = None
+
+    @property
+    def placement(self) -> Any:
+        """Where each server runs, and in which folder (mcp_placement.Placement)."""
+        if self._placement is None:
+            from hephaistus.mcp.placement import Placement
+            from hephaistus.workspace.trust import vouched
+
+            contain = not vouched(self.root)  # the person's servers too, until they trust it
+            self._placement = Placement(
+                self.root, self.environ, self.command_line, contain_persons=contain
+            )
+        return self._placement
+
+    @property
+    def hub(self) -> Any:
+        """The running servers (made on first use: imports nothing before)."""
+        if self._hub is None:
+            from hephaistus.mcp.client import McpHub
+            from hephaistus.settings.userdirs import workspace_folder
+
+            # The servers' logs are appended to: in heph's own folder for the workspace, never
+            # in .heph/, where a clone can commit a link in their place.
+            self._hub = McpHub(workspace_folder(self.root, "logs"), self.placement)
+        return self._hub
+
+    def warm(self) -> None:
+        """Start every server in the background (the chat, as it opens): the first call finds
+        it running. A server that fails says so at its first use, as before."""
+        import threading
+
+        def start(server: McpServerConfig) -> None:
+            try:
+                self.hub.list_tools(self._live(server), self._env(server))
+            except Exception:
+                pass  # said when a call needs it
+
+        for server in self.servers.values():
+            threading.Thread(target=start, args=(server,), daemon=True).start()
+
+    def running(self) -> list[str]:
+        """The servers started in this run or chat (none when nothing needed one)."""
+        return self._hub.running() if self._hub is not None else []
+
+    def close(self) -> None:
+        """Stop every server that was started."""
+        if self._hub is not None:
+            self._hub.close()
+
+    def offer(self, *, fresh: bool = False) -> Offer:
+        """Every enabled server's tools that the entry lets through and whose definition is
+        pinned as it is now; listing a server only when its cache is missing or stale (or
+        each of them, `fresh`: starting it to ask)."""
+        offer = Offer()
+        pins = _Pins(self.root)
+        named: dict[str, str] = {}  # a tool's name for the model -> whose tool it is
+        for server in self.servers.values():
+            try:
+                definitions = self.definitions(server, fresh=fresh)
+            except Exception as error:  # one line; the other servers' tools still work
+                offer.failed.append(str(error))
+                continue
+            pinned = pins.of(server.name)
+            first = not pinned
+            for definition in definitions:
+                if not server.offers(definition["name"]):
+                    continue
+                digest = definition_digest(definition)
+                if first:
+                    pins.pin(server.name, definition["name"], digest, definition)
+                elif pinned.get(definition["name"]) != digest:
+                    what = "new" if definition["name"] not in pinned else "changed"
+                    offer.withheld.append(f"{server.name}: {definition['name']} ({what})")
+                    continue
+                tool = self._tool(server, definition)
+                if tool is None:
+                    continue
+                whose = f"{server.name}: {definition['name']}"
+                if tool.name in named:  # `a` + `b__c` and `a__b` + `c` are one name
+                    taken = named[tool.name]
+                    offer.failed.append(f"MCP tool {whose} is left out: {tool.name} is {taken}'s")
+                    continue
+                named[tool.name] = whose
+                offer.tools.append(tool)
+        pins.save()
+        return offer
+
+    def definitions(self, server: McpServerConfig, *, fresh: bool = False) -> list[dict[str, Any]]:
+        """The server's tool definitions: from the cache, or listed (starting the server)."""
+        cache = self.heph_dir / "cache" / f"mcp-{server.name}.json"
+        if not fresh:
+            cached = _read_cache(cache, server.digest)
+            if cached is not None:
+                return cached
+        listed = [d.to_dict() for d in self.hub.list_tools(self._live(server), self._env(server))]
+        _write_cache(cache, server.digest, listed)
+        return listed
+
+    def pending(self, name: str) -> Pending:
+        """The server's definitions as it lists them now (starting it), and what of them is
+        new or changed since approved."""
+        server = self.servers.get(name)
+        if server is None:
+            raise KeyError(name)
+        pins = _Pins(self.root)
+        pinned = pins.of(name)
+        definitions = tuple(self.definitions(server, fresh=True))
+        changes = []
+        for definition in definitions:
+            tool = definition["name"]
+            if pinned.get(tool) != definition_digest(definition):
+                before = pins.definition(name, tool)
+                diff = _definition_diff(before, definition) if before is not None else ""
+                changes.append((f"{tool} ({'new' if tool not in pinned else 'changed'})", diff))
+        return Pending(name, definitions, tuple(changes))
+
+    def approve(self, pending: Pending) -> None:
+        """Pin the definitions the person was shown (never ones listed after they looked)."""
+        pins = _Pins(self.root)
+        for definition in pending.definitions:
+            pins.pin(pending.server, definition["name"], definition_digest(definition), definition)
+        pins.save()
+
+    def _changed_since_pinned(self, server: McpServerConfig, tool: str) -> str:
+        """Why `tool` is withheld now that the running server was asked (its definition is not
+        the one pinned: the cache was older than the server), or ""; the cache is renewed, so
+        the next run withholds it before offering."""
+        listed = [d.to_dict() for d in self.hub.list_tools(self._live(server), self._env(server))]
+        _write_cache(self.heph_dir / "cache" / f"mcp-{server.name}.json", server.digest, listed)
+        now = next((d for d in listed if d["name"] == tool), None)
+        pinned = _Pins(self.root).of(server.name).get(tool)
+        if now is not None and definition_digest(now) == pinned:
+            return ""
+        what = "is gone from the server" if now is None else "changed since it was approved"
+        return (
+            f"the MCP tool {tool} of {server.name} was not called: its definition {what} "
+            f"(the user can approve it with heph mcp approve {server.name})"
+        )
+
+    def _live(self, server: McpServerConfig) -> McpServerConfig:
+        """The entry with its variables expanded, as its server starts (never cached: the
+        cache is keyed by the entry as written, without the values of its variables)."""
+        return live(server, self.environ)
+
+    def _env(self, server: McpServerConfig) -> dict[str, str]:
+        from hephaistus.mcp.client import PASSED_ENV
+
+        passed = {k: self.environ[k] for k in PASSED_ENV if k in self.environ}
+        if self.placement.contained(server):  # home is read-only there: caches go to its own
+            from hephaistus.mcp.placement import servers_cache
+            from hephaistus.runtime.sandbox import CACHE_VARIABLES, cache_folder
+
+            # A workspace's server shares the commands' cache; the person's has one of its own.
+            cache = cache_folder(self.root) if server.from_workspace else servers_cache(self.root)
+            passed.update({name: str(cache / sub) for name, sub in CACHE_VARIABLES.items()})
+        return {**passed, **expanded_env(server, self.environ)}
+
+    def _tool(self, server: McpServerConfig, definition: dict[str, Any]) -> Any:
+        from hephaistus.tools import Tool
+
+        name = tool_name(server.name, definition["name"])
+        effect = "read" if definition["name"] in server.read_only_tools else "external"
+        try:
+            return Tool.from_schema(
+                name,
+                described(definition.get("description") or ""),
+                definition.get("schema") or {"type": "object"},
+                self._caller(server, definition["name"], effect),
+                effect=effect,
+            )
+        except TypeError:
+            return None  # arguments heph cannot describe: the tool is not offered
+
+    def _caller(
+        self, server: McpServerConfig, tool: str, effect: str
+    ) -> Callable[..., Proposal | ToolResult]:
+        def call(ctx: Any, **args: Any) -> Proposal | ToolResult:
+            if self.placement.networked(server):  # on the host, or with the network
+                from hephaistus.mcp.paths import refused_paths
+                from hephaistus.runtime.sandbox import cache_folder
+
+                folder = os.path.join(self.root, server.cwd) if server.cwd else None
+                why = refused_paths(args, self.root, cache_folder(self.root), folder)
+                if why:  # settings a command wrote would run as the person: refused, not asked
+                    return ToolResult(
+                        False,
+                        f"not sent to {server.name}, which runs with the network and the "
+                        f"person's settings for it: {why}, whose git settings it would run",
+                    )
+
+            def carry_out() -> ToolResult:
+                from hephaistus.mcp.client import McpError
+
+                try:
+                    changed = self._changed_since_pinned(server, tool)
+                    if changed:
+                        return ToolResult(False, changed)
+                    result = self.hub.call(self._live(server), self._env(server), tool, args)
+                except McpError as error:
+                    return ToolResult(False, str(error))
+                if result.is_error:
+                    return ToolResult(False, f"the tool reported an error: {result.text}")
+                return ToolResult(True, result.text or "(no output)")
+
+            request = ToolCallRequest(server.name, tool, json.dumps(args, ensure_ascii=False))
+            return Proposal(
+                effect,
+                request,
+                carry_out,
+                f"the MCP tool {tool} of {server.name} was not called",
+                name=tool_name(server.name, tool),
+            )
+
+        return call
+
+
+def _definition_diff(before: dict[str, Any], after: dict[str, Any]) -> str:
+    import difflib
+
+    from hephaistus.escape import visible
+
+    def lines(definition: dict[str, Any]) -> list[str]:
+        text = json.dumps(definition, indent=1, sort_keys=True, ensure_ascii=False)
+        return [visible(line) for line in text.splitlines()]
+
+    diff = difflib.unified_diff(lines(before), lines(after), "approved", "now", n=1, lineterm="")
+    return "\n".join(diff)
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`mcp__<server>__<tool>`, in the letters a model's tool name may have, at most 64."""
+    raw = f"{PREFIX}{server}__{tool}"
+    clean = re.sub(r"[^A-Za-z0-9_-]", "_", raw)
+    if len(clean) <= NAME_CHARS:
+        return clean
+    digest = hashlib.sha256(raw.encode()).hexdigest()[:8]
+    return f"{clean[: NAME_CHARS - 9]}_{digest}"
+
+
+def described(text: str) -> str:
+    """A server's description as the model reads it: one line, control characters spelled
+    out, clipped."""
+    from hephaistus.escape import visible
+
+    line = " ".join(visible(text).split())
+    return line if len(line) <= DESCRIPTION_CHARS else line[: DESCRIPTION_CHARS - 1] + "…"
+
+
+def definition_digest(definition: dict[str, Any]) -> str:
+    """The hash a definition is pinned by: its name, description and arguments."""
+    data = json.dumps(definition, sort_keys=True, ensure_ascii=False).encode("utf-8", "replace")
+    return hashlib.sha256(data).hexdigest()
+
+
+class _Pins:
+    """The definitions pinned for a workspace: {server: {tool: digest}}."""
+
+    def __init__(self, root: Path) -> None:
+        from hephaistus.settings.userstate import WorkspaceRecords
+
+        self.records = WorkspaceRecords(PINS_FILE)
+        self.root = root
+        self.pins = self.records.get(root)
+        self.changed = False
+
+    def of(self, server: str) -> dict[str, str]:
+        found = self.pins.get(server)
+        return dict(found) if isinstance(found, dict) else {}
+
+    def pin(
+        self, server: str, tool: str, digest: str, definition: dict[str, Any] | None = None
+    ) -> None:
+        current = self.pins.setdefault(server, {})
+        if current.get(tool) != digest:
+            current[tool] = digest
+            self.changed = True
+        if definition is not None:  # kept whole, so a later change can be shown
+            kept = self.pins.setdefault(DEFINITIONS, {}).setdefault(server, {})
+            if kept.get(tool) != definition:
+                kept[tool] = definition
+                self.changed = True
+
+    def definition(self, server: str, tool: str) -> dict[str, Any] | None:
+        """The definition as it was pinned, when it was kept."""
+        found = (self.pins.get(DEFINITIONS) or {}).get(server, {}).get(tool)
+        return found if isinstance(found, dict) else None
+
+    def save(self) -> None:
+        if self.changed:
+            self.records.put(self.root, self.pins)
+            self.changed = False
+
+
+def _read_cache(cache: Path, digest: str) -> list[dict[str, Any]] | None:
+    """The tools listed for the entry `digest`, as heph cached them."""
+    from hephaistus.workspace.provenance import read_cache
+
+    record = read_cache(cache, "mcp tools")
+    if not isinstance(record, dict) or record.get("entry") != digest:
+        return None
+    tools = record.get("tools")
+    return tools if isinstance(tools, list) else None
+
+
+def _write_cache(cache: Path, digest: str, tools: list[dict[str, Any]]) -> None:
+    from hephaistus.workspace.provenance import write_cache
+
+    write_cache(cache, "mcp tools", {"entry": digest, "tools": tools})
