@@ -674,15 +674,15 @@ def test_a_call_to_a_persons_host_server_never_reaches_settings_a_command_wrote(
     (cache / "r" / ".git").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setattr(sandbox, "_started", [])
-    assert refused_paths({"repo_path": str(root)}, root, cache) is None  # no command ran yet
-    assert "cache folder" in refused_paths({"repo_path": f"{cache}/r"}, root, cache)
+    assert refused_paths({"repo_path": str(root)}, root, cache, "/") is None  # no command ran yet
+    assert "cache folder" in refused_paths({"repo_path": f"{cache}/r"}, root, cache, "/")
     (root / "sub" / ".git").mkdir(parents=True)  # nested: its own path, spelled from home too
     for spelled in ("~/proj/sub", "$HOME/proj/sub/x", "${HOME}/proj/sub"):
-        assert "nested" in refused_paths([{"p": spelled}], root, cache), spelled
-    assert refused_paths({"repo_path": "~/proj/src"}, root, cache) is None
+        assert "nested" in refused_paths([{"p": spelled}], root, cache, "/"), spelled
+    assert refused_paths({"repo_path": "~/proj/src"}, root, cache, "/") is None
     monkeypatch.setattr(sandbox, "_started", [0.0])  # a command ran: a .git made since is its
     (root / ".git").mkdir()  # `git init` at the top, where there was no repository
-    why = refused_paths({"repo_path": str(root)}, root, cache)
+    why = refused_paths({"repo_path": str(root)}, root, cache, "/")
     assert why and "a command made" in why
 
 
@@ -704,3 +704,28 @@ def test_a_persons_sandboxed_server_has_a_cache_no_command_can_write(
     commands = observation(chat_server, 2)
     assert servers["npm_config_cache"].split("/")[-2].endswith("-servers")
     assert servers["npm_config_cache"] not in commands and "/npm" in commands
+
+
+def test_a_relative_path_or_a_bare_repository_never_slips_past_the_check(tmp_path, monkeypatch):
+    # A relative path is taken from where the server starts (heph's own folder on the host, the
+    # sandbox's /tmp), and a folder git takes for a repository without a `.git` in it (a bare
+    # one a clone commits, with `uploadpack` or `fsmonitor` settings) is a nested repository.
+    from hephaistus.mcp.paths import refused_paths
+    from hephaistus.runtime import sandbox
+
+    root, cache = tmp_path / "ws", tmp_path / "cache"
+    (root / "sub" / ".git").mkdir(parents=True)
+    for part in ("objects", "refs"):
+        (root / "vendored" / part).mkdir(parents=True)
+    (root / "vendored" / "HEAD").write_text("ref: refs/heads/master\n")
+    monkeypatch.setattr(sandbox, "_started", [])
+    start = str(tmp_path / "state" / "mcp-cwd" / "server")  # the server's own folder
+    climb = "../" * 12 + str(root).lstrip("/")
+    assert "nested" in refused_paths({"repo_path": f"{climb}/sub"}, root, cache, start)
+    assert "nested" in refused_paths({"repo_path": f"../{climb}/sub"}, root, cache, "/tmp")
+    assert "nested" in refused_paths({"repo_path": f"{root}/vendored"}, root, cache, start)
+    assert "nested" in refused_paths({"repo_path": f"{root}/vendored/refs"}, root, cache, start)
+    assert "nested" in refused_paths({"uri": f"file://{root}/sub"}, root, cache, start)
+    assert "nested" in refused_paths({"uri": f"file://{root}/s%75b"}, root, cache, start)
+    assert refused_paths({"repo_path": f"{climb}/src"}, root, cache, start) is None
+    assert refused_paths({"query": "fix the bug in sub"}, root, cache, start) is None

@@ -1,4 +1,4 @@
-"""What a call may send a person's MCP server that runs on the host: no path that would make it
+"""What a call may send a person's MCP server that runs on the host or with the network: no path
 run settings a command wrote. A command can make a git repository in the workspace, or in the
 sandbox's cache folder (both writable inside), with settings git runs (`core.fsmonitor`, hooks):
 a git server on the host, given a path there, runs them as the person (mcp-server-git with no
@@ -13,24 +13,32 @@ from pathlib import Path
 from typing import Any
 
 
-def refused_paths(args: Any, root: Path, cache: Path, base: str | None = None) -> str | None:
+def refused_paths(args: Any, root: Path, cache: Path, start: str) -> str | None:
     """Why the call's arguments (`args`, JSON's kinds) may not go to a person's server on the
-    host, in words, or None: a path (`~` and `$VARS` read as the server would, relative ones
-    from `base`, its `cwd`) into a repository nested in the workspace, into the sandbox's
-    `cache` folder, or to the workspace (in it, or a folder holding it) while it holds a
-    repository made during this run (git there looks into every repository below)."""
+    host, in words, or None: a path (`~` and `$VARS` read as the server would, a `file:` URI
+    as its path, relative ones from `start`, the folder the server runs in) into a repository
+    nested in the workspace, into the sandbox's `cache` folder, or to the workspace (in it, or
+    a folder holding it) while it holds a repository made during this run (git there looks
+    into every repository below)."""
     for text in _strings(args):
-        word = os.path.expandvars(os.path.expanduser(text))
-        if not (os.path.isabs(word) or base):
-            continue
+        word = os.path.expandvars(os.path.expanduser(_uri_path(text)))
         try:
-            path = os.path.realpath(os.path.join(base or "/", word))
+            path = os.path.realpath(os.path.join(start, word))
         except (OSError, ValueError):
             continue
         why = _why(path, os.path.realpath(root), os.path.realpath(cache))
         if why:
             return f"{text} {why}"
     return None
+
+
+def _uri_path(text: str) -> str:
+    """A `file:` URI's path, percent-decoded; any other text as it is."""
+    if not text.lower().startswith("file:"):
+        return text
+    from urllib.parse import unquote, urlsplit
+
+    return unquote(urlsplit(text).path)
 
 
 def _strings(args: Any) -> list[str]:
@@ -51,14 +59,23 @@ def _why(path: str, top: str, cache: str) -> str | None:
     if not inside and not top.startswith(path.rstrip("/") + "/"):
         return None
     at = path
-    while at.startswith(top + "/"):
-        if os.path.lexists(os.path.join(at, ".git")):
+    while at.startswith(top + "/") or (at == top and inside):
+        if (at != top and os.path.lexists(os.path.join(at, ".git"))) or _git_folder(at):
             return f"is in a repository nested in the workspace ({at})"
         at = os.path.dirname(at)
     made = made_repositories(Path(top))
     if made:
         return f"would reach a repository a command made in the workspace ({made[0]})"
     return None
+
+
+def _git_folder(folder: str) -> bool:
+    """Whether git takes `folder` itself for a repository's folder (a bare repository, or one
+    named by a `gitdir:` file): its own settings, which no `.git` in it announces."""
+    parts = ("objects", "refs", "commondir")
+    return os.path.isfile(os.path.join(folder, "HEAD")) and any(
+        os.path.lexists(os.path.join(folder, part)) for part in parts
+    )
 
 
 def made_repositories(root: Path) -> list[Path]:

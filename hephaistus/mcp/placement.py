@@ -107,6 +107,18 @@ class Placement:
             return False
         return not self.contained(server) or workspace_code(server, self.root, self.environ) is None
 
+    def start_folder(self, server: McpServerConfig) -> str:
+        """The folder a networked person's `server` takes relative paths from, as the host
+        names it: the entry's `cwd`, else the sandbox's own /tmp, or on the host a folder of
+        heph's own (one of `folder`'s, at the same depth)."""
+        if server.cwd:
+            return _resolved(server.cwd, self.root)
+        if self.contained(server):
+            return "/tmp"
+        from hephaistus.settings.userdirs import workspace_folder
+
+        return str(workspace_folder(self.root, "mcp-cwd") / "server")
+
     @contextmanager
     def folder(self, server: McpServerConfig) -> Iterator[str]:
         """The folder one start of `server` runs in, for as long as it runs: the workspace in

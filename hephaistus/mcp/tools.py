@@ -251,8 +251,8 @@ class McpTools:
                 from hephaistus.mcp.paths import refused_paths
                 from hephaistus.runtime.sandbox import cache_folder
 
-                folder = os.path.join(self.root, server.cwd) if server.cwd else None
-                why = refused_paths(args, self.root, cache_folder(self.root), folder)
+                start = self.placement.start_folder(server)
+                why = refused_paths(args, self.root, cache_folder(self.root), start)
                 if why:  # settings a command wrote would run as the person: refused, not asked
                     return ToolResult(
                         False,
