@@ -1,9 +1,10 @@
-"""What a call may send a person's MCP server that runs on the host or with the network: no path
-run settings a command wrote. A command can make a git repository in the workspace, or in the
-sandbox's cache folder (both writable inside), with settings git runs (`core.fsmonitor`, hooks):
-a git server on the host, given a path there, runs them as the person (mcp-server-git with no
-`--repository` takes any path the model sends). The workspace's own `.git`, and the repositories
-nested in it before the run, are read-only inside; one a command made is not.
+"""What a call may send a person's MCP server that runs on the host or with the network: no
+path that would make it run settings a command wrote, or a clone's. A command can make a git
+repository in the workspace, or in the sandbox's cache folder (both writable inside), and a
+clone can commit a bare one, with settings git runs (`core.fsmonitor`, hooks, `uploadpack`): a
+git server given a path there runs them as the person (mcp-server-git with no `--repository`
+takes any path the model sends). The workspace's own `.git`, and the repositories nested in it
+before the run, are read-only inside; one a command made is not.
 """
 
 from __future__ import annotations
