@@ -154,30 +154,17 @@ class AcpServer:
             raise ProtocolError(
                 INVALID_PARAMS, f"{method}: {root} is {where}; open a project folder"
             )
-        from hephaistus.engine.agent import Agent
+        from hephaistus.engine.opening import open_workspace
         from hephaistus.errors import HephError
-        from hephaistus.model.endpoint import with_endpoint
-        from hephaistus.runtime.gitlocation import settle as locate_repository
-        from hephaistus.runtime.policy import Policy
-        from hephaistus.runtime.programs import settle
-        from hephaistus.settings.config import load_config
-        from hephaistus.workspace import Workspace, trust, trust_report
 
-        workspace = Workspace.at(root)
-        settle(workspace.root)  # heph's own programs come from no folder the workspace holds
-        locate_repository(workspace.root)  # once, before the trust decision
-        decision = trust.decide(workspace.root, for_this_run=False, ask=None)
-        try:
-            config = load_config(workspace.root, trusted=decision.trusted)
-            config = with_endpoint(config, lambda line: print(line, file=sys.stderr))
+        try:  # trust is never asked here: an untrusted workspace opens without its settings
+            opened = open_workspace(root)
+            opened.choose_model(lambda line: print(line, file=sys.stderr))
         except HephError as error:
             raise ProtocolError(INTERNAL_ERROR, error.message) from None
-        sink = AcpSink(self.channel, session_id, workspace.root)
-        policy = Policy(config.mode, asker=AcpAsker(self.channel, sink))
-        agent = Agent(workspace, config, sink=sink, policy=policy)
-        said = [] if decision.trusted else [trust_report.notice(decision)]
-        said += list(config.ignored)
-        session = self.sessions[session_id] = _Session(agent, sink, [s for s in said if s])
+        sink = AcpSink(self.channel, session_id, opened.workspace.root)
+        agent = opened.agent(sink, opened.policy(AcpAsker(self.channel, sink)))
+        session = self.sessions[session_id] = _Session(agent, sink, opened.said)
         return session
 
     def prompt(self, params: dict[str, Any]) -> dict[str, Any]:

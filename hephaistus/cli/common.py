@@ -1,5 +1,5 @@
 """What the commands share: printing text that came from outside, tables, and settling the
-workspace, its trust and its settings from the common options."""
+workspace, its trust and its settings from the common options (engine.opening does it)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,14 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hephaistus.errors import ConfigError
+
+if TYPE_CHECKING:  # real types in signatures, with nothing heavy imported at start-up
+    from hephaistus.engine.opening import Opened
+    from hephaistus.settings.config import Config
+    from hephaistus.workspace import Workspace
 
 
 def say(text: str, stream: Any = None) -> None:
@@ -35,49 +40,32 @@ def print_table(table: Any) -> None:
     print("\n".join(line.rstrip() for line in captured.get().splitlines()))
 
 
-def workspace_of(args: argparse.Namespace) -> Any:
-    """The workspace the options name (-w), else the git top-level of the current folder."""
+def root_of(args: argparse.Namespace) -> Path:
+    """The folder the options name (-w), else the git top-level of the current folder."""
     from hephaistus.settings.config import find_workspace
-    from hephaistus.workspace import Workspace
 
-    if args.workspace:
-        root = Path(args.workspace).expanduser()
-        if not root.is_dir():
-            raise ConfigError(f"-w/--workspace: '{args.workspace}' is not a folder")
-        workspace = Workspace.at(root)
-    else:
-        workspace = Workspace.at(find_workspace(Path.cwd()))
-    from hephaistus.workspace import protected_part
-
-    inside = protected_part(workspace.root.parts)
-    if inside:
-        raise ConfigError(
-            f"{workspace.root} is inside a {inside}/ folder, whose files heph never reads or "
-            "writes; run heph in the project folder around it"
-        )
-    from hephaistus.runtime.gitlocation import settle as locate_repository
-    from hephaistus.runtime.programs import settle
-
-    settle(workspace.root)  # heph's own programs come from no folder the workspace holds
-    locate_repository(workspace.root)  # once, before the trust decision: see gitlocation.settle
-    return workspace
+    if not args.workspace:
+        return find_workspace(Path.cwd())
+    root = Path(args.workspace).expanduser()
+    if not root.is_dir():
+        raise ConfigError(f"-w/--workspace: '{args.workspace}' is not a folder")
+    return root
 
 
-def workspace_and_config(
-    args: argparse.Namespace, *, ask: bool = True, notice: bool = True
-) -> tuple[Any, Any]:
-    """The workspace and its settings. Its files' settings that need trust apply only once
-    it is trusted: asked once in a terminal (when `ask`), else left out and said so."""
-    from hephaistus.settings.config import load_config
-    from hephaistus.workspace import trust, trust_report
+def workspace_of(args: argparse.Namespace) -> Workspace:
+    """The workspace the options name, settled (see engine.opening.settle): for the commands
+    that read heph's records and need no settings."""
+    from hephaistus.engine.opening import settle
 
-    workspace = workspace_of(args)
-    decision = trust.decide(
-        workspace.root, for_this_run=args.trust, ask=trust_question(args) if ask else None
-    )
-    trust.enforce(workspace.root, decision)
-    if notice and not decision.trusted:
-        say(trust_report.notice(decision), sys.stderr)
+    return settle(root_of(args))
+
+
+def opened(args: argparse.Namespace, *, ask: bool = True, notice: bool = True) -> Opened:
+    """The workspace the options name, opened (engine.opening): the person asked about trust
+    in a terminal (when `ask`), and told on stderr what its trust and settings left out (when
+    `notice`)."""
+    from hephaistus.engine.opening import open_workspace
+
     flags = {
         "model": args.model,
         "mode": mode_flag(args),
@@ -86,16 +74,11 @@ def workspace_and_config(
         "test_cmd": args.test_cmd,
         "verify_after_edits": ("test",) if args.check_after_edits else None,
     }
-    config = load_config(workspace.root, flags, trusted=decision.trusted)
-    if notice:
-        for why in config.ignored:
-            say(why, sys.stderr)
-        chosen_by = config.source_of("mode")
-        if chosen_by.startswith(("pyproject.toml", ".heph.toml")):  # not the person's choice
-            from hephaistus.settings.permissions import MEANING
-
-            say(f"heph: {config.mode} mode, set by {chosen_by}: {MEANING[config.mode]}", sys.stderr)
-    return workspace, config
+    question = trust_question(args) if ask else None
+    done = open_workspace(root_of(args), flags, for_this_run=args.trust, ask=question)
+    for line in done.said if notice else []:
+        say(line, sys.stderr)
+    return done
 
 
 def mode_flag(args: argparse.Namespace) -> str | None:
@@ -115,20 +98,21 @@ def trust_question(args: argparse.Namespace) -> Callable[[str], str] | None:
     return ask_on_stderr
 
 
-def workspace_and_model_config(args: argparse.Namespace) -> tuple[Any, Any]:
-    """As `_workspace_and_config`, and a model endpoint must be configured (or found). A
-    workspace the person may not write in is said so, once, before the task."""
-    workspace, config = workspace_and_config(args)
-    if read_only(workspace):
+def opened_for_a_model(args: argparse.Namespace) -> Opened:
+    """As `opened`, and a model endpoint must be configured (or found). A workspace the person
+    may not write in is said so, once, before the task."""
+    done = opened(args)
+    if read_only(done.workspace):
         say(
-            f"heph: {workspace.root} is read-only for you: heph reads and answers there, but "
-            f"cannot write (it keeps its records in {workspace.heph_dir})",
+            f"heph: {done.workspace.root} is read-only for you: heph reads and answers there, "
+            f"but cannot write (it keeps its records in {done.workspace.heph_dir})",
             sys.stderr,
         )
-    return workspace, with_endpoint(config)
+    done.choose_model(lambda line: say(line, sys.stderr))
+    return done
 
 
-def read_only(workspace: Any) -> bool:
+def read_only(workspace: Workspace) -> bool:
     """Whether the person may not write in the workspace's folder (its mode, a read-only
     mount)."""
     import os
@@ -136,36 +120,7 @@ def read_only(workspace: Any) -> bool:
     return not os.access(workspace.root, os.W_OK)
 
 
-def with_endpoint(config: Any) -> Any:
-    """`config` with its endpoint and model settled (see endpoint.with_endpoint)."""
-    from hephaistus.model.endpoint import with_endpoint
-
-    check_base_url(config)
-    return with_endpoint(config, lambda line: say(line, sys.stderr))
-
-
-def check_base_url(config: Any) -> None:
-    """A configured endpoint must be an http(s) URL with a host (`127.0.0.1:9` is not): a
-    configuration error naming the flag, variable or file it came from."""
-    from urllib.parse import urlsplit
-
-    url = config.base_url
-    try:
-        parts = urlsplit(url or "")
-        if not url or (parts.scheme in ("http", "https") and parts.hostname):
-            return
-    except ValueError:  # "http://[::1:bad"
-        pass
-    source = config.source_of("base_url")
-    where = source if source.startswith(("--", "environment")) else f"base_url in {source}"
-    hint = f" (did you mean http://{url}?)" if "://" not in url else ""
-    raise ConfigError(
-        f"{where}: '{url}' is not an http(s) URL{hint}; an endpoint is written like "
-        "http://localhost:8080/v1"
-    )
-
-
-def describe_endpoint(config: Any) -> str:
+def describe_endpoint(config: Config) -> str:
     """The endpoint, the model and the key a run uses, and where each came from (-v)."""
     from hephaistus.model.endpoint import describe
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from hephaistus.cli.common import describe_endpoint, say, with_endpoint, workspace_and_config
+from hephaistus.cli.common import describe_endpoint, opened, say
 from hephaistus.errors import ConfigError
 
 
@@ -23,7 +23,8 @@ def docs(args: argparse.Namespace) -> int:
     if (args.max_files or args.diff or args.jobs) and not args.fix:
         raise ConfigError("heph docs: --max-files, --diff (--dry-run) and --jobs go with --fix")
     # The check is offline and needs none of the settings that need trust: it asks nothing.
-    workspace, config = workspace_and_config(args, ask=args.fix, notice=args.fix)
+    workspace_opened = opened(args, ask=args.fix, notice=args.fix)
+    workspace, config = workspace_opened.workspace, workspace_opened.config
     if args.fix and config.mode == "plan" and not args.diff:
         say("heph docs: plan mode writes nothing: the docstrings are shown as a diff", sys.stderr)
         args.diff = True
@@ -41,7 +42,9 @@ def docs(args: argparse.Namespace) -> int:
         return 1 if problems else 0
     from hephaistus.model.llm import ChatModel
 
-    config = with_endpoint(config)
+    workspace_opened.config = config
+    workspace_opened.choose_model(lambda line: say(line, sys.stderr))
+    config = workspace_opened.config
     if args.verbose:
         say(f"heph: {describe_endpoint(config)}", sys.stderr)
     # A hook must not hang a commit: the docs timeout, and a timeout is not tried again.

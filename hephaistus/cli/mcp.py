@@ -11,18 +11,24 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hephaistus.cli.common import say, workspace_and_config
+from hephaistus.cli.common import opened, say
 from hephaistus.errors import ConfigError, HephError, Refused
 from hephaistus.wording import counted
+
+if TYPE_CHECKING:
+    from hephaistus.mcp.tools import McpTools, Offer, Pending
+    from hephaistus.settings.config import Config
+    from hephaistus.settings.mcp_config import McpServerConfig
 
 
 def mcp(args: argparse.Namespace) -> int:
     """Run the `heph mcp` action asked for."""
     if args.action == "import":
         return _import(args.name)
-    workspace, config = workspace_and_config(args)
+    done = opened(args)
+    workspace, config = done.workspace, done.config
     from hephaistus.mcp.client import McpError
     from hephaistus.mcp.tools import McpTools
     from hephaistus.runtime.sandbox import Contained
@@ -51,7 +57,7 @@ def mcp(args: argparse.Namespace) -> int:
         tools.close()
 
 
-def _approve(tools: Any, pending: Any, yes: bool) -> int:
+def _approve(tools: McpTools, pending: Pending, yes: bool) -> int:
     """Show what changed in the server's definitions, then pin them if the person says so:
     `[y/N]` by one key in a terminal, `--yes` in a script; without either, nothing is pinned
     (exit 3)."""
@@ -83,7 +89,7 @@ def _approve(tools: Any, pending: Any, yes: bool) -> int:
     return 0
 
 
-def _say_untrusted_servers(root: Path, config: Any) -> None:
+def _say_untrusted_servers(root: Path, config: Config) -> None:
     """The workspace's own servers, while it is untrusted: they do not apply, and why."""
     if config.workspace_trusted:
         return
@@ -101,7 +107,7 @@ def _say_untrusted_servers(root: Path, config: Any) -> None:
         )
 
 
-def _list(tools: Any) -> int:
+def _list(tools: McpTools) -> int:
     if not tools.servers:
         say("no MCP server is configured ([mcp_servers.NAME] in your user config)")
         return 0
@@ -123,12 +129,12 @@ def _list(tools: Any) -> int:
     return 0
 
 
-def _failures(offer: Any, name: str) -> list[str]:
+def _failures(offer: Offer, name: str) -> list[str]:
     """What went wrong with server `name` when its tools were asked for (it did not start, ...)."""
     return [line for line in offer.failed if f"server {name} " in line or f"server {name}:" in line]
 
 
-def _where_it_runs(tools: Any, server: Any) -> str:
+def _where_it_runs(tools: McpTools, server: McpServerConfig) -> str:
     """Whose server it is, and whether it runs in the sandbox (the person's does too in a
     workspace they have not trusted)."""
     if server.from_workspace:
@@ -141,7 +147,7 @@ def _where_it_runs(tools: Any, server: Any) -> str:
     return "user config, in the sandbox: " + placement.why_contained(server).strip(" ()")
 
 
-def _tools(tools: Any, name: str) -> int:
+def _tools(tools: McpTools, name: str) -> int:
     from hephaistus.tools import Registry
 
     offer = tools.offer()

@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hephaistus.cli.common import print_table, say, say_foreign_sessions, workspace_of
 from hephaistus.errors import ConfigError, HephError
+
+if TYPE_CHECKING:
+    from hephaistus.records.checkpoints import CheckpointStore
+    from hephaistus.workspace import Workspace
 
 
 def sessions(args: argparse.Namespace) -> int:
@@ -57,7 +61,7 @@ def replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _task_of(workspace: Any, session_id: str) -> str:
+def _task_of(workspace: Workspace, session_id: str) -> str:
     """`: "the task"` of a session, as undo names the run it took back ("" when unknown)."""
     from hephaistus.escape import visible
     from hephaistus.records.session import SessionStore, load_session
@@ -121,7 +125,7 @@ def undo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pending(store: Any) -> list[str]:
+def _pending(store: CheckpointStore) -> list[str]:
     """The sessions of a checkpoint store with changes not undone yet, oldest first."""
     return [s for s in store.sessions_with_changes() if not store.is_undone(s)]
 

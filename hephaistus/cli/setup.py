@@ -7,12 +7,11 @@ import argparse
 import sys
 
 from hephaistus.cli.common import (
-    check_base_url,
     describe_endpoint,
+    opened,
     print_table,
     read_only,
     say,
-    workspace_and_config,
     workspace_of,
 )
 from hephaistus.errors import ConfigError, HephError
@@ -25,8 +24,10 @@ def models(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from hephaistus.model.discovery import ListingError, list_models
+    from hephaistus.model.endpoint import check_base_url
 
-    workspace, config = workspace_and_config(args)
+    done = opened(args)
+    workspace, config = done.workspace, done.config
     check_base_url(config)
     if not config.resolved_api_key():
         from hephaistus.model.endpoint import local_server
@@ -75,11 +76,11 @@ def init(args: argparse.Namespace) -> int:
     """Draft an AGENTS.md from what heph can see; written as any write is: shown, approved."""
     from hephaistus.docs.agents_md import create
     from hephaistus.errors import Refused
-    from hephaistus.runtime.policy import Policy
     from hephaistus.ui.approval import TerminalAsker
     from hephaistus.ui.render import ConsoleSink
 
-    workspace, config = workspace_and_config(args)
+    done = opened(args)
+    workspace, config = done.workspace, done.config
     if read_only(workspace) and not args.dry_run:
         raise ConfigError(
             f"{workspace.root} is read-only for you: heph init cannot write AGENTS.md there "
@@ -91,8 +92,7 @@ def init(args: argparse.Namespace) -> int:
         )
     sink = ConsoleSink(verbose=args.verbose, quiet=args.quiet)
     asker = TerminalAsker(sink) if sys.stdin.isatty() else None
-    policy = Policy(config.mode, dry_run=args.dry_run, asker=asker)
-    result, _ = create(workspace, config, policy, sink)
+    result, _ = create(workspace, config, done.policy(asker, dry_run=args.dry_run), sink)
     if args.dry_run:
         say("dry run: AGENTS.md was not written", sys.stderr)
     elif result.refused:

@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from hephaistus.cli.common import (
     describe_endpoint,
+    opened_for_a_model,
     say_foreign_sessions,
-    workspace_and_model_config,
 )
 from hephaistus.errors import ConfigError
 
 if TYPE_CHECKING:
+    from hephaistus.engine.agent import Agent
+    from hephaistus.eventsink import EventSink
     from hephaistus.records.session import RecordedSession
 
 
@@ -35,18 +37,20 @@ def run_task(args: argparse.Namespace) -> int:
     from hephaistus.model.llm import warm_up
 
     warm_up()  # the model client's import (most of a run's start) while the map is built
-    from hephaistus.engine.agent import Agent
     from hephaistus.eventsink import NullSink
-    from hephaistus.runtime.policy import Policy
     from hephaistus.ui.approval import TerminalAsker
     from hephaistus.ui.render import ConsoleSink, print_json
 
-    workspace, config = workspace_and_model_config(args)
-    sink: Any = NullSink() if args.json else ConsoleSink(verbose=args.verbose, quiet=args.quiet)
+    done = opened_for_a_model(args)
+    config = done.config
+    sink: EventSink = (
+        NullSink() if args.json else ConsoleSink(verbose=args.verbose, quiet=args.quiet)
+    )
+    stream = None
     if streaming:
         from hephaistus.ui.events import EventStream
 
-        sink = EventStream()
+        sink = stream = EventStream()
     if args.verbose:
         sink.notice(describe_endpoint(config))
     # Ask only where a person can answer: in a terminal, on stderr, whatever stdout is for
@@ -54,10 +58,9 @@ def run_task(args: argparse.Namespace) -> int:
     asker = None
     if sys.stdin.isatty():
         asker = TerminalAsker(sink if isinstance(sink, ConsoleSink) else ConsoleSink())
-    policy = Policy(config.mode, dry_run=args.dry_run, asker=asker)
-    agent = Agent(workspace, config, sink=sink, policy=policy, announce=args.verbose)
-    if streaming:
-        agent.sessions.tee = sink.record
+    agent = done.agent(sink, done.policy(asker, dry_run=args.dry_run), announce=args.verbose)
+    if stream is not None:
+        agent.sessions.tee = stream.record
     if args.continue_:
         agent.continue_conversation(last_conversation(agent))
     try:
@@ -125,26 +128,25 @@ def checked_task(data: bytes, what: str) -> str:
 
 def run_chat(args: argparse.Namespace) -> int:
     """The interactive REPL."""
-    from hephaistus.engine.agent import Agent
-    from hephaistus.runtime.policy import Policy
     from hephaistus.settings.approvals import LEGACY_FILE, SavedApprovals
     from hephaistus.ui.approval import TerminalAsker
     from hephaistus.ui.render import ConsoleSink, make_console
     from hephaistus.ui.repl import Repl, history_path
 
-    workspace, config = workspace_and_model_config(args)
+    done = opened_for_a_model(args)
+    workspace, config = done.workspace, done.config
     sink = ConsoleSink(verbose=args.verbose, quiet=args.quiet, console=make_console(stderr=False))
     if args.verbose:
         sink.notice(describe_endpoint(config))
     saved = SavedApprovals(workspace.root)
     asker = TerminalAsker(sink, saved=saved)
-    policy = Policy(config.mode, dry_run=args.dry_run, asker=asker, saved=saved)
+    policy = done.policy(asker, dry_run=args.dry_run, saved=saved)
     if (workspace.heph_dir / LEGACY_FILE).exists():
         sink.notice(
             f"ignoring {workspace.heph_dir / LEGACY_FILE}: approvals come only from your own "
             "answers (kept outside the workspace), never from a workspace's files"
         )
-    agent = Agent(workspace, config, sink=sink, policy=policy, announce=args.verbose)
+    agent = done.agent(sink, policy, announce=args.verbose)
     if args.continue_:
         agent.continue_conversation(last_conversation(agent))
     if agent.mcp is not None:
@@ -155,7 +157,7 @@ def run_chat(args: argparse.Namespace) -> int:
         agent.close()
 
 
-def last_conversation(agent: Any) -> RecordedSession:
+def last_conversation(agent: Agent) -> RecordedSession:
     """The workspace's last session, for --continue."""
     from hephaistus.records.session import load_session
 

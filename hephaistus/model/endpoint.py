@@ -122,3 +122,24 @@ def served_window(url: str, model: str, config: Config) -> int | None:
 
     found = serverinfo.served_window(url, model, config.resolved_api_key())
     return found[0] if found else None
+
+
+def check_base_url(config: Config) -> None:
+    """A configured endpoint must be an http(s) URL with a host (`127.0.0.1:9` is not): a
+    configuration error naming the flag, variable or file it came from."""
+    from urllib.parse import urlsplit
+
+    url = config.base_url or ""
+    try:
+        parts = urlsplit(url)
+        if not url or (parts.scheme in ("http", "https") and parts.hostname):
+            return
+    except ValueError:  # "http://[::1:bad"
+        pass
+    source = config.source_of("base_url")
+    where = source if source.startswith(("--", "environment")) else f"base_url in {source}"
+    hint = f" (did you mean http://{url}?)" if "://" not in url else ""
+    raise ConfigError(
+        f"{where}: '{url}' is not an http(s) URL{hint}; an endpoint is written like "
+        "http://localhost:8080/v1"
+    )
