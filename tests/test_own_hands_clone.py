@@ -729,3 +729,26 @@ def test_a_relative_path_or_a_bare_repository_never_slips_past_the_check(tmp_pat
     assert "nested" in refused_paths({"uri": f"file://{root}/s%75b"}, root, cache, start)
     assert refused_paths({"repo_path": f"{climb}/src"}, root, cache, start) is None
     assert refused_paths({"query": "fix the bug in sub"}, root, cache, start) is None
+    (root / "evil" / "refs").mkdir(parents=True)
+    (root / "evil" / "HEAD").symlink_to("refs/heads/master")  # git takes a link to nowhere
+    assert "nested" in refused_paths({"repo_path": f"{root}/evil"}, root, cache, start)
+    # The server's environment is not heph's: its OLDPWD may be the workspace.
+    for spelled in ("$OLDPWD/sub", "${OLDPWD}/sub", "x/$PWD"):
+        assert "environment variable" in refused_paths({"p": spelled}, root, cache, start)
+    assert "no path" in refused_paths({"repo_path": f"{root}/sub\0x"}, root, cache, start)
+
+
+def test_a_call_never_reaches_a_workspace_repository_with_untrusted_settings(tmp_path, monkeypatch):
+    # A command of an earlier run made the workspace's .git, with settings that run programs:
+    # no longer "made during this run", but untrusted, and heph runs no git there itself.
+    from hephaistus.mcp.paths import refused_paths
+    from hephaistus.runtime import gitlocation, sandbox
+
+    root = clone(tmp_path, {"src/app.py": "x = 1\n"})
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(sandbox, "_started", [])
+    monkeypatch.setattr(gitlocation, "_disabled", set())
+    assert refused_paths({"repo_path": f"{root}/src"}, root, cache, "/") is None
+    gitlocation.disable(root)  # as trust.enforce does, where .git holds more than a clone's
+    why = refused_paths({"repo_path": f"{root}/src"}, root, cache, "/")
+    assert why and "not trusted" in why

@@ -10,27 +10,41 @@ before the run, are read-only inside; one a command made is not.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 
 def refused_paths(args: Any, root: Path, cache: Path, start: str) -> str | None:
     """Why the call's arguments (`args`, JSON's kinds) may not go to a person's server on the
-    host, in words, or None: a path (`~` and `$VARS` read as the server would, a `file:` URI
-    as its path, relative ones from `start`, the folder the server runs in) into a repository
-    nested in the workspace, into the sandbox's `cache` folder, or to the workspace (in it, or
-    a folder holding it) while it holds a repository made during this run (git there looks
-    into every repository below)."""
+    host or with the network, in words, or None: a path (`~` and `$HOME` read as the server
+    would, any other `$VAR` refused, a `file:` URI as its path, relative ones from `start`, the
+    folder the server runs in) into a repository nested in the workspace, into the sandbox's
+    `cache` folder, or to the workspace (in it, or a folder holding it) while it holds a
+    repository made during this run or settings beyond a clone's it is not trusted with (git
+    there looks into every repository below)."""
     for text in _strings(args):
-        word = os.path.expandvars(os.path.expanduser(_uri_path(text)))
+        word = _home_expanded(_uri_path(text))
+        named = VARIABLE.search(word)
+        if named:  # the server's environment is not heph's (OLDPWD, its entry's env)
+            return f"{text} names an environment variable (${named.group(1)}) the server may expand"
         try:
             path = os.path.realpath(os.path.join(start, word))
-        except (OSError, ValueError):
-            continue
+        except (OSError, ValueError):  # a NUL: a server may read the path up to it
+            return f"{text!r} is no path heph can check"
         why = _why(path, os.path.realpath(root), os.path.realpath(cache))
         if why:
             return f"{text} {why}"
     return None
+
+
+VARIABLE = re.compile(r"\$\{?([A-Za-z_]\w*)")
+
+
+def _home_expanded(text: str) -> str:
+    """`~`, `$HOME` and `${HOME}` read as the person's home, as the server reads them."""
+    home = os.path.expanduser("~")
+    return os.path.expanduser(text).replace("${HOME}", home).replace("$HOME", home)
 
 
 def _uri_path(text: str) -> str:
@@ -67,14 +81,18 @@ def _why(path: str, top: str, cache: str) -> str | None:
     made = made_repositories(Path(top))
     if made:
         return f"would reach a repository a command made in the workspace ({made[0]})"
+    from hephaistus.runtime.gitlocation import is_disabled
+
+    if is_disabled(Path(top)):  # its .git holds what a clone would not, and is not trusted
+        return "would reach the workspace's repository, whose settings you have not trusted"
     return None
 
 
 def _git_folder(folder: str) -> bool:
     """Whether git takes `folder` itself for a repository's folder (a bare repository, or one
     named by a `gitdir:` file): its own settings, which no `.git` in it announces."""
-    parts = ("objects", "refs", "commondir")
-    return os.path.isfile(os.path.join(folder, "HEAD")) and any(
+    parts = ("objects", "refs", "commondir", "config")  # HEAD may be a link to nowhere
+    return os.path.lexists(os.path.join(folder, "HEAD")) and any(
         os.path.lexists(os.path.join(folder, part)) for part in parts
     )
 

@@ -89,7 +89,7 @@ class Placement:
         folder = _resolved(server.cwd, self.root) if server.cwd else ""
         folder = folder or ("/tmp" if networked else "")
         if folder:
-            argv = ["/bin/sh", "-c", 'cd -- "$0" && exec "$@"', folder, *argv]
+            argv = ["/bin/sh", "-c", 'cd -- "$0" && unset OLDPWD && exec "$@"', folder, *argv]
         if self.command_line is None:
             raise OSError("there is no sandbox to run it in")
         if server.from_workspace:
