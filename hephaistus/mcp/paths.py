@@ -69,22 +69,25 @@ def _strings(args: Any) -> list[str]:
 
 def _why(path: str, top: str, cache: str) -> str | None:
     if path == cache or path.startswith(cache + "/"):
-        return "is in the sandbox's cache folder, which commands write"
+        return "is in the sandbox's cache folder, where commands write the settings git runs"
     inside = path == top or path.startswith(top + "/")
     if not inside and not top.startswith(path.rstrip("/") + "/"):
         return None
     at = path
     while at.startswith(top + "/") or (at == top and inside):
         if (at != top and os.path.lexists(os.path.join(at, ".git"))) or _git_folder(at):
-            return f"is in a repository nested in the workspace ({at})"
+            return f"is in a repository nested in the workspace ({at}), whose settings git runs"
         at = os.path.dirname(at)
     made = made_repositories(Path(top))
     if made:
-        return f"would reach a repository a command made in the workspace ({made[0]})"
+        return (
+            f"would reach a repository a command made in the workspace ({made[0]}), whose git "
+            "settings it would run"
+        )
     from hephaistus.runtime.gitlocation import is_disabled
 
     if is_disabled(Path(top)):  # its .git holds what a clone would not, and is not trusted
-        return "would reach the workspace's repository, whose settings you have not trusted"
+        return "would reach the workspace's repository, whose git settings you have not trusted"
     return None
 
 

@@ -257,7 +257,7 @@ class McpTools:
                     return ToolResult(
                         False,
                         f"not sent to {server.name}, which runs with the network and the "
-                        f"person's settings for it: {why}, whose git settings it would run",
+                        f"person's settings for it: {why}",
                     )
 
             def carry_out() -> ToolResult:
