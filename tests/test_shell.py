@@ -154,3 +154,18 @@ def test_a_link_out_of_the_workspace_leads_a_write_nowhere(heph, chat_server, wo
     # one that goes with the command: what it wrote through the link is nowhere now.
     assert beside.read_text() == "mine\n"
     assert os.readlink(workspace / "notes") == str(beside)
+
+
+@needs_sandbox
+def test_a_failed_command_is_told_what_the_sandbox_keeps_from_it(heph, chat_server):
+    # The shell's description stays short; the sandbox is named where it may explain a failure.
+    chat_server.reply(act("shell", command="true"))
+    chat_server.reply(act("shell", command="curl -s https://example.com || exit 7"))
+    chat_server.reply(final("offline"))
+    assert heph("--yes", "fetch").code == 0
+    passed = chat_server.requests[1]["messages"][-1]["content"]
+    failed = chat_server.requests[2]["messages"][-1]["content"]
+    assert "exit code 0" in passed and "In the sandbox" not in passed
+    assert "exit code 7" in failed and "(In the sandbox: no network, no input;" in failed
+    tools = chat_server.requests[0]["messages"][0]["content"]
+    assert "shell(command" in tools and "no network" not in tools

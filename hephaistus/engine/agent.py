@@ -366,9 +366,6 @@ class Agent:
             leave_out |= git_tools.NAMES
         self.left_out = leave_out  # the step schema offers the same tools
         commands = "" if "run_command" in leave_out else project_commands.describe(self.commands)
-        if commands and self.commands and self.executor.why_not() is None:
-            reach = "with the network" if self.config.sandbox.network else "no network"
-            commands += f"\nThey run in the sandbox ({reach})."
         return system_prompt(
             self.registry,
             self.workspace.root if self.config.workspace_trusted else None,

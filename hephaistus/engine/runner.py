@@ -120,12 +120,14 @@ class Runtime:
         for remark in snapshots.remarks:  # a repository, setuid files, files too large to keep
             told += f"\n{remark}"
             self.sink.notice(remark)
-        if ignored:
-            named = wording.listed(ignored, IGNORED_NAMED)
+        worth_telling = [name for name in ignored if not _regenerated(name)]
+        if worth_telling:  # the model: not about the caches every test run remakes
             told += (
                 "\nIt also changed what git ignores or nested repositories hold, which undo "
-                f"does not take back: {named}"
+                f"does not take back: {wording.listed(worth_telling, IGNORED_NAMED)}"
             )
+        if ignored:  # the person: all of it
+            named = wording.listed(ignored, IGNORED_NAMED)
             self.sink.notice(
                 f"the command changed ignored files or nested repositories (not undoable): {named}"
             )
@@ -188,3 +190,12 @@ def describe(request: Request) -> str:
     if isinstance(request, CommitRequest):
         return f"commit {', '.join(request.paths)} with message {request.message!r}"
     return request.describe()
+
+
+# Caches a tool remakes on its own: a change there is worth no one's attention.
+REGENERATED = (".pytest_cache", "__pycache__", ".mypy_cache", ".ruff_cache", ".hypothesis")
+
+
+def _regenerated(name: str) -> bool:
+    """Whether `name` (as git names an ignored file or folder) is in a cache a tool remakes."""
+    return any(part in REGENERATED for part in name.rstrip("/").split("/"))

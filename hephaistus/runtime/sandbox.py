@@ -316,6 +316,11 @@ class Contained:
         """Whether commands run in a sandbox here (the shell runs nowhere else)."""
         return self.why_not() is None
 
+    @property
+    def network(self) -> bool:
+        """Whether its commands reach the network (`[sandbox] network`)."""
+        return self.settings.network
+
     def run(
         self,
         argv: list[str],

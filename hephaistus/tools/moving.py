@@ -37,7 +37,7 @@ def delete_file(ctx: ToolContext, path: str) -> ToolResult | Proposal:
 
 
 def move_file(ctx: ToolContext, path: str, to: str) -> ToolResult | Proposal:
-    """Move or rename a file (the folders of `to` are made).
+    """Move or rename a file.
 
     Args:
         ctx: the run's workspace, journal and limits (given by heph, not by the model)

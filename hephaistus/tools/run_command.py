@@ -18,7 +18,7 @@ import shlex
 from collections.abc import Iterable
 
 from hephaistus.redact import CREDENTIAL_TEXT, MIN_SECRET_CHARS, SECRET_NAME, scrub
-from hephaistus.runtime.executor import Completed
+from hephaistus.runtime.executor import Completed, Executor
 from hephaistus.settings.mcp_config import MODEL_KEY
 from hephaistus.tools.context import ToolContext
 from hephaistus.values import CommandRequest, CommandRun, Proposal, ToolResult, clip
@@ -229,12 +229,22 @@ def _holds_model_key(name: str, value: str, model_key: str) -> bool:
 
 def observed(ctx: ToolContext, shown: str, ran: Completed) -> str:
     """What the model sees of a command: the line, how it ended and how long it took, and the
-    end of its output (where failures are summed up), credentials scrubbed."""
+    end of its output (where failures are summed up), credentials scrubbed. A command that
+    failed in the sandbox is told what the sandbox keeps from it (it may be why)."""
     status = "timed out" if ran.exit_code is None else f"exit code {ran.exit_code}"
     header = f"$ {shown}\n{status} after {ran.seconds:.1f} s\n"
     limit = max(1000, ctx.observation_limit - len(header) - 100)
     body = clip(ran.output, limit, keep="tail", total=ran.size)
-    return scrub(header + body)
+    return scrub(header + body) + (_sandbox_note(ctx.executor) if ran.exit_code != 0 else "")
+
+
+def _sandbox_note(executor: Executor) -> str:
+    """What a sandboxed command could not do, said where it may explain a failure."""
+    sandboxed = getattr(executor, "sandboxed", None)
+    if sandboxed is None or not sandboxed():
+        return ""
+    kept = "no input" if getattr(executor, "network", False) else "no network, no input"
+    return f"\n(In the sandbox: {kept}; only the workspace is writable, not .git/.)"
 
 
 def summarize(exit_code: int | None, output: str) -> str:

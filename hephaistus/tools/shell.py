@@ -18,8 +18,7 @@ NAME = "shell"
 
 
 def shell(ctx: ToolContext, command: str, timeout: int | None = None) -> ToolResult | Proposal:
-    """Run one shell command line in the sandbox, in the workspace's top folder: no network, no
-    input; only the workspace is writable (not .git/). What it changes can be undone.
+    """Run a shell command line, sandboxed, in the workspace's top folder.
 
     Args:
         ctx: the run's workspace, executor and limits (given by heph, not by the model)
