@@ -679,7 +679,11 @@ def test_a_call_to_a_persons_host_server_never_reaches_settings_a_command_wrote(
     (root / "sub" / ".git").mkdir(parents=True)  # nested: its own path, spelled from home too
     for spelled in ("~/proj/sub", "$HOME/proj/sub/x", "${HOME}/proj/sub"):
         assert "nested" in refused_paths([{"p": spelled}], root, cache, "/"), spelled
-    assert refused_paths({"repo_path": "~/proj/src"}, root, cache, "/") is None
+    # git status from any folder of the workspace goes into a submodule's folder and runs its
+    # settings, whoever made it and whenever: a repository nested anywhere keeps the call out.
+    assert "nested in it (" in refused_paths({"repo_path": "~/proj/src"}, root, cache, "/")
+    assert "nested in it (" in refused_paths({"repo_path": str(root)}, root, cache, "/")
+    shutil.rmtree(root / "sub")
     monkeypatch.setattr(sandbox, "_started", [0.0])  # a command ran: a .git made since is its
     (root / ".git").mkdir()  # `git init` at the top, where there was no repository
     why = refused_paths({"repo_path": str(root)}, root, cache, "/")
@@ -727,7 +731,7 @@ def test_a_relative_path_or_a_bare_repository_never_slips_past_the_check(tmp_pat
     assert "nested" in refused_paths({"repo_path": f"{root}/vendored/refs"}, root, cache, start)
     assert "nested" in refused_paths({"uri": f"file://{root}/sub"}, root, cache, start)
     assert "nested" in refused_paths({"uri": f"file://{root}/s%75b"}, root, cache, start)
-    assert refused_paths({"repo_path": f"{climb}/src"}, root, cache, start) is None
+    assert "nested in it" in refused_paths({"repo_path": f"{climb}/src"}, root, cache, start)
     assert refused_paths({"query": "fix the bug in sub"}, root, cache, start) is None
     (root / "evil" / "refs").mkdir(parents=True)
     (root / "evil" / "HEAD").symlink_to("refs/heads/master")  # git takes a link to nowhere

@@ -88,7 +88,19 @@ def _why(path: str, top: str, cache: str) -> str | None:
 
     if is_disabled(Path(top)):  # its .git holds what a clone would not, and is not trusted
         return "would reach the workspace's repository, whose git settings you have not trusted"
+    below = _repositories_below(top)  # git status, from any folder, covers them all
+    if below:  # it goes into a submodule's folder, and runs its settings
+        return f"would reach a repository nested in it ({below[0]}), whose settings git runs"
     return None
+
+
+def _repositories_below(top: str) -> list[str]:
+    """The repositories nested in the workspace, made whenever (a submodule's too: what its
+    git folder holds no check of heph's has seen)."""
+    from hephaistus.runtime.hidden import walk
+
+    marked = [rel for rel in walk(Path(top)).internals if rel.endswith(".git")]
+    return [os.path.dirname(os.path.join(top, rel)) for rel in marked]
 
 
 def _git_folder(folder: str) -> bool:
