@@ -679,10 +679,7 @@ def test_a_call_to_a_persons_host_server_never_reaches_settings_a_command_wrote(
     (root / "sub" / ".git").mkdir(parents=True)  # nested: its own path, spelled from home too
     for spelled in ("~/proj/sub", "$HOME/proj/sub/x", "${HOME}/proj/sub"):
         assert "nested" in refused_paths([{"p": spelled}], root, cache, "/"), spelled
-    # git status from any folder of the workspace goes into a submodule's folder and runs its
-    # settings, whoever made it and whenever: a repository nested anywhere keeps the call out.
-    assert "nested in it (" in refused_paths({"repo_path": "~/proj/src"}, root, cache, "/")
-    assert "nested in it (" in refused_paths({"repo_path": str(root)}, root, cache, "/")
+    assert refused_paths({"repo_path": "~/proj/src"}, root, cache, "/") is None
     shutil.rmtree(root / "sub")
     monkeypatch.setattr(sandbox, "_started", [0.0])  # a command ran: a .git made since is its
     (root / ".git").mkdir()  # `git init` at the top, where there was no repository
@@ -731,7 +728,7 @@ def test_a_relative_path_or_a_bare_repository_never_slips_past_the_check(tmp_pat
     assert "nested" in refused_paths({"repo_path": f"{root}/vendored/refs"}, root, cache, start)
     assert "nested" in refused_paths({"uri": f"file://{root}/sub"}, root, cache, start)
     assert "nested" in refused_paths({"uri": f"file://{root}/s%75b"}, root, cache, start)
-    assert "nested in it" in refused_paths({"repo_path": f"{climb}/src"}, root, cache, start)
+    assert refused_paths({"repo_path": f"{climb}/src"}, root, cache, start) is None
     assert refused_paths({"query": "fix the bug in sub"}, root, cache, start) is None
     (root / "evil" / "refs").mkdir(parents=True)
     (root / "evil" / "HEAD").symlink_to("refs/heads/master")  # git takes a link to nowhere
@@ -756,3 +753,23 @@ def test_a_call_never_reaches_a_workspace_repository_with_untrusted_settings(tmp
     gitlocation.disable(root)  # as trust.enforce does, where .git holds more than a clone's
     why = refused_paths({"repo_path": f"{root}/src"}, root, cache, "/")
     assert why and "not trusted" in why
+
+
+def test_a_repository_a_command_of_an_earlier_run_made_keeps_calls_out(tmp_path, monkeypatch):
+    # git status from any folder of the workspace goes into a submodule's folder and runs its
+    # settings: a sub/.git a command made in an earlier run keeps calls to the workspace out,
+    # the repositories from before heph ran a command there do not.
+    from hephaistus.mcp.paths import refused_paths
+    from hephaistus.runtime import sandbox
+    from hephaistus.runtime.before_commands import remember_repositories
+
+    root = clone(tmp_path, {"src/app.py": "x = 1\n"})
+    cache = tmp_path / "cache"
+    (root / "vendored" / ".git").mkdir(parents=True)  # the person's, from before heph ran
+    monkeypatch.setattr(sandbox, "_started", [])
+    remember_repositories(root)  # as an earlier run's first command started
+    (root / ".git" / "ORIG_HEAD").write_text("x\n")  # the person's own git since: fine
+    assert refused_paths({"repo_path": str(root)}, root, cache, "/") is None
+    (root / "sub" / ".git").mkdir(parents=True)  # what that command made
+    why = refused_paths({"repo_path": f"{root}/src"}, root, cache, "/")
+    assert why and "a command made" in why and "sub/.git" in why

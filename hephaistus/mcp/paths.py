@@ -88,19 +88,7 @@ def _why(path: str, top: str, cache: str) -> str | None:
 
     if is_disabled(Path(top)):  # its .git holds what a clone would not, and is not trusted
         return "would reach the workspace's repository, whose git settings you have not trusted"
-    below = _repositories_below(top)  # git status, from any folder, covers them all
-    if below:  # it goes into a submodule's folder, and runs its settings
-        return f"would reach a repository nested in it ({below[0]}), whose settings git runs"
     return None
-
-
-def _repositories_below(top: str) -> list[str]:
-    """The repositories nested in the workspace, made whenever (a submodule's too: what its
-    git folder holds no check of heph's has seen)."""
-    from hephaistus.runtime.hidden import walk
-
-    marked = [rel for rel in walk(Path(top)).internals if rel.endswith(".git")]
-    return [os.path.dirname(os.path.join(top, rel)) for rel in marked]
 
 
 def _git_folder(folder: str) -> bool:
@@ -113,20 +101,27 @@ def _git_folder(folder: str) -> bool:
 
 
 def made_repositories(root: Path) -> list[Path]:
-    """The repositories in the workspace (its own included) whose `.git` was made or changed
-    since heph's first sandboxed process started: their settings may be a command's."""
+    """The repositories in the workspace (its own included) a command may have made, in this
+    run or an earlier one: a `.git` made or changed since this process first started one, or
+    not where it was (by inode) before heph first ran a command here. Their settings may be a
+    command's, and git status from any folder goes into a submodule's and runs them."""
+    from hephaistus.runtime.before_commands import repositories_before_commands
     from hephaistus.runtime.hidden import walk
     from hephaistus.runtime.sandbox import first_started
 
     since = first_started()
-    if since is None:  # no command has run: none can have made one
+    before = repositories_before_commands(root)
+    if since is None and before is None:  # no command has run here: none can have made one
         return []
-    found = [root / ".git", *(root / rel for rel in walk(root).internals if rel.endswith(".git"))]
+    marks = [".git", *(rel for rel in walk(root).internals if rel.endswith(".git"))]
     made = []
-    for path in found:
+    for rel in marks:
         try:
-            if os.lstat(path).st_ctime >= since:
-                made.append(path)
+            found = os.lstat(root / rel)
         except OSError:
             continue
+        if (since is not None and found.st_ctime >= since) or (
+            before is not None and before.get(rel) != found.st_ino
+        ):
+            made.append(root / rel)
     return made

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from hephaistus.runtime.before_commands import remember_repositories
 from hephaistus.runtime.devices import NOBODY, private_devices
 from hephaistus.runtime.executor import Completed, LocalExecutor
 from hephaistus.runtime.gitconfigs import cleaned_git_configs, repository_dirs
@@ -132,7 +133,9 @@ class Sandbox:
         """The bwrap command line that runs `argv` in `cwd`, inside (with `env`, whose PATH
         and VIRTUAL_ENV say where the toolchain is), under `limit`'s process limit, with the
         paths under /tmp the person named (`shown`) read-only."""
-        _started[:] = _started or [time.time()]  # the first process of heph's: may write from now
+        if not _started:  # the first process of heph's: may write from now
+            remember_repositories(self.workspace)
+            _started.append(time.time())
         root = str(self.workspace)
         line = isolated(self.bwrap, self.network, limit.memory if limit else memory_limit())
         runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
