@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -773,3 +774,52 @@ def test_a_repository_a_command_of_an_earlier_run_made_keeps_calls_out(tmp_path,
     (root / "sub" / ".git").mkdir(parents=True)  # what that command made
     why = refused_paths({"repo_path": f"{root}/src"}, root, cache, "/")
     assert why and "a command made" in why and "sub/.git" in why
+
+
+@pytest.mark.parametrize("where", ["node_modules/pkg", "a/b/c/d/e/f/g/h/i/sub"])
+def test_a_submodule_a_command_fills_is_found_wherever_it_is_and_however_it_is_made(
+    tmp_path, monkeypatch, where
+):
+    # git status goes into every submodule holding a `.git`: one in a folder the walk for
+    # secrets skips, or deeper than it goes, or a `.git` that is a link, is found all the same.
+    import subprocess
+
+    from hephaistus.mcp.paths import refused_paths
+    from hephaistus.runtime import sandbox
+    from hephaistus.runtime.before_commands import remember_repositories
+
+    root = clone(tmp_path, {"src/app.py": "x = 1\n"})
+    link = f"160000,{'1' * 40},{where}"
+    subprocess.run(["git", "update-index", "--add", "--cacheinfo", link], cwd=root, check=True)
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(sandbox, "_started", [])
+    remember_repositories(root)  # before an earlier run's first command
+    assert refused_paths({"repo_path": str(root)}, root, cache, "/") is None
+    (root / where / ".gd").mkdir(parents=True)  # what that command made: sub/.git -> .gd
+    (root / where / ".git").symlink_to(".gd")
+    why = refused_paths({"repo_path": str(root)}, root, cache, "/")
+    assert why and "a command made" in why and f"{where}/.git" in why
+
+
+def test_a_repository_a_command_made_from_a_workspace_holding_this_one_is_a_commands(
+    tmp_path, monkeypatch
+):
+    # heph ran a command in a folder holding the project before it ever ran one in the
+    # project: what was made since is not taken for the person's when the project's record is.
+    from hephaistus.mcp.paths import refused_paths
+    from hephaistus.runtime import sandbox
+    from hephaistus.runtime.before_commands import remember_repositories
+
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    root = clone(outer, {"src/app.py": "x = 1\n"})
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(sandbox, "_started", [])
+    remember_repositories(outer)  # the folder above: its first command
+    time.sleep(0.05)
+    (root / "sub" / ".git").mkdir(parents=True)  # that command's
+    why = refused_paths({"repo_path": str(root)}, root, cache, "/")  # no record here yet
+    assert why and "sub/.git" in why
+    remember_repositories(root)  # the project's first command, later
+    why = refused_paths({"repo_path": str(root)}, root, cache, "/")
+    assert why and "sub/.git" in why

@@ -103,25 +103,23 @@ def _git_folder(folder: str) -> bool:
 def made_repositories(root: Path) -> list[Path]:
     """The repositories in the workspace (its own included) a command may have made, in this
     run or an earlier one: a `.git` made or changed since this process first started one, or
-    not where it was (by inode) before heph first ran a command here. Their settings may be a
-    command's, and git status from any folder goes into a submodule's and runs them."""
-    from hephaistus.runtime.before_commands import repositories_before_commands
-    from hephaistus.runtime.hidden import walk
+    since heph first ran a command in a workspace holding this one, or not where it was (by
+    inode) before heph first ran a command here. Their settings may be a command's, and git
+    status from any folder goes into a submodule's and runs them."""
+    from hephaistus.runtime.before_commands import (
+        enclosing_first_command,
+        repositories_before_commands,
+        repository_marks,
+    )
     from hephaistus.runtime.sandbox import first_started
 
-    since = first_started()
+    since = [t for t in (first_started(), enclosing_first_command(root)) if t is not None]
     before = repositories_before_commands(root)
-    if since is None and before is None:  # no command has run here: none can have made one
+    if not since and before is None:  # no command has run here: none can have made one
         return []
-    marks = [".git", *(rel for rel in walk(root).internals if rel.endswith(".git"))]
     made = []
-    for rel in marks:
-        try:
-            found = os.lstat(root / rel)
-        except OSError:
-            continue
-        if (since is not None and found.st_ctime >= since) or (
-            before is not None and before.get(rel) != found.st_ino
-        ):
+    for rel, marked in repository_marks(root).items():
+        newer = any(marked.st_ctime >= t for t in since)
+        if newer or (before is not None and before.get(rel) != marked.st_ino):
             made.append(root / rel)
     return made

@@ -29,16 +29,17 @@ def state_dir() -> Path:
     return chosen(os.environ.get("XDG_STATE_HOME"), Path(user_state_dir(APP, False)), legacy)
 
 
-def workspace_folder(root: Path, kind: str) -> Path:
+def workspace_folder(root: Path, kind: str, *, make: bool = True) -> Path:
     """heph's own records of the workspace at `root` that no repository and no command may
     plant or replace (the snapshot store, server logs): in the user's state folder, which the
     sandbox hides, one folder per workspace (by its real path), made by heph for the person
-    alone."""
+    alone (unless `make` is false: where it is, made or not)."""
     import hashlib
 
     digest = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:16]
     folder = state_dir() / "workspaces" / digest / kind
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if make:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     return folder
 
 
