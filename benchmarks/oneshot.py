@@ -94,12 +94,15 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     runs = parser.parse_args().runs
-    with tempfile.TemporaryDirectory() as folder, ChatServer() as server:
+    with tempfile.TemporaryDirectory() as home, ChatServer() as server:
+        # A project in a home of its own: heph keeps a home folder's records out of it.
+        folder = str(Path(home) / "project")
+        Path(folder).mkdir()
         (Path(folder) / "app.py").write_text("print('hello')\n")
         (Path(folder) / "big.py").write_text(
             "".join(f"def function_{n}(value):\n    return value * {n}\n" for n in range(150))
         )
-        env = {"PATH": os.environ["PATH"], "HOME": folder, "OPENAI_BASE_URL": server.url}
+        env = {"PATH": os.environ["PATH"], "HOME": home, "OPENAI_BASE_URL": server.url}
         if "PYTHONPATH" in os.environ:  # to measure another checkout with the same script
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         for flag in ("--version", "--help"):
