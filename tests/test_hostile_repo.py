@@ -928,6 +928,8 @@ def test_a_link_into_git_is_not_listed_and_git_is_no_workspace(heph, tmp_path):
     assert "cfg" not in listed.output and "app.py" in listed.output
     result = heph("-w", str(root / ".git"), "read config")
     assert result.code == 2 and "inside a .git/ folder" in result.stderr
+    result = heph("-w", ".git/objects", "read config", cwd=root)  # named as the folder it is
+    assert f"{root / '.git' / 'objects'} is inside a .git/ folder" in result.stderr
 
 
 # -- the second round: what a .git/ beyond a clone's can do, and signed sessions ---------------

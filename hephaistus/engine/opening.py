@@ -32,13 +32,13 @@ def settle(root: Path) -> Workspace:
     from hephaistus.runtime.programs import settle as settle_programs
     from hephaistus.workspace import Workspace, protected_part
 
-    inside = protected_part(root.parts)
+    workspace = Workspace.at(root)
+    inside = protected_part(workspace.root.parts)
     if inside:
         raise ConfigError(
-            f"{root} is inside a {inside}/ folder, whose files heph never reads or writes; "
-            "run heph in the project folder around it"
+            f"{workspace.root} is inside a {inside}/ folder, whose files heph never reads or "
+            "writes; run heph in the project folder around it"
         )
-    workspace = Workspace.at(root)
     settle_programs(workspace.root)  # from no folder the workspace holds
     locate_repository(workspace.root)  # once: see gitlocation.settle
     return workspace
