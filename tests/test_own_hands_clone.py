@@ -738,6 +738,9 @@ def test_a_relative_path_or_a_bare_repository_never_slips_past_the_check(tmp_pat
     for spelled in ("$OLDPWD/sub", "${OLDPWD}/sub", "x/$PWD"):
         assert "environment variable" in refused_paths({"p": spelled}, root, cache, start)
     assert "no path" in refused_paths({"repo_path": f"{root}/sub\0x"}, root, cache, start)
+    (root / "out").symlink_to(tmp_path)  # a server that checks spellings would follow it
+    why = refused_paths({"path": f"{root}/out/.bashrc"}, root, cache, start)
+    assert why and "leads out of the workspace through a link" in why
 
 
 def test_a_call_never_reaches_a_workspace_repository_with_untrusted_settings(tmp_path, monkeypatch):
@@ -823,3 +826,49 @@ def test_a_repository_a_command_made_from_a_workspace_holding_this_one_is_a_comm
     remember_repositories(root)  # the project's first command, later
     why = refused_paths({"repo_path": str(root)}, root, cache, "/")
     assert why and "sub/.git" in why
+
+
+def test_a_submodule_of_a_submodule_a_command_fills_is_found(tmp_path, monkeypatch):
+    # git status goes into a submodule, then into its submodules: their gitlinks count too.
+    import subprocess
+
+    from hephaistus.mcp.paths import refused_paths
+    from hephaistus.runtime import sandbox
+    from hephaistus.runtime.before_commands import remember_repositories
+
+    root = clone(tmp_path, {"src/app.py": "x = 1\n"})
+    link = ["update-index", "--add", "--cacheinfo"]
+    subprocess.run(["git", *link, f"160000,{'1' * 40},sub"], cwd=root, check=True)
+    subprocess.run(["git", "init", "-q", str(root / "sub")], check=True)  # the person's update
+    inner = f"160000,{'2' * 40},node_modules/inner"
+    subprocess.run(["git", *link, inner], cwd=root / "sub", check=True)
+    monkeypatch.setattr(sandbox, "_started", [])
+    remember_repositories(root)
+    assert refused_paths({"repo_path": str(root)}, root, tmp_path / "cache", "/") is None
+    (root / "sub" / "node_modules" / "inner" / ".git").mkdir(parents=True)  # a command's
+    why = refused_paths({"repo_path": str(root)}, root, tmp_path / "cache", "/")
+    assert why and "sub/node_modules/inner/.git" in why
+
+
+@pytest.mark.parametrize("version", [2, 3, 4])
+def test_the_gitlinks_of_an_index_are_read_without_git(tmp_path, version):
+    import subprocess
+
+    from hephaistus.runtime.before_commands import gitlinks
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for name in ("a.txt", "vendor/lib.py", "zz.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x\n")
+    subprocess.run(["git", "add", "."], cwd=tmp_path, check=True)
+    subprocess.run(["git", "add", "-N", "new.txt"], cwd=tmp_path, check=False)
+    (tmp_path / "new.txt").write_text("y\n")
+    subprocess.run(["git", "add", "-N", "new.txt"], cwd=tmp_path, check=True)  # extended flags
+    for name in ("vendor/a", "vendor/ab", "x/deep/sub"):
+        link = f"160000,{'1' * 40},{name}"
+        subprocess.run(["git", "update-index", "--add", "--cacheinfo", link], cwd=tmp_path)
+    subprocess.run(["git", "update-index", f"--index-version={version}"], cwd=tmp_path, check=True)
+    index = tmp_path / ".git" / "index"
+    assert gitlinks(index) == ["vendor/a", "vendor/ab", "x/deep/sub"]
+    index.write_bytes(index.read_bytes()[:80])  # cut short: what it can read, never a crash
+    assert set(gitlinks(index)) <= {"vendor/a"}

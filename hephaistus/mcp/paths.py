@@ -30,9 +30,13 @@ def refused_paths(args: Any, root: Path, cache: Path, start: str) -> str | None:
             return f"{text} names an environment variable (${named.group(1)}) the server may expand"
         try:
             path = os.path.realpath(os.path.join(start, word))
+            spelled = os.path.normpath(os.path.join(start, word))
         except (OSError, ValueError):  # a NUL: a server may read the path up to it
             return f"{text!r} is no path heph can check"
-        why = _why(path, os.path.realpath(root), os.path.realpath(cache))
+        top = os.path.realpath(root)
+        if _within(spelled, (str(root), top)) and not _within(path, (top,)):
+            return f"{text} leads out of the workspace through a link (to {path})"
+        why = _why(path, top, os.path.realpath(cache))
         if why:
             return f"{text} {why}"
     return None
@@ -45,6 +49,10 @@ def _home_expanded(text: str) -> str:
     """`~`, `$HOME` and `${HOME}` read as the person's home, as the server reads them."""
     home = os.path.expanduser("~")
     return os.path.expanduser(text).replace("${HOME}", home).replace("$HOME", home)
+
+
+def _within(path: str, folders: tuple[str, ...]) -> bool:
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
 
 
 def _uri_path(text: str) -> str:

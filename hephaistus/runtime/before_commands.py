@@ -75,14 +75,94 @@ def repository_marks(workspace: Path) -> dict[str, os.stat_result]:
 
 
 def _submodules(workspace: Path) -> list[str]:
-    """The paths of the root repository's gitlinks (submodules), from its index."""
+    """The paths of the gitlinks (submodules) of the root repository and, through each one
+    that holds a `.git`, of theirs (git status goes into every level): the first from git,
+    the deeper ones read from each submodule's own index (no git runs in a submodule)."""
     from hephaistus.runtime.gitrun import GitError, run
 
     try:
         listed = run(workspace, "ls-files", "--stage", "-z", text=False)
     except (GitError, OSError):
         return []
-    return [entry.partition("\t")[2] for entry in listed.split("\0") if entry.startswith("160000 ")]
+    pending = [
+        entry.partition("\t")[2] for entry in listed.split("\0") if entry.startswith("160000 ")
+    ]
+    found: list[str] = []
+    while pending and len(found) < MOST_SUBMODULES:
+        rel = pending.pop()
+        found.append(rel)
+        index = _index_of(workspace / rel)
+        pending += [f"{rel}/{inner}" for inner in gitlinks(index)] if index else []
+    return found
+
+
+MOST_SUBMODULES = 1000  # submodules of submodules, more than any project nests
+
+
+def _index_of(folder: Path) -> Path | None:
+    """The index of the repository whose `.git` (a folder, a link, or a `gitdir:` file) is in
+    `folder`, or None."""
+    marker = folder / ".git"
+    try:
+        if marker.is_dir():
+            return marker / "index"
+        named = marker.read_text(errors="replace")[:4096].strip()
+    except OSError:
+        return None
+    if not named.startswith("gitdir:"):
+        return None
+    return folder / named.removeprefix("gitdir:").strip() / "index"
+
+
+def gitlinks(index: Path) -> list[str]:
+    """The paths of the gitlinks in a git index file (versions 2 to 4, SHA-1 names): read as
+    bytes, never by git, whose settings there may be a command's. [] when it is none."""
+    try:
+        data = index.read_bytes()
+    except OSError:
+        return []
+    if data[:4] != b"DIRC" or len(data) < 12:
+        return []
+    version, count = int.from_bytes(data[4:8], "big"), int.from_bytes(data[8:12], "big")
+    if version not in (2, 3, 4):
+        return []
+    try:
+        return _entries(data, version, count)
+    except (ValueError, IndexError):  # cut short, or not an index after all
+        return []
+
+
+def _entries(data: bytes, version: int, count: int) -> list[str]:
+    found: list[str] = []
+    at, previous = 12, b""
+    for _ in range(count):
+        if at + 62 > len(data):
+            return found
+        mode = int.from_bytes(data[at + 24 : at + 28], "big")
+        flags = int.from_bytes(data[at + 60 : at + 62], "big")
+        start = at + 62 + (2 if version >= 3 and flags & 0x4000 else 0)
+        if version == 4:  # the name: how much of the previous one to drop, then the rest
+            drop, start = _varint(data, start)
+            end = data.index(b"\0", start)
+            name = previous[: len(previous) - drop] + data[start:end]
+            at = end + 1
+        else:
+            end = data.index(b"\0", start)
+            name = data[start:end]
+            at += (end - at + 8) // 8 * 8  # padded with NULs to a multiple of 8
+        previous = name
+        if mode == 0o160000:
+            found.append(os.fsdecode(name))
+    return found
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """Git's offset varint (index v4) at `at`: its value and where it ends."""
+    value = data[at] & 0x7F
+    while data[at] & 0x80:
+        at += 1
+        value = ((value + 1) << 7) | (data[at] & 0x7F)
+    return value, at + 1
 
 
 def _record(workspace: Path, *, make: bool = True) -> Path:
