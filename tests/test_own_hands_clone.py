@@ -872,3 +872,6 @@ def test_the_gitlinks_of_an_index_are_read_without_git(tmp_path, version):
     assert gitlinks(index) == ["vendor/a", "vendor/ab", "x/deep/sub"]
     index.write_bytes(index.read_bytes()[:80])  # cut short: what it can read, never a crash
     assert set(gitlinks(index)) <= {"vendor/a"}
+    index.unlink()
+    os.mkfifo(index)  # a command's named pipe: no read that never ends
+    assert gitlinks(index) == []

@@ -103,12 +103,9 @@ def _index_of(folder: Path) -> Path | None:
     """The index of the repository whose `.git` (a folder, a link, or a `gitdir:` file) is in
     `folder`, or None."""
     marker = folder / ".git"
-    try:
-        if marker.is_dir():
-            return marker / "index"
-        named = marker.read_text(errors="replace")[:4096].strip()
-    except OSError:
-        return None
+    if marker.is_dir():
+        return marker / "index"
+    named = _regular_bytes(marker, 4096).decode(errors="replace").strip()
     if not named.startswith("gitdir:"):
         return None
     return folder / named.removeprefix("gitdir:").strip() / "index"
@@ -117,10 +114,7 @@ def _index_of(folder: Path) -> Path | None:
 def gitlinks(index: Path) -> list[str]:
     """The paths of the gitlinks in a git index file (versions 2 to 4, SHA-1 names): read as
     bytes, never by git, whose settings there may be a command's. [] when it is none."""
-    try:
-        data = index.read_bytes()
-    except OSError:
-        return []
+    data = _regular_bytes(index, MOST_INDEX_BYTES)
     if data[:4] != b"DIRC" or len(data) < 12:
         return []
     version, count = int.from_bytes(data[4:8], "big"), int.from_bytes(data[8:12], "big")
@@ -154,6 +148,20 @@ def _entries(data: bytes, version: int, count: int) -> list[str]:
         if mode == 0o160000:
             found.append(os.fsdecode(name))
     return found
+
+
+MOST_INDEX_BYTES = 256 * 1024 * 1024  # a million files' index is a tenth of it
+
+
+def _regular_bytes(path: Path, limit: int) -> bytes:
+    """What the regular file at `path` holds, up to `limit`: b"" for anything else (a named
+    pipe a command put there would never end a read) or what cannot be read."""
+    from hephaistus.textfile import read_real
+
+    try:
+        return read_real(Path(os.path.realpath(path)), limit)
+    except OSError:
+        return b""
 
 
 def _varint(data: bytes, at: int) -> tuple[int, int]:
