@@ -271,6 +271,19 @@ def test_heph_mcp_list_and_tools_show_what_the_model_sees(heph, chat_server, mcp
     assert "\x1b" not in tools.stdout
 
 
+def test_a_server_that_never_starts_is_one_line_in_heph_mcp_list(heph_process, home, workspace):
+    pytest.importorskip("mcp")
+    folder = home / ".config" / "hephaistus"  # in the sandbox, as in a workspace not trusted
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text(
+        '[mcp_servers.slow]\ncommand = "/bin/sh"\nargs = ["-c", "sleep 30"]\n'
+        "startup_timeout_sec = 1\n"
+    )
+    listed = heph_process("mcp", "list")  # a process: what it prints as it ends is seen
+    assert listed.code == 0 and "slow did not answer list within 1 s" in listed.stdout
+    assert "never retrieved" not in listed.stderr and "Traceback" not in listed.stderr
+
+
 def test_version_help_and_docs_check_never_import_mcp(chat_server, mcp_home, workspace):
     (workspace / "a.py").write_text('"""A module."""\n')
     for argv in (["--version"], ["--help"], ["docs", "--check", "a.py"], ["sessions"]):

@@ -271,6 +271,7 @@ class _Connection:
                 gone = _missing_path(self.server)  # its cause, rather than the sandbox
                 failure = _start_failure(self.server, error) + (gone or self.why_contained)
                 self._ready.set_exception(McpError(failure))
+                self._ready.exception()  # told to whoever waits; none may (a timed-out list)
         finally:
             self.dead = True
             self.session = None
