@@ -275,6 +275,27 @@ def test_nested_repositories_git_folders_are_read_only_inside(tmp_path, monkeypa
 
 
 @needs_sandbox
+def test_a_submodule_the_walk_passes_by_is_read_only_inside_too(tmp_path, monkeypatch):
+    # A submodule in node_modules/ or deeper than the walk for secrets goes: its hooks are the
+    # person's git's to run, never a command's to write.
+    import subprocess
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    for where in ("node_modules/pkg", "a/b/c/d/e/f/g/h/i/sub"):
+        link = f"160000,{'1' * 40},{where}"
+        subprocess.run(["git", "update-index", "--add", "--cacheinfo", link], cwd=root, check=True)
+        (root / where / ".git" / "hooks").mkdir(parents=True)
+    box = Contained(root, SandboxConfig())
+    for where in ("node_modules/pkg", "a/b/c/d/e/f/g/h/i/sub"):
+        line = f"echo evil > {where}/.git/hooks/pre-commit"
+        done = box.run(["/bin/sh", "-c", line], cwd=root, env={"PATH": "/usr/bin:/bin"}, timeout=20)
+        assert done.exit_code != 0 and "Read-only file system" in done.output, line
+
+
+@needs_sandbox
 def test_git_works_inside_when_the_workspace_is_a_folder_of_a_repository(tmp_path, monkeypatch):
     import shutil
     import tempfile

@@ -74,6 +74,13 @@ def repository_marks(workspace: Path) -> dict[str, os.stat_result]:
     return found
 
 
+def kept_internals(workspace: Path, walked: list[str]) -> list[str]:
+    """What the sandbox keeps read-only (a `.git`) or hidden (a `.heph`) in the workspace: the
+    walk's, and the `.git` of each submodule wherever it is (in `node_modules/`, deeper than
+    the walk goes), whose hooks the person's own git would run."""
+    return list(dict.fromkeys([*walked, *(f"{rel}/.git" for rel in _submodules(workspace))]))
+
+
 def _submodules(workspace: Path) -> list[str]:
     """The paths of the gitlinks (submodules) of the root repository and, through each one
     that holds a `.git`, of theirs (git status goes into every level): the first from git,

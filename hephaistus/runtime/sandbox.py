@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from hephaistus.runtime.before_commands import remember_repositories
+from hephaistus.runtime.before_commands import kept_internals, remember_repositories
 from hephaistus.runtime.devices import NOBODY, private_devices
 from hephaistus.runtime.executor import Completed, LocalExecutor
 from hephaistus.runtime.gitconfigs import cleaned_git_configs, repository_dirs
@@ -369,7 +369,7 @@ class Contained:
                 root,
                 cache_folder(root),
                 hidden=hidden_paths(root, walked.secrets),
-                kept=tuple(root / rel for rel in walked.internals),
+                kept=tuple(root / rel for rel in kept_internals(root, walked.internals)),
                 network=self.settings.network,
                 bwrap=find(self.settings.bwrap) or self.settings.bwrap,
             )
