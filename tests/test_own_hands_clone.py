@@ -848,30 +848,60 @@ def test_a_submodule_of_a_submodule_a_command_fills_is_found(tmp_path, monkeypat
     (root / "sub" / "node_modules" / "inner" / ".git").mkdir(parents=True)  # a command's
     why = refused_paths({"repo_path": str(root)}, root, tmp_path / "cache", "/")
     assert why and "sub/node_modules/inner/.git" in why
+    subprocess.run(["git", "update-index", "--split-index"], cwd=root / "sub", check=True)
+    why = refused_paths({"repo_path": str(root)}, root, tmp_path / "cache", "/")
+    assert why and "submodule (sub) git status goes into and heph cannot read" in why
 
 
-@pytest.mark.parametrize("version", [2, 3, 4])
-def test_the_gitlinks_of_an_index_are_read_without_git(tmp_path, version):
+@pytest.mark.parametrize("kind", ["v2", "v3", "v4", "sha256", "split"])
+def test_the_gitlinks_of_an_index_are_read_without_git_or_not_at_all(tmp_path, kind):
     import subprocess
 
     from hephaistus.runtime.before_commands import gitlinks
 
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    def git(*args: str, check: bool = True) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=check, capture_output=True)
+
+    git("init", "-q", *(["--object-format=sha256"] if kind == "sha256" else []), ".")
     for name in ("a.txt", "vendor/lib.py", "zz.txt"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x\n")
-    subprocess.run(["git", "add", "."], cwd=tmp_path, check=True)
-    subprocess.run(["git", "add", "-N", "new.txt"], cwd=tmp_path, check=False)
+    git("add", ".")
     (tmp_path / "new.txt").write_text("y\n")
-    subprocess.run(["git", "add", "-N", "new.txt"], cwd=tmp_path, check=True)  # extended flags
+    git("add", "-N", "new.txt")  # extended flags
+    digits = 64 if kind == "sha256" else 40
     for name in ("vendor/a", "vendor/ab", "x/deep/sub"):
-        link = f"160000,{'1' * 40},{name}"
-        subprocess.run(["git", "update-index", "--add", "--cacheinfo", link], cwd=tmp_path)
-    subprocess.run(["git", "update-index", f"--index-version={version}"], cwd=tmp_path, check=True)
+        git("update-index", "--add", "--cacheinfo", f"160000,{'1' * digits},{name}")
+    version = {"v2": "2", "v3": "3", "v4": "4"}.get(kind)
+    if version:
+        git("update-index", f"--index-version={version}")
+    if kind == "split":  # the entries move to a shared index: not read, and said so
+        git("update-index", "--split-index")
+        assert gitlinks(tmp_path / ".git") is None
+        return
+    assert gitlinks(tmp_path / ".git") == ["vendor/a", "vendor/ab", "x/deep/sub"]
     index = tmp_path / ".git" / "index"
-    assert gitlinks(index) == ["vendor/a", "vendor/ab", "x/deep/sub"]
-    index.write_bytes(index.read_bytes()[:80])  # cut short: what it can read, never a crash
-    assert set(gitlinks(index)) <= {"vendor/a"}
+    index.write_bytes(index.read_bytes()[:80])  # cut short: unknown, never a crash
+    assert gitlinks(tmp_path / ".git") is None
     index.unlink()
+    assert gitlinks(tmp_path / ".git") == []  # no index: no gitlinks
     os.mkfifo(index)  # a command's named pipe: no read that never ends
-    assert gitlinks(index) == []
+    assert gitlinks(tmp_path / ".git") is None
+
+
+def test_a_thousand_unfilled_gitlinks_hide_no_filled_one(tmp_path, monkeypatch):
+    import subprocess
+
+    from hephaistus.mcp.paths import refused_paths
+    from hephaistus.runtime import sandbox
+    from hephaistus.runtime.before_commands import remember_repositories
+
+    root = clone(tmp_path, {"src/app.py": "x = 1\n"})
+    lines = "".join(f"160000 {'1' * 40}\tzz/{n:04}\n" for n in range(1100))
+    lines += f"160000 {'1' * 40}\tnode_modules/a\n"
+    subprocess.run(["git", "update-index", "--index-info"], cwd=root, input=lines, text=True)
+    monkeypatch.setattr(sandbox, "_started", [])
+    remember_repositories(root)
+    (root / "node_modules" / "a" / ".git").mkdir(parents=True)  # a command's
+    why = refused_paths({"repo_path": str(root)}, root, tmp_path / "cache", "/")
+    assert why and "node_modules/a/.git" in why

@@ -86,7 +86,12 @@ def _why(path: str, top: str, cache: str) -> str | None:
         if (at != top and os.path.lexists(os.path.join(at, ".git"))) or _git_folder(at):
             return f"is in a repository nested in the workspace ({at}), whose settings git runs"
         at = os.path.dirname(at)
-    made = made_repositories(Path(top))
+    from hephaistus.runtime.before_commands import Unreadable
+
+    try:
+        made = made_repositories(Path(top))
+    except Unreadable as unknown:
+        return f"would reach a submodule ({unknown}) git status goes into and heph cannot read"
     if made:
         return (
             f"would reach a repository a command made in the workspace ({made[0]}), whose git "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 from hephaistus.runtime.hidden import walk
@@ -25,9 +26,13 @@ def remember_repositories(workspace: Path) -> None:
     if os.path.lexists(path):
         return
     outer = enclosing_first_command(workspace)
+    try:
+        marks = repository_marks(workspace)
+    except Unreadable:  # those heph can read; the unreadable one keeps calls out anyway
+        marks = repository_marks(workspace, submodules=False)
     found = {
         rel: marked.st_ino
-        for rel, marked in repository_marks(workspace).items()
+        for rel, marked in marks.items()
         if outer is None or marked.st_ctime < outer
     }
     try:
@@ -59,12 +64,12 @@ def enclosing_first_command(workspace: Path) -> float | None:
     return min(times) if times else None
 
 
-def repository_marks(workspace: Path) -> dict[str, os.stat_result]:
+def repository_marks(workspace: Path, *, submodules: bool = True) -> dict[str, os.stat_result]:
     """Each `.git` of the workspace (a folder, a file or a link naming one), not followed: its
     own, those of the repositories nested in it, and those of the root repository's submodules
     wherever they are (git status goes into each one that holds a `.git`)."""
     rels = [".git", *(rel for rel in walk(workspace).internals if rel.endswith(".git"))]
-    rels += [f"{rel}/.git" for rel in _submodules(workspace)]
+    rels += [f"{rel}/.git" for rel in _submodules(workspace)] if submodules else []
     found = {}
     for rel in dict.fromkeys(rels):
         try:
@@ -78,13 +83,22 @@ def kept_internals(workspace: Path, walked: list[str]) -> list[str]:
     """What the sandbox keeps read-only (a `.git`) or hidden (a `.heph`) in the workspace: the
     walk's, and the `.git` of each submodule wherever it is (in `node_modules/`, deeper than
     the walk goes), whose hooks the person's own git would run."""
-    return list(dict.fromkeys([*walked, *(f"{rel}/.git" for rel in _submodules(workspace))]))
+    try:
+        inner = [f"{rel}/.git" for rel in _submodules(workspace)]
+    except Unreadable:
+        inner = []  # (a call to a networked server is refused there: see mcp.paths)
+    return list(dict.fromkeys([*walked, *inner]))
+
+
+class Unreadable(Exception):
+    """A submodule whose index heph cannot read: what git status would go into is unknown."""
 
 
 def _submodules(workspace: Path) -> list[str]:
     """The paths of the gitlinks (submodules) of the root repository and, through each one
     that holds a `.git`, of theirs (git status goes into every level): the first from git,
-    the deeper ones read from each submodule's own index (no git runs in a submodule)."""
+    the deeper ones read from each submodule's own index (no git runs in a submodule).
+    Unreadable (naming it) where an index cannot be read as it must be."""
     from hephaistus.runtime.gitrun import GitError, run
 
     try:
@@ -95,53 +109,63 @@ def _submodules(workspace: Path) -> list[str]:
         entry.partition("\t")[2] for entry in listed.split("\0") if entry.startswith("160000 ")
     ]
     found: list[str] = []
-    while pending and len(found) < MOST_SUBMODULES:
+    seen: set[str] = set()
+    while pending:
         rel = pending.pop()
         found.append(rel)
-        index = _index_of(workspace / rel)
-        pending += [f"{rel}/{inner}" for inner in gitlinks(index)] if index else []
+        git_dir = _git_dir_of(workspace / rel)
+        real = os.path.realpath(workspace / rel)
+        if git_dir is None or real in seen:  # not filled; or a link back to one seen
+            continue
+        seen.add(real)
+        inner = gitlinks(git_dir)
+        if inner is None:
+            raise Unreadable(rel)
+        pending += [f"{rel}/{name}" for name in inner]
     return found
 
 
-MOST_SUBMODULES = 1000  # submodules of submodules, more than any project nests
-
-
-def _index_of(folder: Path) -> Path | None:
-    """The index of the repository whose `.git` (a folder, a link, or a `gitdir:` file) is in
-    `folder`, or None."""
+def _git_dir_of(folder: Path) -> Path | None:
+    """The git directory of the repository whose `.git` (a folder, a link, or a `gitdir:`
+    file) is in `folder`, or None."""
     marker = folder / ".git"
     if marker.is_dir():
-        return marker / "index"
+        return marker
     named = _regular_bytes(marker, 4096).decode(errors="replace").strip()
     if not named.startswith("gitdir:"):
         return None
-    return folder / named.removeprefix("gitdir:").strip() / "index"
+    return folder / named.removeprefix("gitdir:").strip()
 
 
-def gitlinks(index: Path) -> list[str]:
-    """The paths of the gitlinks in a git index file (versions 2 to 4, SHA-1 names): read as
-    bytes, never by git, whose settings there may be a command's. [] when it is none."""
-    data = _regular_bytes(index, MOST_INDEX_BYTES)
-    if data[:4] != b"DIRC" or len(data) < 12:
+def gitlinks(git_dir: Path) -> list[str] | None:
+    """The paths of the gitlinks in the index of the repository at `git_dir` (index versions 2
+    to 4, SHA-1 or SHA-256 names): read as bytes, never by git, whose settings there may be a
+    command's. [] with no index; None for one heph cannot read whole (a split or sparse index,
+    another version, cut short)."""
+    data = _regular_bytes(git_dir / "index", MOST_INDEX_BYTES)
+    if not data and not os.path.lexists(git_dir / "index"):
         return []
+    if data[:4] != b"DIRC" or len(data) < 12:
+        return None
     version, count = int.from_bytes(data[4:8], "big"), int.from_bytes(data[8:12], "big")
     if version not in (2, 3, 4):
-        return []
+        return None
+    config = _regular_bytes(git_dir / "config", 1024 * 1024).decode(errors="replace")
+    sha256 = re.search(r"objectformat\s*=\s*sha256", config, re.IGNORECASE)
     try:
-        return _entries(data, version, count)
-    except (ValueError, IndexError):  # cut short, or not an index after all
-        return []
+        return _entries(data, version, count, 32 if sha256 else 20)
+    except (ValueError, IndexError):
+        return None
 
 
-def _entries(data: bytes, version: int, count: int) -> list[str]:
+def _entries(data: bytes, version: int, count: int, hash_size: int) -> list[str] | None:
     found: list[str] = []
     at, previous = 12, b""
+    fixed = 40 + hash_size  # the stat fields, then the object name
     for _ in range(count):
-        if at + 62 > len(data):
-            return found
         mode = int.from_bytes(data[at + 24 : at + 28], "big")
-        flags = int.from_bytes(data[at + 60 : at + 62], "big")
-        start = at + 62 + (2 if version >= 3 and flags & 0x4000 else 0)
+        flags = int.from_bytes(data[at + fixed : at + fixed + 2], "big")
+        start = at + fixed + 2 + (2 if version >= 3 and flags & 0x4000 else 0)
         if version == 4:  # the name: how much of the previous one to drop, then the rest
             drop, start = _varint(data, start)
             end = data.index(b"\0", start)
@@ -151,9 +175,16 @@ def _entries(data: bytes, version: int, count: int) -> list[str]:
             end = data.index(b"\0", start)
             name = data[start:end]
             at += (end - at + 8) // 8 * 8  # padded with NULs to a multiple of 8
+        if at > len(data) - hash_size:
+            return None
         previous = name
         if mode == 0o160000:
             found.append(os.fsdecode(name))
+    while at + 8 <= len(data) - hash_size:  # the extensions, then the checksum
+        signature, size = data[at : at + 4], int.from_bytes(data[at + 4 : at + 8], "big")
+        if signature[:1].islower():  # one git requires (a split index's link, a sparse one)
+            return None
+        at += 8 + size
     return found
 
 
