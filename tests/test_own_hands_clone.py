@@ -741,6 +741,11 @@ def test_a_relative_path_or_a_bare_repository_never_slips_past_the_check(tmp_pat
     (root / "out").symlink_to(tmp_path)  # a server that checks spellings would follow it
     why = refused_paths({"path": f"{root}/out/.bashrc"}, root, cache, start)
     assert why and "leads out of the workspace through a link" in why
+    files = {"files": {f"{root}/out/pwned.sh": "id\n"}}  # a path as a key: checked too
+    assert "leads out of the workspace" in refused_paths(files, root, cache, start)
+    (root / ".env").write_text("API_KEY=sk-live-x\n")  # heph's read_file refuses it: so here
+    why = refused_paths({"path": f"{root}/.env"}, root, cache, start)
+    assert why and "secret file" in why
 
 
 def test_a_call_never_reaches_a_workspace_repository_with_untrusted_settings(tmp_path, monkeypatch):

@@ -14,6 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from hephaistus.runtime.secret_files import is_secret_name
+
 
 def refused_paths(args: Any, root: Path, cache: Path, start: str) -> str | None:
     """Why the call's arguments (`args`, JSON's kinds) may not go to a person's server on the
@@ -36,6 +38,8 @@ def refused_paths(args: Any, root: Path, cache: Path, start: str) -> str | None:
         top = os.path.realpath(root)
         if _within(spelled, (str(root), top)) and not _within(path, (top,)):
             return f"{text} leads out of the workspace through a link (to {path})"
+        if _within(path, (top,)) and is_secret_name(os.path.relpath(path, top)):
+            return f"{text} is a secret file of the workspace, which heph does not read"
         why = _why(path, top, os.path.realpath(cache))
         if why:
             return f"{text} {why}"
@@ -68,8 +72,8 @@ def _strings(args: Any) -> list[str]:
     """Every string in `args`, however deep."""
     if isinstance(args, str):
         return [args]
-    if isinstance(args, dict):
-        args = list(args.values())
+    if isinstance(args, dict):  # a key may be a path too (a tool writing {path: text})
+        args = [*args.keys(), *args.values()]
     if isinstance(args, list):
         return [text for value in args for text in _strings(value)]
     return []
