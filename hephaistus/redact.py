@@ -143,23 +143,30 @@ def hide_values(text: str, values: Iterable[str]) -> str:
 
 def scrub(text: str, environ: Mapping[str, str] | None = None) -> str:
     """`text` without this process's secret values or anything that looks like a credential."""
-    text = hide_values(text, secret_values(environ))
+    return _scrubbed(text, secret_values(environ))
+
+
+def _scrubbed(text: str, values: Iterable[str]) -> str:
+    if len(text) < MIN_SECRET_CHARS:  # too short to hold a secret value or a credential
+        return text
+    text = hide_values(text, values)
     return _hidden(text, sorted(credential_spans(text)))
 
 
-def scrub_strings(value: Any) -> Any:
+def scrub_strings(value: Any, values: tuple[str, ...] | None = None) -> Any:
     """`value` (JSON's kinds: dicts, lists, strings, ...; anything else as its text) with every
     string scrubbed (see scrub), for a record kept on disk: a key typed into a task is not kept
-    with it."""
+    with it. The environment's secret values are read once for all of it (`values`)."""
+    values = tuple(secret_values()) if values is None else values
     if isinstance(value, str):
-        return scrub(value)
+        return _scrubbed(value, values)
     if isinstance(value, dict):
-        return {key: scrub_strings(item) for key, item in value.items()}
+        return {key: scrub_strings(item, values) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [scrub_strings(item) for item in value]
+        return [scrub_strings(item, values) for item in value]
     if value is None or isinstance(value, (bool, int, float)):
         return value
-    return scrub(str(value))  # as JSON would spell it with default=str
+    return _scrubbed(str(value), values)  # as JSON would spell it with default=str
 
 
 def credential_spans(text: str) -> Iterator[tuple[int, int]]:
