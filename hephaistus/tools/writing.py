@@ -175,6 +175,8 @@ class Seen:
         """The model has seen `rel` holding the content of `digest` (None: it no longer knows
         what the file holds)."""
         records = self._all()
+        if digest is not None and list(records.items())[-1:] == [(rel, digest)]:
+            return  # as it was (the same file read again, in parts): no write, no fsync
         records.pop(rel, None)
         if digest is not None:
             records[rel] = digest
