@@ -9,8 +9,10 @@ before the run, are read-only inside; one a command made is not.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,12 @@ def refused_paths(args: Any, root: Path, cache: Path, start: str) -> str | None:
     `cache` folder, or to the workspace (in it, or a folder holding it) while it holds a
     repository made during this run or settings beyond a clone's it is not trusted with (git
     there looks into every repository below)."""
+    top, cache_folder = os.path.realpath(root), os.path.realpath(cache)
+
+    @functools.cache
+    def reaching_workspace() -> str | None:  # asked at most once a call: it walks the tree
+        return _reaching(top)
+
     for text in _strings(args):
         word = _home_expanded(_uri_path(text))
         named = VARIABLE.search(word)
@@ -35,12 +43,11 @@ def refused_paths(args: Any, root: Path, cache: Path, start: str) -> str | None:
             spelled = os.path.normpath(os.path.join(start, word))
         except (OSError, ValueError):  # a NUL: a server may read the path up to it
             return f"{text!r} is no path heph can check"
-        top = os.path.realpath(root)
         if _within(spelled, (str(root), top)) and not _within(path, (top,)):
             return f"{text} leads out of the workspace through a link (to {path})"
         if _within(path, (top,)) and is_secret_name(os.path.relpath(path, top)):
             return f"{text} is a secret file of the workspace, which heph does not read"
-        why = _why(path, top, os.path.realpath(cache))
+        why = _why(path, top, cache_folder, reaching_workspace)
         if why:
             return f"{text} {why}"
     return None
@@ -79,17 +86,25 @@ def _strings(args: Any) -> list[str]:
     return []
 
 
-def _why(path: str, top: str, cache: str) -> str | None:
-    if path == cache or path.startswith(cache + "/"):
+def _why(
+    path: str, top: str, cache: str, reaching_workspace: Callable[[], str | None]
+) -> str | None:
+    if _within(path, (cache,)):
         return "is in the sandbox's cache folder, where commands write the settings git runs"
-    inside = path == top or path.startswith(top + "/")
-    if not inside and not top.startswith(path.rstrip("/") + "/"):
+    inside = _within(path, (top,))
+    if not inside and not _within(top, (path,)):
         return None
     at = path
     while at.startswith(top + "/") or (at == top and inside):
         if (at != top and os.path.lexists(os.path.join(at, ".git"))) or _git_folder(at):
             return f"is in a repository nested in the workspace ({at}), whose settings git runs"
         at = os.path.dirname(at)
+    return reaching_workspace()
+
+
+def _reaching(top: str) -> str | None:
+    """Why no path may reach the workspace's repository (or one git status goes into from
+    it), or None."""
     from hephaistus.runtime.before_commands import Unreadable
 
     try:
