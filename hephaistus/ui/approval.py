@@ -40,8 +40,10 @@ def read_key(question: str) -> str:
 
     fd = sys.stdin.fileno()
     with _keys_as_pressed(fd):
+        # Typed ahead, before the question: no answer. Flushed before the question shows, so a
+        # key pressed once it is on screen is never lost.
+        termios.tcflush(fd, termios.TCIFLUSH)
         _say(question)
-        termios.tcflush(fd, termios.TCIFLUSH)  # typed ahead, before the question: no answer
         pressed = os.read(fd, 64).decode("utf-8", "replace")  # one key, or one key's sequence
         key = key_meaning(pressed)
         _say((key if key.isprintable() else "") + "\n")
