@@ -206,6 +206,17 @@ def test_ordinary_output_that_looks_a_little_like_a_credential_is_kept(line):
     assert scrub(f"{line}\n", environ={}) == f"{line}\n"
 
 
+def test_a_secret_set_while_heph_runs_is_hidden_from_then_on_and_a_changed_one_too(monkeypatch):
+    # What the process's environment holds is remembered by its bytes: a change is seen.
+    text = "token one: sk-first-0123456789abcdef, token two: zz-second-9876543210"
+    monkeypatch.setenv("SERVICE_TOKEN", "sk-first-0123456789abcdef")
+    assert "sk-first" not in scrub(text) and "zz-second" in scrub(text)
+    monkeypatch.setenv("SERVICE_TOKEN", "zz-second-9876543210")
+    assert "zz-second" not in scrub(text)
+    monkeypatch.delenv("SERVICE_TOKEN")
+    assert "zz-second" in scrub(text)
+
+
 def fake_key(lines: int) -> str:
     """An armored private key of `lines` lines of key material (fake)."""
     body = "".join(

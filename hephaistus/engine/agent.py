@@ -78,6 +78,7 @@ class Agent:
         if planted:
             self.sink.notice(planted)
         self._saved_state: bytes | None = None  # what the last save wrote
+        self._saved_fields: dict[str, object] | None = None  # and the state it wrote
         self.commands = project_commands.resolve(
             workspace.root,
             dict(config.commands),
@@ -388,7 +389,11 @@ class Agent:
         )
 
     def _save_state(self) -> None:
+        fields = self.state.fields()
+        if fields == self._saved_fields:
+            return  # most steps change nothing: no scrub, no signature, no comparison
         try:
             self._saved_state = self.state.save(self._state_file, unless=self._saved_state)
+            self._saved_fields = fields
         except OSError as error:
             self.sink.notice(f"could not save {self._state_file}: {error}")

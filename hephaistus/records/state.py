@@ -135,6 +135,10 @@ class AgentState:
         return f"<agent_state update>\n{body}\n</agent_state>"
 
     # -- persistence -----------------------------------------------------------------------
+    def fields(self) -> dict[str, object]:
+        """The state as plain values (a copy), to tell whether it changed since a save."""
+        return asdict(self)
+
     def save(self, path: Path, unless: bytes | None = None) -> bytes:
         """Write the state to `path` (atomically) unless it is `unless`, what the last save
         wrote: most steps change nothing, and an fsync a step adds up. Returns what is saved."""

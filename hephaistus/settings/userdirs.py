@@ -7,6 +7,7 @@ honoured wherever they are set, and a folder an earlier version made under ~/.co
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -15,18 +16,30 @@ APP = "hephaistus"
 
 def config_dir() -> Path:
     """Holds config.toml."""
-    from platformdirs import user_config_dir
-
-    legacy = Path.home() / ".config" / APP
-    return chosen(os.environ.get("XDG_CONFIG_HOME"), Path(user_config_dir(APP, False)), legacy)
+    return _config_dir(os.environ.get("XDG_CONFIG_HOME"), os.environ.get("HOME"))
 
 
 def state_dir() -> Path:
     """Holds the chat history."""
+    return _state_dir(os.environ.get("XDG_STATE_HOME"), os.environ.get("HOME"))
+
+
+# Asked on every step (each read notes what the model saw): the answer is the same for the
+# same variables, so it is worked out once for them.
+@functools.lru_cache(maxsize=8)
+def _config_dir(xdg_config_home: str | None, home: str | None) -> Path:
+    from platformdirs import user_config_dir
+
+    legacy = Path.home() / ".config" / APP
+    return chosen(xdg_config_home, Path(user_config_dir(APP, False)), legacy)
+
+
+@functools.lru_cache(maxsize=8)
+def _state_dir(xdg_state_home: str | None, home: str | None) -> Path:
     from platformdirs import user_state_dir
 
     legacy = Path.home() / ".local" / "state" / APP
-    return chosen(os.environ.get("XDG_STATE_HOME"), Path(user_state_dir(APP, False)), legacy)
+    return chosen(xdg_state_home, Path(user_state_dir(APP, False)), legacy)
 
 
 def workspace_folder(root: Path, kind: str, *, make: bool = True) -> Path:
