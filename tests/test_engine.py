@@ -42,7 +42,7 @@ def test_read_write_final(ws):
     assert observation.startswith("Observation: 1 def add(a, b):")
 
 
-def test_the_state_is_sent_when_it_changes_and_earlier_messages_stay_identical(ws):
+def test_earlier_messages_stay_identical_and_the_files_of_the_models_own_calls_are_not_news(ws):
     agent, model = agent_with(
         ws,
         act("read_file", path="app.py"),
@@ -56,13 +56,27 @@ def test_the_state_is_sent_when_it_changes_and_earlier_messages_stay_identical(w
     for request in model.calls:
         assert request[-1]["role"] == "user"
     assert "<agent_state>" not in model.calls[0][-1]["content"]  # nothing known yet
-    assert model.calls[1][-1]["content"].endswith("active files: app.py\n</agent_state>")
-    changes = model.calls[2][-1]["content"]
-    assert changes.count("<agent_state update>") == 1
-    assert "last modified file: new.py" in changes
-    assert "active files: new.py, app.py" in changes
-    assert "<agent_state>" not in model.calls[3][-1]["content"]  # reading again changes nothing
+    # The model's own calls are in the conversation: the files they named are not news.
+    for request in model.calls[1:]:
+        assert "agent_state" not in request[-1]["content"]
     assert "<workspace>\napp.py\n  def add(a, b)\n</workspace>" in model.calls[0][1]["content"]
+
+
+def test_the_state_says_what_the_models_own_calls_did_not_name(ws):
+    agent, model = agent_with(
+        ws,
+        act("read_file", path="app.py"),
+        act("edit_file", path="./app.py", old="return a - b", new="return a + b"),
+        act("write_file", path="made.py", content="x = 1\n"),
+        act("shell", command="printf 'y = 2\\n' > other.py"),
+        final("done"),
+    )
+    agent.execute("fix add")
+    assert "agent_state" not in model.calls[2][-1]["content"]  # ./app.py is app.py
+    assert "agent_state" not in model.calls[3][-1]["content"]
+    after_the_command = model.calls[4][-1]["content"]
+    assert "<agent_state update>" in after_the_command
+    assert "last modified file: other.py" in after_the_command
 
 
 def test_malformed_reply_is_fed_back_and_the_run_recovers(ws):

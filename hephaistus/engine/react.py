@@ -7,7 +7,10 @@ of each new user message.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from hephaistus.engine.base import Run
 from hephaistus.errors import ContextOverflow
@@ -185,7 +188,7 @@ class ReactEngine:
         run.save_state()
         if result.refused:
             raise _Stop(Outcome("refused", result.output))
-        self._say(run, "Observation: " + result.output)
+        self._say(run, "Observation: " + result.output, shown=_named_files(action.args))
         run.compactor.records[run.messages[-1]["content"]] = record(
             action.tool, action.args, result.ok, result.output
         )
@@ -350,16 +353,24 @@ class ReactEngine:
         run.sink.final(final.message)
         return Outcome("answered", final.message)
 
-    def _say(self, run: Run, text: str) -> None:
+    def _say(self, run: Run, text: str, shown: Iterable[str] = ()) -> None:
         """A user message; the state goes with it whole the first time, then only what
-        changed (messages once sent stay as they were, so prompt caches keep hitting)."""
+        changed (messages once sent stay as they were, so prompt caches keep hitting) beyond
+        the files the call it answers named (`shown`)."""
         if run.sent_state is None:
             block = run.state.render() if run.state.rows() else ""  # nothing yet: nothing said
         else:
-            block = run.state.render_changes(run.sent_state)
+            block = run.state.render_changes(run.sent_state, shown)
         run.sent_state = run.state.rows()
         self._append(run, {"role": "user", "content": f"{text}\n\n{block}" if block else text})
 
     def _append(self, run: Run, message: Message) -> None:
         run.messages.append(message)
         run.session.message(message)
+
+
+def _named_files(args: dict[str, Any]) -> list[str]:
+    """The workspace files a call names (`path`, and `to` for a move), as the state lists
+    them."""
+    named = [args.get("path"), args.get("to")]
+    return [os.path.normpath(name) for name in named if isinstance(name, str) and name]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from hephaistus.workspace import provenance
 MAX_LISTED = 8
 ANSWER_CHARS = 600
 PLAN_CHARS = 6000  # the plan being carried out is the work itself: it is kept longer
+# Rows that list files, whose news is only a file the model's own call did not name.
+_FILE_ROWS = ("last modified file", "recently created files", "active files")
 
 
 @dataclass
@@ -118,14 +121,17 @@ class AgentState:
         body = "\n".join(f"{name}: {value}" for name, value in self.rows())
         return f"<agent_state>\n{body or '(nothing yet)'}\n</agent_state>"
 
-    def render_changes(self, sent: list[tuple[str, str]]) -> str:
+    def render_changes(self, sent: list[tuple[str, str]], shown: Iterable[str] = ()) -> str:
         """What changed since the state `sent` (rows()), or "" when nothing that matters did.
-        The order of the active files alone is not news: the conversation shows the reads."""
+        The conversation shows the model's own calls: the order of the files, or a file its
+        last call named (`shown`) becoming active, modified or created, is not news."""
         before, now = dict(sent), dict(self.rows())
+        known = set(shown)
 
         def same(name: str) -> bool:
-            if name == "active files":
-                return set(before.get(name, "").split(", ")) == set(now.get(name, "").split(", "))
+            if name in _FILE_ROWS:
+                added = set(now.get(name, "").split(", ")) - set(before.get(name, "").split(", "))
+                return added <= known | {""}
             return before.get(name) == now.get(name)
 
         changed = [name for name in dict.fromkeys([*before, *now]) if not same(name)]
