@@ -86,7 +86,7 @@ def test_a_prompt_that_reads_and_edits_with_permission_then_one_that_is_rejected
             kinds[-1] == "agent_message_chunk" and editor.updates[-1].content.text == "Fixed add."
         )
         edits = [u for u in editor.updates if getattr(u, "kind", None) == "edit"]
-        assert edits and edits[0].title == "edit_file app.py"
+        assert edits and edits[0].title == "Edit app.py"
         asked = editor.asked[0]
         diff = asked.content[0]
         assert diff.type == "diff" and diff.new_text.endswith("return a + b\n")

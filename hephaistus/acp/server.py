@@ -20,26 +20,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hephaistus.acp import threads
 from hephaistus.acp.updates import AcpAsker, AcpSink, text_of
 from hephaistus.acp.wire import (
+    AUTH_REQUIRED,
     CLOSED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     Channel,
 )
-from hephaistus.errors import Terminated
+from hephaistus.errors import HephError, KeyRejected, Terminated
 
 PROTOCOL_VERSION = 1
 STOP_REASONS = {"answered": "end_turn", "refused": "refusal", "interrupted": "cancelled"}
 
 
 class ProtocolError(Exception):
-    """A request heph cannot serve: (code, message) for the error response."""
+    """A request heph cannot serve: (code, message) for the error response, and the exit
+    code the CLI would give where a task failed."""
 
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, exit_code: int | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.exit_code = exit_code
 
 
 @dataclass
@@ -93,7 +97,7 @@ class AcpServer:
         try:
             self.channel.answer(ident, handler(params))
         except ProtocolError as error:
-            self.channel.error(ident, error.code, str(error))
+            self.channel.error(ident, error.code, str(error), error.exit_code)
         except Terminated:
             raise  # SIGTERM, SIGHUP: the process ends, whatever it was answering
         except KeyboardInterrupt:  # a cancel that came between turns
@@ -117,28 +121,35 @@ class AcpServer:
         }
 
     def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
-        """A chat in the folder `cwd` names: its workspace, config and agent."""
-        session_id = f"heph-{len(self.sessions) + 1}-{os.urandom(4).hex()}"
-        self._open(session_id, params.get("cwd"), "session/new")
+        """A chat in the folder `cwd` names: its workspace, config and agent. Its id names the
+        conversation for good: every turn's session records it, so `session/load` finds them
+        after any number of reconnects."""
+        from hephaistus.records.session import new_session_id
+
+        session_id = f"chat-{new_session_id()}"
+        session = self._open(session_id, params.get("cwd"), "session/new")
+        threads.issue(session.agent.workspace.root, session_id)
         return {"sessionId": session_id}
 
     def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
-        """One of heph's recorded sessions of the folder `cwd`, continued as a chat: its
-        conversation is replayed to the editor, and the next prompt carries on from it."""
-        from hephaistus.records.session import load_session
-
+        """A conversation of the folder `cwd` continued: the id `session/new` gave (its newest
+        turn holds it all; one with no turn yet is empty), or any session heph recorded. Its
+        conversation is replayed to the editor, and the next prompt carries on from it, saved
+        under the same id."""
         session_id = str(params.get("sessionId") or "")
         session = self._open(session_id, params.get("cwd"), "session/load")
         try:
-            path = session.agent.sessions.path_of(session_id)
-            recorded = load_session(path)
+            recorded = threads.recorded(session.agent, session_id)
         except (LookupError, OSError, ValueError) as error:
             self.sessions.pop(session_id, None)
+            session.agent.close()
             raise ProtocolError(INVALID_PARAMS, f"session/load: {error}") from None
-        session.agent.continue_conversation(recorded)
-        for role, text in replayed(recorded.messages):
-            kind = "user_message_chunk" if role == "user" else "agent_message_chunk"
-            session.sink.text(kind, text)
+        session.agent.thread = session_id
+        if recorded is not None:
+            session.agent.continue_conversation(recorded)
+            for role, text in replayed(recorded.messages):
+                kind = "user_message_chunk" if role == "user" else "agent_message_chunk"
+                session.sink.text(kind, text)
         return {}
 
     def _open(self, session_id: str, cwd: Any, method: str) -> _Session:
@@ -155,15 +166,16 @@ class AcpServer:
                 INVALID_PARAMS, f"{method}: {root} is {where}; open a project folder"
             )
         from hephaistus.engine.opening import open_workspace
-        from hephaistus.errors import HephError
 
         try:  # trust is never asked here: an untrusted workspace opens without its settings
             opened = open_workspace(root)
             opened.choose_model(lambda line: print(line, file=sys.stderr))
         except HephError as error:
-            raise ProtocolError(INTERNAL_ERROR, error.message) from None
+            raise ProtocolError(INTERNAL_ERROR, error.message, error.exit_code) from None
         sink = AcpSink(self.channel, session_id, opened.workspace.root)
         agent = opened.agent(sink, opened.policy(AcpAsker(self.channel, sink)))
+        sink.commands = {name: command.command for name, command in agent.commands.items()}
+        agent.thread = session_id
         session = self.sessions[session_id] = _Session(agent, sink, opened.said)
         return session
 
@@ -186,13 +198,19 @@ class AcpServer:
             raise  # SIGTERM, SIGHUP: the process ends (the session was saved)
         except KeyboardInterrupt:
             return {"stopReason": "cancelled"}
+        except KeyRejected as error:  # the endpoint refused the key: a setting to change
+            raise ProtocolError(AUTH_REQUIRED, error.message, error.exit_code) from None
+        except HephError as error:
+            raise ProtocolError(INTERNAL_ERROR, error.message, error.exit_code) from None
         finally:
             self.running = None
             session.sink.end_open_call()
         if outcome.status == "failed":
-            session.sink.text("agent_message_chunk", outcome.message)
-            limit = "step limit" in outcome.message
-            return {"stopReason": "max_turn_requests" if limit else "end_turn"}
+            if "step limit" in outcome.message:  # ACP's own stop reason for it
+                session.sink.text("agent_message_chunk", outcome.message)
+                return {"stopReason": "max_turn_requests"}
+            # A model or server failure is no answer: the editor shows it as an error.
+            raise ProtocolError(INTERNAL_ERROR, outcome.message, outcome.exit_code)
         if outcome.status == "refused":
             session.sink.text("agent_message_chunk", outcome.message)
         if outcome.status == "answered" and session.agent.policy.mode == "plan":

@@ -36,6 +36,54 @@ OPTIONS = [
 SHOWN_OUTPUT = 4000  # characters of a tool's output shown in the editor
 
 
+VERBS = {
+    "read_file": "Read",
+    "list_files": "List",
+    "write_file": "Write",
+    "append_file": "Edit",
+    "edit_file": "Edit",
+    "patch_file": "Edit",
+    "delete_file": "Delete",
+    "move_file": "Move",
+}
+TITLE_CHARS = 120  # a title is one line of an editor's list
+
+
+def title_of(action: Action, commands: dict[str, str]) -> str:
+    """What a call does, as the editor lists it from its first update: `Read README.md`,
+    `Edit src/app.py`, `Run pytest -q` (a project command by its command line), `Search
+    for "TODO"`, `git status`."""
+    args, tool = action.args, action.tool
+
+    def text(name: str) -> str:
+        value = args.get(name)
+        return value if isinstance(value, str) else ""
+
+    if tool == "shell":
+        title = f"Run {text('command')}".rstrip()
+    elif tool == "run_command":
+        line = commands.get(text("name"), text("name"))
+        extra = args.get("args")
+        more = " ".join(str(a) for a in extra) if isinstance(extra, list) else text("args")
+        title = f"Run {line} {more}".rstrip()
+    elif tool == "move_file":
+        title = f"Move {text('path')} to {text('to')}"
+    elif tool == "search":
+        where = f" in {text('path')}" if text("path") else ""
+        title = f"Search for {text('pattern')!r}{where}"
+    elif tool in VERBS:
+        title = f"{VERBS[tool]} {text('path') or '.'}"
+    elif tool.startswith("git_"):
+        title = "git " + tool[len("git_") :]
+    elif tool.startswith("mcp__"):
+        server, _, name = tool[len("mcp__") :].partition("__")
+        title = f"Call {name} of {server}"
+    else:
+        title = tool
+    title = " ".join(title.split())  # one line, whatever the model sent
+    return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+
+
 def kind_of(tool: str) -> str:
     """The ACP kind of a heph tool."""
     if tool.startswith("mcp__"):
@@ -67,6 +115,8 @@ class AcpSink:
         self.current: str | None = None  # the tool call in progress
         self.open = False  # it has not finished (a cancel may end the turn inside it)
         self.rejected_always: set[str] = set()  # tool names rejected for the session
+        self.commands: dict[str, str] = {}  # the project's commands, by name: for titles
+        self.title = ""  # the title of the call in progress
 
     def update(self, update: dict[str, Any]) -> None:
         """Send one `session/update` of this session."""
@@ -99,10 +149,11 @@ class AcpSink:
         self.current = f"call_{self.calls}"
         self.open = True
         path = action.args.get("path")
+        self.title = title_of(action, self.commands)
         update: dict[str, Any] = {
             "sessionUpdate": "tool_call",
             "toolCallId": self.current,
-            "title": f"{action.tool} {path}" if isinstance(path, str) else action.tool,
+            "title": self.title,
             "kind": kind_of(action.tool),
             "status": "pending",
             "rawInput": action.args,
@@ -123,7 +174,7 @@ class AcpSink:
                 "toolCallId": self.current,
                 "status": "completed" if result.ok else "failed",
                 "content": content,
-                "rawOutput": {"ok": result.ok, "decision": result.decision},
+                "rawOutput": output,  # what the tool said; heph's own fields stay in heph
             }
         )
 
@@ -177,7 +228,7 @@ class AcpAsker:
         content = [diff_content(request, self.sink.root)] if isinstance(request, FileChange) else []
         tool_call = {
             "toolCallId": self.sink.current or "call_0",
-            "title": _title(proposal),
+            "title": self.sink.title or _title(proposal),  # the call's own, unchanged
             "status": "pending",
             "content": content,
         }

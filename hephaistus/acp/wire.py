@@ -20,6 +20,7 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR =
     -32602,
     -32603,
 )
+AUTH_REQUIRED = -32000  # ACP's own code: the endpoint refused the key
 CLOSED = {"method": "$closed"}  # what the queue gets when stdin ends
 
 
@@ -59,9 +60,14 @@ class Channel:
         """The result of request `ident`."""
         self.send({"id": ident, "result": result})
 
-    def error(self, ident: Any, code: int, message: str) -> None:
-        """The error answer of request `ident`."""
-        self.send({"id": ident, "error": {"code": code, "message": message}})
+    def error(self, ident: Any, code: int, message: str, exit_code: int | None = None) -> None:
+        """The error answer of request `ident`. Its `data` holds heph's own words (a client
+        shows them, not its generic "the agent failed"), and the exit code the CLI would give
+        where a task failed."""
+        data: dict[str, Any] = {"message": message}
+        if exit_code is not None:
+            data["exitCode"] = exit_code
+        self.send({"id": ident, "error": {"code": code, "message": message, "data": data}})
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         """A notification: no answer comes."""

@@ -94,6 +94,7 @@ class Agent:
         self.journal = Journal()  # what this chat's (or run's) tool calls did, oldest first
         self.plan_path: Path | None = None  # where the last plan-mode answer was saved
         self.session_ids: list[str] = []  # the sessions of this chat, oldest first
+        self.thread: str | None = None  # the conversation's id an editor keeps (ACP)
         # Every process a tool starts runs in the sandbox; where none works, the policy asks
         # about each command (fail closed).
         self.executor = Contained(workspace.root, config.sandbox)
@@ -184,6 +185,7 @@ class Agent:
             workspace=str(self.workspace.root),
             mode=self.policy.mode,
             conversation=list(self.session_ids),  # the earlier sessions of this conversation
+            **({"thread": self.thread} if self.thread else {}),
             **({"dry_run": True} if self.policy.dry_run else {}),
         )
         self.session = session
@@ -389,8 +391,7 @@ class Agent:
         )
 
     def _save_state(self) -> None:
-        fields = self.state.fields()
-        if fields == self._saved_fields:
+        if (fields := self.state.fields()) == self._saved_fields:
             return  # most steps change nothing: no scrub, no signature, no comparison
         try:
             self._saved_state = self.state.save(self._state_file, unless=self._saved_state)

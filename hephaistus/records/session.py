@@ -213,12 +213,12 @@ class SessionStore:
     def ids(self) -> list[str]:
         """The sessions heph recorded here, oldest first (files that came with the
         workspace are left out: see `foreign`)."""
-        return [name for name in self._names() if self.is_ours(name)]
+        return [name for name in self.names() if self.is_ours(name)]
 
     def recent_ids(self, limit: int) -> list[str]:
         """The newest `limit` of `ids()`, oldest first, without reading every header."""
         found: list[str] = []
-        for name in reversed(self._names()):
+        for name in reversed(self.names()):
             if len(found) == limit:
                 break
             if self.is_ours(name):
@@ -227,7 +227,7 @@ class SessionStore:
 
     def foreign(self) -> list[str]:
         """Session files heph did not make on this machine."""
-        return [name for name in self._names() if not self.is_ours(name)]
+        return [name for name in self.names() if not self.is_ours(name)]
 
     def is_ours(self, session_id: str) -> bool:
         """Whether heph recorded this session here: its header signed for this id and this
@@ -257,7 +257,8 @@ class SessionStore:
             and provenance.is_ours("session", {**body, "signature": header.get("signature")})
         )
 
-    def _names(self) -> list[str]:
+    def names(self) -> list[str]:
+        """The names of the session files here, oldest first, whoever made them."""
         if not self.folder.is_dir() or self.folder.is_symlink():
             return []
         return sorted(

@@ -1,0 +1,80 @@
+"""The conversations an editor keeps by id. `session/new` gives a conversation its id for good;
+each turn's session records it (its `thread`), so the newest of them holds the whole
+conversation. The ids heph gave out are kept in the user's state folder (no repository can
+plant one), so a conversation with no turn yet loads as empty, and an id heph never gave is an
+error, not an empty chat.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hephaistus.engine.agent import Agent
+    from hephaistus.records.session import RecordedSession, SessionStore
+
+HEADER_BYTES = 64 * 1024  # read of a session's first line, to find its conversation
+ISSUED = re.compile(r"chat-[0-9]{8}-[0-9]{6}\.[0-9]{6}-[0-9a-f]{6}")
+
+
+def issue(root: Path, thread: str) -> None:
+    """Remember that heph gave out `thread` for the workspace at `root`."""
+    from hephaistus.settings.userdirs import workspace_folder
+
+    fd = os.open(
+        workspace_folder(root, "threads") / thread,
+        os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+        0o600,
+    )
+    os.close(fd)
+
+
+def was_issued(root: Path, thread: str) -> bool:
+    """Whether heph gave out `thread` for the workspace at `root`."""
+    from hephaistus.settings.userdirs import workspace_folder
+
+    if not ISSUED.fullmatch(thread):
+        return False
+    return os.path.isfile(workspace_folder(root, "threads", make=False) / thread)
+
+
+def recorded(agent: Agent, thread: str) -> RecordedSession | None:
+    """The conversation `thread` names as heph recorded it: the newest session of the
+    conversation, or the recorded session of that id; None for an id heph gave out whose
+    conversation has no turn yet. LookupError for any other."""
+    from hephaistus.records.session import load_session
+
+    newest = _latest_of_thread(agent.sessions, thread)
+    if newest is not None:
+        return load_session(agent.sessions.path_of(newest))
+    if was_issued(agent.workspace.root, thread):
+        return None
+    try:
+        return load_session(agent.sessions.path_of(thread))
+    except LookupError:
+        raise LookupError(
+            f"'{thread}' matches no conversation or session heph keeps for "
+            f"{agent.workspace.root}; `heph sessions` lists them"
+        ) from None
+
+
+def _latest_of_thread(sessions: SessionStore, thread: str) -> str | None:
+    """The newest of heph's sessions of the conversation `thread` (in each header)."""
+    import json
+
+    for name in reversed(sessions.names()):
+        try:  # never through a link, never stuck on a named pipe
+            fd = os.open(
+                sessions.folder / f"{name}.jsonl",
+                os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+            )
+            with open(fd, "rb") as file:
+                header = json.loads(file.readline(HEADER_BYTES))
+        except (OSError, ValueError):
+            continue
+        if isinstance(header, dict) and header.get("thread") == thread and sessions.is_ours(name):
+            return name
+    return None
