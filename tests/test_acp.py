@@ -36,7 +36,12 @@ class Editor:
         self.updates.append(update)
 
     def kinds(self) -> list[str]:
-        return [u.session_update for u in self.updates]
+        """The kinds of the updates of turns (the commands listed at the start left out)."""
+        return [
+            u.session_update
+            for u in self.updates
+            if u.session_update != "available_commands_update"
+        ]
 
 
 async def start(home, url, workspace):

@@ -3,9 +3,11 @@ what a call does, the tool's own output, and failures as errors that carry heph'
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
-from test_acp import Editor, run, session, start
+from test_acp import Editor, run, session, start, thinking
 
 from hephaistus.testing import act, final
 
@@ -82,14 +84,15 @@ def test_each_call_is_titled_by_what_it_does_from_its_first_update_and_shows_its
         if update.session_update == "tool_call_update" and update.title is not None:
             assert update.title == titles[update.tool_call_id]
     assert [a.title for a in editor.asked] == ["Edit app.py", "Run echo checked"]
-    outputs = [
-        u.raw_output
+    finished = [
+        u
         for u in editor.updates
         if u.session_update == "tool_call_update" and u.status == "completed"
     ]
+    outputs = [u.content[-1].content.text for u in finished]
     assert outputs[0].startswith("1 def add(a, b):")
     assert "checked" in outputs[2]
-    assert not any(isinstance(o, dict) for o in outputs)  # no {ok, decision} of heph's own
+    assert all(u.raw_output is None for u in finished)  # no {ok, decision} of heph's own
 
 
 def test_a_conversation_is_loaded_by_its_first_id_after_each_of_three_reconnects(
@@ -116,7 +119,7 @@ def test_a_conversation_is_loaded_by_its_first_id_after_each_of_three_reconnects
             editor = Editor([])
             process, connection = await connect(editor)
             await connection.load_session(session_id=sid, cwd=str(workspace), mcp_servers=[])
-            replays.append([u.content.text for u in editor.updates])
+            replays.append([u.content.text for u in editor.updates if hasattr(u, "content")])
             if n < 4:
                 await connection.prompt(session_id=sid, prompt=[text_block(f"turn {n}")])
             process.stdin.close()
@@ -151,7 +154,7 @@ def test_a_new_conversation_with_no_turn_loads_empty_and_an_id_heph_never_gave_i
         await connection.initialize(protocol_version=PROTOCOL_VERSION)
         sid = (await connection.new_session(cwd=str(workspace), mcp_servers=[])).session_id
         await connection.load_session(session_id=sid, cwd=str(workspace), mcp_servers=[])
-        assert editor.updates == []
+        assert [u for u in editor.updates if "message_chunk" in u.session_update] == []
         never = sid[:-6] + "abcdef"  # shaped like one, never given
         with pytest.raises(RequestError) as failed:
             await connection.load_session(session_id=never, cwd=str(workspace), mcp_servers=[])
@@ -160,3 +163,94 @@ def test_a_new_conversation_with_no_turn_loads_empty_and_an_id_heph_never_gave_i
         assert await process.wait() == 0
 
     run(scenario())
+
+
+def test_set_mode_plan_then_go_carries_the_plan_out_in_edits_mode(chat_server, home, workspace):
+    (workspace / "app.py").write_text("def add(a, b):\n    return a - b\n")
+    chat_server.reply(final("1. Fix the sign in add.\n2. Run the tests."))
+    chat_server.reply(act("edit_file", path="app.py", old="a - b", new="a + b"))
+    chat_server.reply(final("Done: add adds."))
+
+    async def scenario():
+        editor = Editor([])
+        process = await start(home, chat_server.url, workspace)
+        connection = connect_to_agent(editor, process.stdin, process.stdout)
+        await connection.initialize(protocol_version=PROTOCOL_VERSION)
+        created = await connection.new_session(cwd=str(workspace), mcp_servers=[])
+        sid = created.session_id
+        assert created.modes.current_mode_id == "ask"
+        offered = [m.id for m in created.modes.available_modes]
+        assert offered == ["ask", "edits", "plan"]  # auto: only where the person chose it
+        with pytest.raises(RequestError):
+            await connection.set_session_mode(session_id=sid, mode_id="auto")
+        await connection.set_session_mode(session_id=sid, mode_id="plan")
+        planned = await connection.prompt(session_id=sid, prompt=[text_block("plan the fix")])
+        assert planned.stop_reason == "end_turn"
+        assert (workspace / "app.py").read_text().endswith("a - b\n")  # plan mode wrote nothing
+        done = await connection.prompt(session_id=sid, prompt=[text_block("/go")])
+        assert done.stop_reason == "end_turn"
+        process.stdin.close()
+        assert await process.wait() == 0
+        return editor
+
+    editor = run(scenario())
+    assert (workspace / "app.py").read_text().endswith("a + b\n")  # edits mode: unasked
+    assert editor.asked == []
+    switched = [u for u in editor.updates if u.session_update == "current_mode_update"]
+    assert [u.current_mode_id for u in switched] == ["edits"]
+    listed = [u for u in editor.updates if u.session_update == "available_commands_update"]
+    assert {"go", "mode", "help"} <= {c.name for c in listed[0].available_commands}
+    go_task = chat_server.requests[-2]["messages"][-1]["content"]
+    assert go_task.startswith("Carry out the plan")
+    assert "Fix the sign in add." in go_task  # the plan, in the agent state
+
+
+def test_two_sessions_on_one_connection_run_their_turns_at_once(chat_server, home, workspace):
+    import time
+
+    chat_server.latency = 3.0  # each turn waits three seconds for the model
+    chat_server.reply(final("one"))
+    chat_server.reply(final("two"))
+
+    async def scenario():
+        editor = Editor([])
+        process = await start(home, chat_server.url, workspace)
+        connection, first = await session(editor, process, workspace)
+        turn_one = asyncio.create_task(
+            connection.prompt(session_id=first, prompt=[text_block("first")])
+        )
+        await thinking(chat_server)
+        opened = time.monotonic()
+        second = (await connection.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        new_took = time.monotonic() - opened
+        turn_two = asyncio.create_task(
+            connection.prompt(session_id=second, prompt=[text_block("second")])
+        )
+        answers = await asyncio.gather(turn_one, turn_two)
+        process.stdin.close()
+        assert await process.wait() == 0
+        return answers, new_took
+
+    answers, new_took = run(scenario())
+    assert [a.stop_reason for a in answers] == ["end_turn", "end_turn"]
+    assert new_took < 2.5  # session/new did not wait out the first turn's model
+    assert chat_server.most_in_flight == 2  # the two turns asked the model at the same time
+
+
+def test_a_mode_set_then_a_reconnect_keeps_the_mode(chat_server, home, workspace):
+    async def scenario():
+        editor = Editor([])
+        process = await start(home, chat_server.url, workspace)
+        connection, sid = await session(editor, process, workspace)
+        await connection.set_session_mode(session_id=sid, mode_id="plan")
+        process.stdin.close()
+        assert await process.wait() == 0
+        process = await start(home, chat_server.url, workspace)
+        connection = connect_to_agent(Editor([]), process.stdin, process.stdout)
+        await connection.initialize(protocol_version=PROTOCOL_VERSION)
+        loaded = await connection.load_session(session_id=sid, cwd=str(workspace), mcp_servers=[])
+        process.stdin.close()
+        assert await process.wait() == 0
+        return loaded
+
+    assert run(scenario()).modes.current_mode_id == "plan"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hephaistus.acp import threads
+from hephaistus.acp import commands, threads
 from hephaistus.acp.updates import AcpAsker, AcpSink, text_of
 from hephaistus.acp.wire import (
     AUTH_REQUIRED,
@@ -51,6 +51,7 @@ class _Session:
     agent: Any
     sink: AcpSink
     said: list[str] = field(default_factory=list)  # told once, at the first answer
+    allow_auto: bool = False  # the person's own settings chose auto: it may be chosen here
 
 
 class AcpServer:
@@ -60,6 +61,7 @@ class AcpServer:
         self.channel = channel
         self.sessions: dict[str, _Session] = {}
         self.running: str | None = None  # the session whose turn runs now
+        self._last_opened: str | None = None  # the session session/new made last
         self._main = threading.main_thread()
         channel.on_notice = self._notice
 
@@ -90,12 +92,15 @@ class AcpServer:
             "session/new": self.new_session,
             "session/prompt": self.prompt,
             "session/load": self.load_session,
+            "session/set_mode": self.set_mode,
         }.get(method)
         if handler is None:
             self.channel.error(ident, METHOD_NOT_FOUND, f"Method not found: {method}")
             return
         try:
             self.channel.answer(ident, handler(params))
+            if method in ("session/new", "session/load"):  # the editor knows the session now
+                self._commands_of(params.get("sessionId") or self._last_opened)
         except ProtocolError as error:
             self.channel.error(ident, error.code, str(error), error.exit_code)
         except Terminated:
@@ -107,18 +112,8 @@ class AcpServer:
 
     # -- the methods -------------------------------------------------------------------------
     def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
-        """The protocol version and what heph can do (no session loading yet)."""
-        from hephaistus import __version__
-
-        return {
-            "protocolVersion": PROTOCOL_VERSION,
-            "agentCapabilities": {
-                "loadSession": True,
-                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-            },
-            "authMethods": [],
-            "agentInfo": {"name": "hephaistus", "title": "Hephaistus", "version": __version__},
-        }
+        """The protocol version and what heph can do."""
+        return capabilities()
 
     def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         """A chat in the folder `cwd` names: its workspace, config and agent. Its id names the
@@ -129,7 +124,7 @@ class AcpServer:
         session_id = f"chat-{new_session_id()}"
         session = self._open(session_id, params.get("cwd"), "session/new")
         threads.issue(session.agent.workspace.root, session_id)
-        return {"sessionId": session_id}
+        return {"sessionId": session_id, "modes": self._modes(session)}
 
     def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
         """A conversation of the folder `cwd` continued: the id `session/new` gave (its newest
@@ -145,12 +140,47 @@ class AcpServer:
             session.agent.close()
             raise ProtocolError(INVALID_PARAMS, f"session/load: {error}") from None
         session.agent.thread = session_id
+        root = session.agent.workspace.root
+        mode = threads.kept_mode(root, session_id) or (
+            recorded.header.get("mode") if recorded else ""
+        )
+        if mode in commands.offered_modes(session.allow_auto):
+            session.agent.set_mode(mode)  # as the editor left it
         if recorded is not None:
             session.agent.continue_conversation(recorded)
             for role, text in replayed(recorded.messages):
                 kind = "user_message_chunk" if role == "user" else "agent_message_chunk"
                 session.sink.text(kind, text)
+        return {"modes": self._modes(session)}
+
+    def set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The session's mode, as the editor chose it (auto only where the person's own
+        settings chose it)."""
+        session = self._session(params, "session/set_mode")
+        mode = params.get("modeId")
+        offered = commands.offered_modes(session.allow_auto)
+        if mode not in offered:
+            raise ProtocolError(
+                INVALID_PARAMS, f"session/set_mode: no mode {mode!r} here: {', '.join(offered)}"
+            )
+        session.agent.set_mode(mode)
+        threads.keep_mode(session.agent.workspace.root, session.sink.session_id, mode)
         return {}
+
+    def _session(self, params: dict[str, Any], method: str) -> _Session:
+        session = self.sessions.get(str(params.get("sessionId")))
+        if session is None:
+            raise ProtocolError(INVALID_PARAMS, f"{method}: no such session")
+        return session
+
+    def _modes(self, session: _Session) -> dict[str, Any]:
+        return commands.mode_state(session.agent.policy.mode, session.allow_auto)
+
+    def _commands_of(self, session_id: Any) -> None:
+        session = self.sessions.get(str(session_id))
+        if session is not None:
+            commands_update = {"sessionUpdate": "available_commands_update"}
+            session.sink.update({**commands_update, "availableCommands": commands.available()})
 
     def _open(self, session_id: str, cwd: Any, method: str) -> _Session:
         if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd):
@@ -176,14 +206,15 @@ class AcpServer:
         agent = opened.agent(sink, opened.policy(AcpAsker(self.channel, sink)))
         sink.commands = {name: command.command for name, command in agent.commands.items()}
         agent.thread = session_id
-        session = self.sessions[session_id] = _Session(agent, sink, opened.said)
+        allow_auto = opened.config.mode == "auto"  # no workspace file may say auto
+        session = self.sessions[session_id] = _Session(agent, sink, opened.said, allow_auto)
+        self._last_opened = session_id
         return session
 
     def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Run the prompt as a task of the session's chat; its stop reason."""
-        session = self.sessions.get(str(params.get("sessionId")))
-        if session is None:
-            raise ProtocolError(INVALID_PARAMS, "session/prompt: no such session")
+        """Run the prompt as a task of the session's chat (or one of heph's commands); its
+        stop reason."""
+        session = self._session(params, "session/prompt")
         task = text_of(params.get("prompt"))
         if not task.strip():
             raise ProtocolError(INVALID_PARAMS, "session/prompt: the prompt has no text")
@@ -191,6 +222,12 @@ class AcpServer:
             shown = line if line.startswith("heph:") else f"heph: {line}"
             session.sink.text("agent_message_chunk", f"{shown}\n")
         session.said = []
+        slash = commands.slash_of(task)
+        if slash is not None:
+            carried = self._command(session, slash)
+            if carried is None:
+                return {"stopReason": "end_turn"}
+            task = carried
         self.running = session.sink.session_id
         try:
             outcome = session.agent.execute(task)
@@ -217,6 +254,33 @@ class AcpServer:
             session.sink.update({"sessionUpdate": "plan", "entries": plan_entries(outcome.message)})
         return {"stopReason": STOP_REASONS.get(outcome.status, "end_turn")}
 
+    def _command(self, session: _Session, slash: commands.Slash) -> str | None:
+        """Carry out one of heph's commands: the task it leaves for the model (/go), or None
+        when it is done (its answer said)."""
+        agent, say = session.agent, session.sink.text
+        if slash.name == "help":
+            return say("agent_message_chunk", commands.help_text())
+        if slash.name == "mode":
+            if slash.argument and slash.argument not in commands.offered_modes(session.allow_auto):
+                return say("agent_message_chunk", f"no mode {slash.argument} here")
+            self._switch(session, slash.argument or agent.policy.mode)
+            return say("agent_message_chunk", f"mode: {agent.policy.mode}")
+        if not agent.state.plan_session:  # /go
+            return say("agent_message_chunk", "no plan yet: switch to plan mode, ask for one")
+        chosen = commands.go_mode(agent.policy.mode, slash.argument, session.allow_auto)
+        if isinstance(chosen, str):
+            return say("agent_message_chunk", chosen)
+        mode, again = chosen
+        self._switch(session, mode)
+        return "go again" if again else "go"
+
+    def _switch(self, session: _Session, mode: str) -> None:
+        """heph changes the session's mode itself: the editor is told."""
+        if mode != session.agent.policy.mode:
+            session.agent.set_mode(mode)
+            threads.keep_mode(session.agent.workspace.root, session.sink.session_id, mode)
+            session.sink.update({"sessionUpdate": "current_mode_update", "currentModeId": mode})
+
     # -- a cancel, as it arrives -------------------------------------------------------------
     def _notice(self, message: dict[str, Any]) -> None:
         if message.get("method") == "session/cancel":
@@ -224,6 +288,21 @@ class AcpServer:
             named = params.get("sessionId") if isinstance(params, dict) else None
             if self.running and named in (self.running, None):
                 os.kill(os.getpid(), signal.SIGINT)  # the turn ends as Ctrl-C ends it
+
+
+def capabilities() -> dict[str, Any]:
+    """`initialize`'s answer: the protocol version and what heph can do."""
+    from hephaistus import __version__
+
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "agentCapabilities": {
+            "loadSession": True,
+            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+        },
+        "authMethods": [],
+        "agentInfo": {"name": "hephaistus", "title": "Hephaistus", "version": __version__},
+    }
 
 
 def _terminate(number: int, _frame: Any) -> None:

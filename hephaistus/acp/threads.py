@@ -20,25 +20,49 @@ HEADER_BYTES = 64 * 1024  # read of a session's first line, to find its conversa
 ISSUED = re.compile(r"chat-[0-9]{8}-[0-9]{6}\.[0-9]{6}-[0-9a-f]{6}")
 
 
+SAFE_NAME = re.compile(r"[\w-][\w.-]{0,127}")  # a file name of the state folder, never a path
+
+
 def issue(root: Path, thread: str) -> None:
     """Remember that heph gave out `thread` for the workspace at `root`."""
-    from hephaistus.settings.userdirs import workspace_folder
+    keep_mode(root, thread, "")
 
-    fd = os.open(
-        workspace_folder(root, "threads") / thread,
-        os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-        0o600,
-    )
-    os.close(fd)
+
+def keep_mode(root: Path, thread: str, mode: str) -> None:
+    """The conversation `thread` is in `mode` now: a reconnect loads it so (an editor sets a
+    mode, then prompts over a new connection)."""
+    path = _file(root, thread)
+    if path is None:
+        return
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o600)
+    with open(fd, "w", encoding="utf-8") as file:
+        file.write(mode)
+
+
+def kept_mode(root: Path, thread: str) -> str:
+    """The mode the conversation `thread` was last in, or "" when none was kept."""
+    path = _file(root, thread, make=False)
+    try:  # never through a link, never stuck on a named pipe
+        fd = os.open(path or "", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, encoding="utf-8") as file:
+            return file.read(16).strip()
+    except (OSError, ValueError):
+        return ""
 
 
 def was_issued(root: Path, thread: str) -> bool:
     """Whether heph gave out `thread` for the workspace at `root`."""
+    path = _file(root, thread, make=False)
+    return bool(ISSUED.fullmatch(thread)) and path is not None and path.is_file()
+
+
+def _file(root: Path, thread: str, *, make: bool = True) -> Path | None:
     from hephaistus.settings.userdirs import workspace_folder
 
-    if not ISSUED.fullmatch(thread):
-        return False
-    return os.path.isfile(workspace_folder(root, "threads", make=False) / thread)
+    if not SAFE_NAME.fullmatch(thread):
+        return None
+    return workspace_folder(root, "threads", make=make) / thread
 
 
 def recorded(agent: Agent, thread: str) -> RecordedSession | None:

@@ -173,8 +173,7 @@ class AcpSink:
                 "sessionUpdate": "tool_call_update",
                 "toolCallId": self.current,
                 "status": "completed" if result.ok else "failed",
-                "content": content,
-                "rawOutput": output,  # what the tool said; heph's own fields stay in heph
+                "content": content,  # the output once: no rawOutput (clients print both)
             }
         )
 

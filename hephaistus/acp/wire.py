@@ -40,6 +40,7 @@ class Channel:
         self._next_id = 0
         self.closed = threading.Event()
         self.on_notice: Any = None  # called with a notification as it arrives (a cancel)
+        self.on_answer: Any = None  # given the client's answers, where heph did not ask
 
     def start(self) -> None:
         """Start reading stdin, in a thread."""
@@ -125,6 +126,8 @@ class Channel:
             box = self._waiting.get(ident) if isinstance(ident, int) else None
             if box is not None:
                 box.put(message)
+            elif self.on_answer is not None:
+                self.on_answer(message)  # a question a session's process asked (the router)
             return
         if not isinstance(message.get("method"), str):
             self.error(ident, INVALID_REQUEST, "Invalid Request: no method")

@@ -1,0 +1,83 @@
+"""heph's modes and slash commands in an editor: the modes a session offers (`session/new`'s
+`modes`, `session/set_mode`), and the commands a prompt may start with (`/go`, `/mode`,
+`/help`), listed to the editor with `available_commands_update`. `auto` is offered only where
+the person's own settings chose it: no editor, and no workspace, turns it on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hephaistus.settings.permissions import MEANING, MODES
+
+NAMES = {"ask": "Ask", "edits": "Edits", "plan": "Plan", "auto": "Auto"}
+COMMANDS = {
+    "go": ("carry out the last plan (from plan mode, in edits mode)", "[ask|edits|auto] [again]"),
+    "mode": ("show the mode, or switch to ask, edits, plan or auto", "[ask|edits|plan|auto]"),
+    "help": ("list heph's commands", ""),
+}
+
+
+def offered_modes(allow_auto: bool) -> list[str]:
+    """The modes a session may switch to."""
+    return [mode for mode in MODES if mode != "auto" or allow_auto]
+
+
+def mode_state(current: str, allow_auto: bool) -> dict[str, Any]:
+    """ACP's SessionModeState: the modes offered, the current one marked."""
+    offered = offered_modes(allow_auto or current == "auto")
+    return {
+        "currentModeId": current,
+        "availableModes": [
+            {"id": mode, "name": NAMES[mode], "description": MEANING[mode]} for mode in offered
+        ],
+    }
+
+
+def available() -> list[dict[str, Any]]:
+    """ACP's AvailableCommand list of heph's slash commands."""
+    listed = []
+    for name, (description, hint) in COMMANDS.items():
+        command: dict[str, Any] = {"name": name, "description": description}
+        if hint:
+            command["input"] = {"hint": hint}
+        listed.append(command)
+    return listed
+
+
+@dataclass(frozen=True)
+class Slash:
+    """A prompt that is one of heph's commands: its name and what follows it."""
+
+    name: str
+    argument: str
+
+
+def slash_of(text: str) -> Slash | None:
+    """The command `text` gives, or None when it is a task (a path like `/usr/lib/...`, or a
+    word heph has no command for, goes to the model as written)."""
+    stripped = text.strip()
+    if not stripped.startswith("/"):
+        return None
+    word, _, rest = stripped[1:].partition(" ")
+    return Slash(word, rest.strip()) if word in COMMANDS else None
+
+
+def help_text() -> str:
+    """What /help answers."""
+    lines = [f"/{name} {hint}".rstrip() + f": {text}" for name, (text, hint) in COMMANDS.items()]
+    return "heph's commands:\n" + "\n".join(lines)
+
+
+def go_mode(current: str, argument: str, allow_auto: bool) -> tuple[str, bool] | str:
+    """(the mode a `/go ARGUMENT` carries the plan out in, whether `again`), or why it cannot:
+    from plan mode, edits unless named; from another mode, the mode named or the current."""
+    words = argument.split()
+    again = "again" in words
+    named = [word for word in words if word != "again"]
+    mode = named[0] if named else ("edits" if current == "plan" else current)
+    if len(named) > 1 or words.count("again") > 1 or mode not in offered_modes(allow_auto):
+        return "/go takes ask, edits" + (", auto" if allow_auto else "") + " and again"
+    if mode == "plan":
+        return "/go carries a plan out, which plan mode never does: /go edits"
+    return mode, again
