@@ -4,6 +4,7 @@ what a call does, the tool's own output, and failures as errors that carry heph'
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
@@ -254,3 +255,60 @@ def test_a_mode_set_then_a_reconnect_keeps_the_mode(chat_server, home, workspace
         return loaded
 
     assert run(scenario()).modes.current_mode_id == "plan"
+
+
+def test_an_editors_mcp_server_is_offered_and_its_tool_called(chat_server, home, workspace):
+    import sys
+
+    from acp.schema import McpServerStdio
+
+    server = str(Path(__file__).with_name("mcp_server.py"))
+    chat_server.reply(act("mcp__from_editor__add", a=2, b=40))
+    chat_server.reply(final("42"))
+
+    async def scenario():
+        editor = Editor(["allow_once"])
+        process = await start(home, chat_server.url, workspace)
+        connection = connect_to_agent(editor, process.stdin, process.stdout)
+        started = await connection.initialize(protocol_version=PROTOCOL_VERSION)
+        assert started.agent_capabilities.mcp_capabilities.http is True
+        servers = [
+            McpServerStdio(name="from editor", command=sys.executable, args=[server], env=[])
+        ]
+        sid = (await connection.new_session(cwd=str(workspace), mcp_servers=servers)).session_id
+        done = await connection.prompt(session_id=sid, prompt=[text_block("add 2 and 40")])
+        assert done.stop_reason == "end_turn"
+        process.stdin.close()
+        assert await process.wait() == 0
+        return editor
+
+    editor = run(scenario())
+    system = chat_server.requests[0]["messages"][0]["content"]
+    assert "mcp__from_editor__add(a: integer, b: integer)" in system
+    assert "Observation: 42" in chat_server.requests[1]["messages"][-1]["content"]
+    assert editor.asked and editor.asked[0].title == "Call add of from_editor"
+
+
+def test_an_editors_servers_are_the_persons_never_on_the_host_and_sse_is_named_not_taken():
+    from hephaistus.acp.editor_servers import editor_servers
+
+    servers, said = editor_servers(
+        [
+            {
+                "name": "fs",
+                "command": "npx",
+                "args": ["-y", "pkg"],
+                "env": [{"name": "A", "value": "1"}],
+            },
+            {"type": "http", "name": "web", "url": "https://x.test/mcp", "headers": []},
+            {"type": "sse", "name": "old", "url": "https://x.test/sse", "headers": []},
+            {"name": "../../evil name!", "command": "x"},
+            "not an entry",
+        ]
+    )
+    assert [s.name for s in servers] == ["fs", "web", "evil_name"]
+    assert not any(s.on_host or s.from_workspace for s in servers)
+    assert dict(servers[0].env) == {"A": "1"} and servers[1].url == "https://x.test/mcp"
+    assert said == [
+        "heph: the editor's MCP server old was left out: heph takes stdio and HTTP servers, not sse"
+    ]

@@ -122,7 +122,7 @@ class AcpServer:
         from hephaistus.records.session import new_session_id
 
         session_id = f"chat-{new_session_id()}"
-        session = self._open(session_id, params.get("cwd"), "session/new")
+        session = self._open(session_id, params.get("cwd"), "session/new", params.get("mcpServers"))
         threads.issue(session.agent.workspace.root, session_id)
         return {"sessionId": session_id, "modes": self._modes(session)}
 
@@ -132,7 +132,9 @@ class AcpServer:
         conversation is replayed to the editor, and the next prompt carries on from it, saved
         under the same id."""
         session_id = str(params.get("sessionId") or "")
-        session = self._open(session_id, params.get("cwd"), "session/load")
+        session = self._open(
+            session_id, params.get("cwd"), "session/load", params.get("mcpServers")
+        )
         try:
             recorded = threads.recorded(session.agent, session_id)
         except (LookupError, OSError, ValueError) as error:
@@ -182,7 +184,22 @@ class AcpServer:
             commands_update = {"sessionUpdate": "available_commands_update"}
             session.sink.update({**commands_update, "availableCommands": commands.available()})
 
-    def _open(self, session_id: str, cwd: Any, method: str) -> _Session:
+    @staticmethod
+    def _with_editor_servers(opened: Any, entries: Any) -> list[str]:
+        """The editor's MCP servers join the person's (one of a name replaces theirs); what
+        was left out, to say."""
+        from dataclasses import replace
+
+        from hephaistus.acp.editor_servers import editor_servers
+
+        servers, said = editor_servers(entries)
+        if servers:
+            named = {server.name for server in servers}
+            kept = [s for s in opened.config.mcp_servers if s.name not in named]
+            opened.config = replace(opened.config, mcp_servers=(*kept, *servers))
+        return said
+
+    def _open(self, session_id: str, cwd: Any, method: str, servers: Any = None) -> _Session:
         if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd):
             raise ProtocolError(INVALID_PARAMS, f"{method}: cwd must be an absolute folder")
         from hephaistus.settings.config import find_workspace
@@ -200,6 +217,7 @@ class AcpServer:
         try:  # trust is never asked here: an untrusted workspace opens without its settings
             opened = open_workspace(root)
             opened.choose_model(lambda line: print(line, file=sys.stderr))
+            opened.said += self._with_editor_servers(opened, servers)
         except HephError as error:
             raise ProtocolError(INTERNAL_ERROR, error.message, error.exit_code) from None
         sink = AcpSink(self.channel, session_id, opened.workspace.root)
@@ -299,6 +317,7 @@ def capabilities() -> dict[str, Any]:
         "agentCapabilities": {
             "loadSession": True,
             "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            "mcpCapabilities": {"http": True, "sse": False},
         },
         "authMethods": [],
         "agentInfo": {"name": "hephaistus", "title": "Hephaistus", "version": __version__},
