@@ -312,3 +312,68 @@ def test_an_editors_servers_are_the_persons_never_on_the_host_and_sse_is_named_n
     assert said == [
         "heph: the editor's MCP server old was left out: heph takes stdio and HTTP servers, not sse"
     ]
+
+
+class EditorWithBuffers(Editor):
+    """An editor holding `buffers` (path -> unsaved text) that takes writes as editors do: its
+    buffer becomes the text, and it saves it to disk."""
+
+    def __init__(self, answers, buffers):
+        super().__init__(answers)
+        self.buffers = dict(buffers)
+        self.read: list[str] = []
+        self.written: list[str] = []
+
+    async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
+        from acp.schema import ReadTextFileResponse
+
+        self.read.append(path)
+        text = self.buffers.get(path)
+        if text is None:
+            text = Path(path).read_text()
+        return ReadTextFileResponse(content=text)
+
+    async def write_text_file(self, session_id, path, content, **kwargs):
+        self.written.append(path)
+        self.buffers[path] = content
+        Path(path).write_text(content)
+
+
+def test_reads_and_edits_take_the_editors_unsaved_buffer_and_writes_go_through_it_undoably(
+    chat_server, home, workspace, heph
+):
+    from acp.schema import ClientCapabilities, FileSystemCapabilities
+
+    app = workspace / "app.py"
+    app.write_text("def add(a, b):\n    return a - b\n")
+    unsaved = "def add(a, b):\n    return a - b  # unsaved note\n"
+    chat_server.reply(act("read_file", path="app.py"))
+    chat_server.reply(act("edit_file", path="app.py", old="a - b  # unsaved", new="a + b  # fixed"))
+    chat_server.reply(final("Fixed."))
+
+    async def scenario():
+        editor = EditorWithBuffers(["allow_once"], {str(app): unsaved})
+        process = await start(home, chat_server.url, workspace)
+        connection = connect_to_agent(editor, process.stdin, process.stdout)
+        files = FileSystemCapabilities(read_text_file=True, write_text_file=True)
+        await connection.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(fs=files),
+        )
+        sid = (await connection.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        done = await connection.prompt(session_id=sid, prompt=[text_block("fix add")])
+        assert done.stop_reason == "end_turn"
+        process.stdin.close()
+        assert await process.wait() == 0
+        return editor
+
+    editor = run(scenario())
+    seen = chat_server.requests[1]["messages"][-1]["content"]
+    assert "2     return a - b  # unsaved note" in seen  # the buffer's text reached the model
+    assert str(app) in editor.read
+    fixed = "def add(a, b):\n    return a + b  # fixed note\n"
+    assert app.read_text() == fixed and editor.buffers[str(app)] == fixed
+    assert editor.written == [str(app)]
+    assert editor.asked[0].content[0].old_text == unsaved  # the diff is against the buffer
+    assert heph("undo").code == 0
+    assert app.read_text() == "def add(a, b):\n    return a - b\n"  # the disk as heph found it

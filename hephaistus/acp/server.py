@@ -62,6 +62,7 @@ class AcpServer:
         self.sessions: dict[str, _Session] = {}
         self.running: str | None = None  # the session whose turn runs now
         self._last_opened: str | None = None  # the session session/new made last
+        self.editor_files: dict[str, Any] = {}  # the editor's fs capabilities
         self._main = threading.main_thread()
         channel.on_notice = self._notice
 
@@ -112,7 +113,10 @@ class AcpServer:
 
     # -- the methods -------------------------------------------------------------------------
     def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
-        """The protocol version and what heph can do."""
+        """The protocol version and what heph can do; what the editor can do is kept."""
+        given = params.get("clientCapabilities")
+        files = given.get("fs") if isinstance(given, dict) else None
+        self.editor_files = files if isinstance(files, dict) else {}
         return capabilities()
 
     def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -223,6 +227,9 @@ class AcpServer:
         sink = AcpSink(self.channel, session_id, opened.workspace.root)
         agent = opened.agent(sink, opened.policy(AcpAsker(self.channel, sink)))
         sink.commands = {name: command.command for name, command in agent.commands.items()}
+        if self.editor_files.get("readTextFile") is True:  # the editor's buffers win
+            agent.buffer = sink.read_buffer
+        sink.writes_through = self.editor_files.get("writeTextFile") is True
         agent.thread = session_id
         allow_auto = opened.config.mode == "auto"  # no workspace file may say auto
         session = self.sessions[session_id] = _Session(agent, sink, opened.said, allow_auto)

@@ -9,6 +9,7 @@ from typing import Any
 
 from hephaistus.acp.wire import Cancelled, Channel
 from hephaistus.runtime.policy import Answer
+from hephaistus.textfile import MAX_WHOLE_FILE_BYTES, read_real
 from hephaistus.values import Action, FileChange, Proposal, ToolResult, Usage
 
 KINDS = {
@@ -116,6 +117,7 @@ class AcpSink:
         self.open = False  # it has not finished (a cancel may end the turn inside it)
         self.rejected_always: set[str] = set()  # tool names rejected for the session
         self.commands: dict[str, str] = {}  # the project's commands, by name: for titles
+        self.writes_through = False  # the editor takes writes (fs/write_text_file)
         self.title = ""  # the title of the call in progress
 
     def update(self, update: dict[str, Any]) -> None:
@@ -163,8 +165,13 @@ class AcpSink:
         self.update(update)
 
     def tool_finished(self, action: Action, result: ToolResult) -> None:
-        """The call ended: the diff of each write and the output's start."""
+        """The call ended: the diff of each write and the output's start. An editor that
+        takes writes is given each file heph wrote, so its buffer is what the disk holds."""
         self.open = False
+        if self.writes_through:
+            for change in result.changed:
+                if change.new_text is not None and not change.deleted:
+                    self._write_through(self.root / change.path)
         content = [diff_content(change, self.root) for change in result.changed]
         output = result.output[:SHOWN_OUTPUT]
         content.append({"type": "content", "content": {"type": "text", "text": output}})
@@ -176,6 +183,32 @@ class AcpSink:
                 "content": content,  # the output once: no rawOutput (clients print both)
             }
         )
+
+    def _write_through(self, path: Any) -> None:
+        """Hand the editor the file as heph wrote it (its own line endings)."""
+        try:
+            content = read_real(path, MAX_WHOLE_FILE_BYTES + 1).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return
+        if len(content) > MAX_WHOLE_FILE_BYTES:
+            return
+        params = {"sessionId": self.session_id, "path": str(path), "content": content}
+        try:
+            self.channel.request("fs/write_text_file", params)
+        except Cancelled:
+            return  # the editor did not take it: the disk has it, as it would without one
+
+    def read_buffer(self, real: Any) -> str | None:
+        """The editor's text of the file at `real` (fs/read_text_file), unsaved changes
+        and all; None where it gives none."""
+        params = {"sessionId": self.session_id, "path": str(real)}
+        try:
+            answer = self.channel.request("fs/read_text_file", params)
+        except Cancelled:
+            return None  # it has none, or failed: the disk's
+        content = answer.get("content") if isinstance(answer, dict) else None
+        fits = isinstance(content, str) and len(content) <= MAX_WHOLE_FILE_BYTES
+        return content if fits else None
 
     def end_open_call(self) -> None:
         """A turn that ended inside a tool call (cancelled): the call is marked failed, never

@@ -29,6 +29,7 @@ from hephaistus.settings.userstate import planted_links
 from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import Registry, ToolContext, default_registry
 from hephaistus.tools import git as git_tools
+from hephaistus.tools.context import Buffer
 from hephaistus.values import Message, Outcome
 from hephaistus.workspace import Workspace, instructions, project_commands
 from hephaistus.workspace.repomap import Focus, RepoMap, code_words
@@ -79,12 +80,8 @@ class Agent:
             self.sink.notice(planted)
         self._saved_state: bytes | None = None  # what the last save wrote
         self._saved_fields: dict[str, object] | None = None  # and the state it wrote
-        self.commands = project_commands.resolve(
-            workspace.root,
-            dict(config.commands),
-            config.test_cmd,
-            config.source_of,
-        )
+        commands, source = dict(config.commands), config.source_of
+        self.commands = project_commands.resolve(workspace.root, commands, config.test_cmd, source)
         self.messages: list[Message] = []
         self.window_asked = False  # whether the server was asked its window (use_model says)
         self.use_model(model)
@@ -95,6 +92,7 @@ class Agent:
         self.plan_path: Path | None = None  # where the last plan-mode answer was saved
         self.session_ids: list[str] = []  # the sessions of this chat, oldest first
         self.thread: str | None = None  # the conversation's id an editor keeps (ACP)
+        self.buffer: Buffer | None = None  # an editor's text of a file, unsaved changes and all
         # Every process a tool starts runs in the sandbox; where none works, the policy asks
         # about each command (fail closed).
         self.executor = Contained(workspace.root, config.sandbox)
@@ -207,6 +205,7 @@ class Agent:
             snapshots=Snapshots(self.workspace.root),
             journal=self.journal,  # git_commit commits what heph changed in the chat
             sessions=tuple(self.session_ids),
+            buffer=self.buffer,
         )
         run = Run(
             self.model,

@@ -48,7 +48,8 @@ def write_checkpointed(
         workspace.ensure_heph_dir()  # for the lock, kept out of git
     with workspace_lock(workspace.heph_dir):  # no other heph run writes between check and write
         now = _current(real, rel)
-        if now != old:
+        # By the bytes: the text may be an editor's (unsaved changes made over these bytes).
+        if (now.digest if now else None) != (old.digest if old else None):
             if rebase is None:
                 raise ChangedOnDisk(rel)
             old, after = now, rebase(now).replace("\r\n", "\n")

@@ -3,7 +3,9 @@ the executor that starts its processes. Nothing in it approves anything: that is
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hephaistus.runtime.executor import Executor, LocalExecutor
@@ -13,6 +15,10 @@ from hephaistus.workspace import Workspace
 if TYPE_CHECKING:
     from hephaistus.records.checkpoints import Checkpoints
     from hephaistus.records.snapshots import Snapshots
+    from hephaistus.textfile import TextFile
+
+
+Buffer = Callable[[Path], "str | None"]  # a file's text in an editor, by its real path
 
 
 @dataclass
@@ -37,3 +43,18 @@ class ToolContext:
     snapshots: Snapshots | None = None
     read_only: bool = False  # the workspace, for what commands run (plan mode's shell)
     sessions: tuple[str, ...] = ()
+    # An editor's text of a file (ACP's fs/read_text_file), unsaved changes and all; None
+    # where it has none. Reads and edits take it over the disk's.
+    buffer: Buffer | None = None
+
+
+def as_buffered(ctx: ToolContext, real: Path, found: TextFile) -> TextFile:
+    """`found` (the file as read from disk) with the editor's text of it where the editor has
+    one: what a read shows and an edit matches against. The disk's digest stays: a write
+    must still find the disk as it was read."""
+    if ctx.buffer is None:
+        return found
+    text = ctx.buffer(real)
+    if text is None:
+        return found
+    return replace(found, text=text.replace("\r\n", "\n"))

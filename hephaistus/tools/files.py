@@ -28,7 +28,7 @@ from hephaistus.textfile import (
     read_text,
     split_lines,
 )
-from hephaistus.tools.context import ToolContext
+from hephaistus.tools.context import ToolContext, as_buffered
 from hephaistus.tools.writing import Seen, open_for_write, write_change
 from hephaistus.values import Proposal, ToolResult
 from hephaistus.wording import counted, listed
@@ -336,7 +336,7 @@ def _open_text(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | None]
         if real.stat().st_size > MAX_WHOLE_FILE_BYTES:
             decode(read_real(real, BINARY_SNIFF_BYTES), rel)  # refuses binary files early
             return rel, real, None
-        return rel, real, read_text(real, rel)
+        return rel, real, as_buffered(ctx, real, read_text(real, rel))
     except NotTextError as exc:
         return ToolResult(False, str(exc))
     except OSError as exc:

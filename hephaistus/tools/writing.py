@@ -30,7 +30,7 @@ from hephaistus.textfile import (
     read_text,
     split_lines,
 )
-from hephaistus.tools.context import ToolContext
+from hephaistus.tools.context import ToolContext, as_buffered
 from hephaistus.values import FileChange, Proposal, ToolResult
 from hephaistus.wording import counted
 from hephaistus.workspace import PathError
@@ -51,7 +51,7 @@ def open_for_write(ctx: ToolContext, path: str) -> tuple[str, Path, TextFile | N
         found = _writable_text(rel, real)
     except FileNotFoundError:  # another run deleted it a moment ago
         return rel, real, None
-    return found if isinstance(found, ToolResult) else (rel, real, found)
+    return found if isinstance(found, ToolResult) else (rel, real, as_buffered(ctx, real, found))
 
 
 def _writable_text(rel: str, real: Path) -> TextFile | ToolResult:
