@@ -377,3 +377,24 @@ def test_reads_and_edits_take_the_editors_unsaved_buffer_and_writes_go_through_i
     assert editor.asked[0].content[0].old_text == unsaved  # the diff is against the buffer
     assert heph("undo").code == 0
     assert app.read_text() == "def add(a, b):\n    return a - b\n"  # the disk as heph found it
+
+
+@pytest.mark.parametrize("named", ["", "last", "2026", "../../x", "x" * 500, None, 7])
+def test_a_load_takes_only_a_whole_id_heph_gave(chat_server, home, workspace, heph, named):
+    chat_server.reply(final("recorded"))
+    assert heph("a recorded task").code == 0  # a session whose id starts with the year
+
+    async def scenario():
+        process = await start(home, chat_server.url, workspace)
+        connection = connect_to_agent(Editor([]), process.stdin, process.stdout)
+        await connection.initialize(protocol_version=PROTOCOL_VERSION)
+        with pytest.raises(RequestError) as failed:
+            await connection._conn.send_request(
+                "session/load", {"sessionId": named, "cwd": str(workspace), "mcpServers": []}
+            )
+        process.stdin.close()
+        assert await process.wait() == 0
+        return failed.value
+
+    refused = run(scenario())
+    assert refused.code == -32602 and len(str(refused.data)) < 400

@@ -25,6 +25,7 @@ from hephaistus.errors import Terminated
 
 OPENING = ("session/new", "session/load")
 STOP_WAIT = 20.0  # seconds a worker has to save its session and end, after stdin closed
+MAX_SESSIONS = 32  # processes one connection may have heph start (some 50 MiB each)
 
 
 class Worker:
@@ -144,6 +145,10 @@ class Router:
             self.channel.answer(ident, capabilities())
             return
         if method in OPENING and "id" in message:
+            refused = self._refused(method, params)
+            if refused:
+                self.channel.error(ident, INVALID_PARAMS, refused)
+                return
             worker = self._start_worker()
             self._forward(worker, ident, method, params)
             return
@@ -157,6 +162,21 @@ class Router:
                 self.channel.error(ident, INVALID_PARAMS, f"{method}: no such session")
             else:
                 self.channel.error(ident, METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def _refused(self, method: str, params: dict[str, Any]) -> str:
+        """Why a session cannot be opened, told before a process is started for it."""
+        from hephaistus.acp.threads import SAFE_NAME
+
+        cwd, session_id = params.get("cwd"), params.get("sessionId")
+        if not isinstance(cwd, str) or not os.path.isabs(cwd):
+            return f"{method}: cwd must be an absolute folder"
+        if method == "session/load" and not (
+            isinstance(session_id, str) and SAFE_NAME.fullmatch(session_id)
+        ):
+            return "session/load: that is no id heph gives a conversation or a session"
+        if len(self.workers) >= MAX_SESSIONS:
+            return f"{method}: heph runs at most {MAX_SESSIONS} sessions on one connection"
+        return ""
 
     def answer_from_client(self, message: dict[str, Any]) -> None:
         """The editor's answer to a worker's question: back to the worker, by its own id."""

@@ -67,22 +67,24 @@ def _file(root: Path, thread: str, *, make: bool = True) -> Path | None:
 
 def recorded(agent: Agent, thread: str) -> RecordedSession | None:
     """The conversation `thread` names as heph recorded it: the newest session of the
-    conversation, or the recorded session of that id; None for an id heph gave out whose
-    conversation has no turn yet. LookupError for any other."""
+    conversation, or the recorded session of exactly that id; None for an id heph gave out
+    whose conversation has no turn yet. LookupError for any other (a prefix, `last`, an empty
+    or strange id: an editor names a conversation by the whole id it was given)."""
     from hephaistus.records.session import load_session
 
+    if not SAFE_NAME.fullmatch(thread):
+        raise LookupError("that is no id heph gives a conversation or a session")
     newest = _latest_of_thread(agent.sessions, thread)
     if newest is not None:
         return load_session(agent.sessions.path_of(newest))
     if was_issued(agent.workspace.root, thread):
         return None
-    try:
-        return load_session(agent.sessions.path_of(thread))
-    except LookupError:
-        raise LookupError(
-            f"'{thread}' matches no conversation or session heph keeps for "
-            f"{agent.workspace.root}; `heph sessions` lists them"
-        ) from None
+    if agent.sessions.is_ours(thread):
+        return load_session(agent.sessions.folder / f"{thread}.jsonl")
+    raise LookupError(
+        f"'{thread}' matches no conversation or session heph keeps for "
+        f"{agent.workspace.root}; `heph sessions` lists them"
+    )
 
 
 def _latest_of_thread(sessions: SessionStore, thread: str) -> str | None:
