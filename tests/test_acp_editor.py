@@ -13,6 +13,22 @@ from test_acp import Editor, run, session, start, thinking
 from hephaistus.testing import act, final
 
 
+async def connected(editor, home, url, workspace, **initialize):
+    """`heph acp` started and initialized for `editor`: (process, connection, its answer)."""
+    process = await start(home, url, workspace)
+    connection = connect_to_agent(editor, process.stdin, process.stdout)
+    started = await connection.initialize(protocol_version=PROTOCOL_VERSION, **initialize)
+    return process, connection, started
+
+
+async def last_turn(connection, process, sid, text):
+    """A prompt that ends its turn, then the editor closes the connection: heph exits 0."""
+    done = await connection.prompt(session_id=sid, prompt=[text_block(text)])
+    assert done.stop_reason == "end_turn"
+    process.stdin.close()
+    assert await process.wait() == 0
+
+
 def test_a_rejected_key_is_an_error_with_hephs_words_and_exit_code_not_an_answer(
     chat_server, home, workspace
 ):
@@ -49,10 +65,7 @@ def test_a_model_failure_fails_the_turn_with_an_error_and_the_next_turn_works(
         assert failed.value.data["exitCode"] == 1
         assert "model 'scripted' was not found" in failed.value.data["message"]
         chat_server.reply(final("hello"))
-        done = await connection.prompt(session_id=sid, prompt=[text_block("say hello")])
-        assert done.stop_reason == "end_turn"
-        process.stdin.close()
-        assert await process.wait() == 0
+        await last_turn(connection, process, sid, "say hello")
 
     run(scenario())
 
@@ -70,10 +83,7 @@ def test_each_call_is_titled_by_what_it_does_from_its_first_update_and_shows_its
         editor = Editor(["allow_once", "allow_once"])
         process = await start(home, chat_server.url, workspace)
         connection, sid = await session(editor, process, workspace)
-        done = await connection.prompt(session_id=sid, prompt=[text_block("fix add")])
-        assert done.stop_reason == "end_turn"
-        process.stdin.close()
-        assert await process.wait() == 0
+        await last_turn(connection, process, sid, "fix add")
         return editor
 
     editor = run(scenario())
@@ -103,9 +113,7 @@ def test_a_conversation_is_loaded_by_its_first_id_after_each_of_three_reconnects
         chat_server.reply(final(f"answer {n}"))
 
     async def connect(editor):
-        process = await start(home, chat_server.url, workspace)
-        connection = connect_to_agent(editor, process.stdin, process.stdout)
-        await connection.initialize(protocol_version=PROTOCOL_VERSION)
+        process, connection, _ = await connected(editor, home, chat_server.url, workspace)
         return process, connection
 
     async def scenario():
@@ -150,9 +158,7 @@ def test_a_new_conversation_with_no_turn_loads_empty_and_an_id_heph_never_gave_i
 ):
     async def scenario():
         editor = Editor([])
-        process = await start(home, chat_server.url, workspace)
-        connection = connect_to_agent(editor, process.stdin, process.stdout)
-        await connection.initialize(protocol_version=PROTOCOL_VERSION)
+        process, connection, _ = await connected(editor, home, chat_server.url, workspace)
         sid = (await connection.new_session(cwd=str(workspace), mcp_servers=[])).session_id
         await connection.load_session(session_id=sid, cwd=str(workspace), mcp_servers=[])
         assert [u for u in editor.updates if "message_chunk" in u.session_update] == []
@@ -174,9 +180,7 @@ def test_set_mode_plan_then_go_carries_the_plan_out_in_edits_mode(chat_server, h
 
     async def scenario():
         editor = Editor([])
-        process = await start(home, chat_server.url, workspace)
-        connection = connect_to_agent(editor, process.stdin, process.stdout)
-        await connection.initialize(protocol_version=PROTOCOL_VERSION)
+        process, connection, _ = await connected(editor, home, chat_server.url, workspace)
         created = await connection.new_session(cwd=str(workspace), mcp_servers=[])
         sid = created.session_id
         assert created.modes.current_mode_id == "ask"
@@ -188,10 +192,7 @@ def test_set_mode_plan_then_go_carries_the_plan_out_in_edits_mode(chat_server, h
         planned = await connection.prompt(session_id=sid, prompt=[text_block("plan the fix")])
         assert planned.stop_reason == "end_turn"
         assert (workspace / "app.py").read_text().endswith("a - b\n")  # plan mode wrote nothing
-        done = await connection.prompt(session_id=sid, prompt=[text_block("/go")])
-        assert done.stop_reason == "end_turn"
-        process.stdin.close()
-        assert await process.wait() == 0
+        await last_turn(connection, process, sid, "/go")
         return editor
 
     editor = run(scenario())
@@ -246,9 +247,7 @@ def test_a_mode_set_then_a_reconnect_keeps_the_mode(chat_server, home, workspace
         await connection.set_session_mode(session_id=sid, mode_id="plan")
         process.stdin.close()
         assert await process.wait() == 0
-        process = await start(home, chat_server.url, workspace)
-        connection = connect_to_agent(Editor([]), process.stdin, process.stdout)
-        await connection.initialize(protocol_version=PROTOCOL_VERSION)
+        process, connection, _ = await connected(Editor([]), home, chat_server.url, workspace)
         loaded = await connection.load_session(session_id=sid, cwd=str(workspace), mcp_servers=[])
         process.stdin.close()
         assert await process.wait() == 0
@@ -268,18 +267,13 @@ def test_an_editors_mcp_server_is_offered_and_its_tool_called(chat_server, home,
 
     async def scenario():
         editor = Editor(["allow_once"])
-        process = await start(home, chat_server.url, workspace)
-        connection = connect_to_agent(editor, process.stdin, process.stdout)
-        started = await connection.initialize(protocol_version=PROTOCOL_VERSION)
+        process, connection, started = await connected(editor, home, chat_server.url, workspace)
         assert started.agent_capabilities.mcp_capabilities.http is True
         servers = [
             McpServerStdio(name="from editor", command=sys.executable, args=[server], env=[])
         ]
         sid = (await connection.new_session(cwd=str(workspace), mcp_servers=servers)).session_id
-        done = await connection.prompt(session_id=sid, prompt=[text_block("add 2 and 40")])
-        assert done.stop_reason == "end_turn"
-        process.stdin.close()
-        assert await process.wait() == 0
+        await last_turn(connection, process, sid, "add 2 and 40")
         return editor
 
     editor = run(scenario())
@@ -353,18 +347,16 @@ def test_reads_and_edits_take_the_editors_unsaved_buffer_and_writes_go_through_i
 
     async def scenario():
         editor = EditorWithBuffers(["allow_once"], {str(app): unsaved})
-        process = await start(home, chat_server.url, workspace)
-        connection = connect_to_agent(editor, process.stdin, process.stdout)
         files = FileSystemCapabilities(read_text_file=True, write_text_file=True)
-        await connection.initialize(
-            protocol_version=PROTOCOL_VERSION,
+        process, connection, _ = await connected(
+            editor,
+            home,
+            chat_server.url,
+            workspace,
             client_capabilities=ClientCapabilities(fs=files),
         )
         sid = (await connection.new_session(cwd=str(workspace), mcp_servers=[])).session_id
-        done = await connection.prompt(session_id=sid, prompt=[text_block("fix add")])
-        assert done.stop_reason == "end_turn"
-        process.stdin.close()
-        assert await process.wait() == 0
+        await last_turn(connection, process, sid, "fix add")
         return editor
 
     editor = run(scenario())
@@ -385,9 +377,7 @@ def test_a_load_takes_only_a_whole_id_heph_gave(chat_server, home, workspace, he
     assert heph("a recorded task").code == 0  # a session whose id starts with the year
 
     async def scenario():
-        process = await start(home, chat_server.url, workspace)
-        connection = connect_to_agent(Editor([]), process.stdin, process.stdout)
-        await connection.initialize(protocol_version=PROTOCOL_VERSION)
+        process, connection, _ = await connected(Editor([]), home, chat_server.url, workspace)
         with pytest.raises(RequestError) as failed:
             await connection._conn.send_request(
                 "session/load", {"sessionId": named, "cwd": str(workspace), "mcpServers": []}
