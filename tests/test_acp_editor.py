@@ -388,3 +388,50 @@ def test_a_load_takes_only_a_whole_id_heph_gave(chat_server, home, workspace, he
 
     refused = run(scenario())
     assert refused.code == -32602 and len(str(refused.data)) < 400
+
+
+def test_slash_undo_takes_back_the_last_turn_that_changed_files_even_after_a_reconnect(
+    chat_server, home, workspace
+):
+    from acp.schema import ClientCapabilities, FileSystemCapabilities
+
+    app = workspace / "app.py"
+    app.write_text("def add(a, b):\n    return a - b\n")
+    chat_server.reply(act("edit_file", path="app.py", old="a - b", new="a + b"))
+    chat_server.reply(final("Fixed."))
+
+    async def scenario():
+        editor = EditorWithBuffers(["allow_once"], {})
+        files = FileSystemCapabilities(read_text_file=True, write_text_file=True)
+        process, connection, _ = await connected(
+            editor,
+            home,
+            chat_server.url,
+            workspace,
+            client_capabilities=ClientCapabilities(fs=files),
+        )
+        sid = (await connection.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await last_turn(connection, process, sid, "fix add")
+        assert app.read_text().endswith("a + b\n")
+        process, connection, _ = await connected(
+            editor,
+            home,
+            chat_server.url,
+            workspace,
+            client_capabilities=ClientCapabilities(fs=files),
+        )
+        await connection.load_session(session_id=sid, cwd=str(workspace), mcp_servers=[])
+        before = len(editor.updates)
+        await connection.prompt(session_id=sid, prompt=[text_block("/undo")])
+        again = await connection.prompt(session_id=sid, prompt=[text_block("/undo")])
+        assert again.stop_reason == "end_turn"
+        process.stdin.close()
+        assert await process.wait() == 0
+        return editor, editor.updates[before:]
+
+    editor, updates = run(scenario())
+    said = [u.content.text for u in updates if u.session_update == "agent_message_chunk"]
+    assert "restored app.py" in said[0] and said[1].startswith("nothing to undo")
+    assert app.read_text() == "def add(a, b):\n    return a - b\n"
+    assert editor.buffers[str(app)] == app.read_text()  # the editor holds what undo put back
+    assert len(chat_server.requests) == 2  # /undo never reached the model

@@ -323,7 +323,7 @@ def test_a_file_over_the_limit_is_never_read_and_undo_says_what_it_leaves(tmp_pa
     from hephaistus.records.checkpoints import Checkpoints, CheckpointStore
     from hephaistus.records.filestate import LARGEST_KEPT
     from hephaistus.records.snapshots import command_effects
-    from hephaistus.ui.undo import undo_report
+    from hephaistus.records.undo_words import undo_report
 
     (tmp_path / ".heph").mkdir()
     with open(tmp_path / "data.bin", "wb") as data:

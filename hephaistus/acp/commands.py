@@ -1,19 +1,24 @@
 """heph's modes and slash commands in an editor: the modes a session offers (`session/new`'s
 `modes`, `session/set_mode`), and the commands a prompt may start with (`/go`, `/mode`,
-`/help`), listed to the editor with `available_commands_update`. `auto` is offered only where
-the person's own settings chose it: no editor, and no workspace, turns it on."""
+`/undo`, `/help`), listed to the editor with `available_commands_update`. `auto` is offered
+only where the person's own settings chose it: no editor, and no workspace, turns it on."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hephaistus.settings.permissions import MEANING, MODES
+
+if TYPE_CHECKING:
+    from hephaistus.acp.updates import AcpSink
+    from hephaistus.engine.agent import Agent
 
 NAMES = {"ask": "Ask", "edits": "Edits", "plan": "Plan", "auto": "Auto"}
 COMMANDS = {
     "go": ("carry out the last plan (from plan mode, in edits mode)", "[ask|edits|auto] [again]"),
     "mode": ("show the mode, or switch to ask, edits, plan or auto", "[ask|edits|plan|auto]"),
+    "undo": ("take back the last turn of this conversation that changed files", "[--force]"),
     "help": ("list heph's commands", ""),
 }
 
@@ -81,3 +86,32 @@ def go_mode(current: str, argument: str, allow_auto: bool) -> tuple[str, bool] |
     if mode == "plan":
         return "/go carries a plan out, which plan mode never does: /go edits"
     return mode, again
+
+
+def undo_last(agent: Agent, sink: AcpSink, argument: str) -> str:
+    """/undo [--force]: take back the last turn of this conversation that changed files (as
+    the chat's /undo does); what to say. An editor that takes writes is given each file put
+    back, so its buffer holds it."""
+    from hephaistus.records.checkpoints import (
+        CheckpointStore,
+        Damaged,
+        Interleaved,
+        NotInside,
+        UndoConflict,
+    )
+    from hephaistus.records.undo import undo
+    from hephaistus.records.undo_words import refusal, undo_report
+
+    store = CheckpointStore(agent.workspace.root, agent.workspace.heph_dir)
+    changed = set(store.sessions_with_changes())
+    pending = [t for t in agent.session_ids if t in changed and not store.is_undone(t)]
+    if not pending:
+        return "nothing to undo: no turn of this conversation changed files it has not undone"
+    try:
+        result = undo(store, pending[-1], force=argument == "--force")
+    except (Damaged, NotInside, LookupError, UndoConflict, Interleaved) as refused:
+        return refusal(refused, "/undo --force")
+    if sink.writes_through:
+        for path in result.restored:
+            sink.write_through(agent.workspace.root / path)
+    return "\n".join(["took back the last turn that changed files:", *undo_report(result)])

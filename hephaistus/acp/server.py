@@ -282,9 +282,11 @@ class AcpServer:
     def _command(self, session: _Session, slash: commands.Slash) -> str | None:
         """Carry out one of heph's commands: the task it leaves for the model (/go), or None
         when it is done (its answer said)."""
-        agent, say = session.agent, session.sink.text
+        agent, say, sink = session.agent, session.sink.text, session.sink
         if slash.name == "help":
             return say("agent_message_chunk", commands.help_text())
+        if slash.name == "undo":
+            return say("agent_message_chunk", commands.undo_last(agent, sink, slash.argument))
         if slash.name == "mode":
             if slash.argument and slash.argument not in commands.offered_modes(session.allow_auto):
                 return say("agent_message_chunk", f"no mode {slash.argument} here")

@@ -171,7 +171,7 @@ class AcpSink:
         if self.writes_through:
             for change in result.changed:
                 if change.new_text is not None and not change.deleted:
-                    self._write_through(self.root / change.path)
+                    self.write_through(self.root / change.path)
         content = [diff_content(change, self.root) for change in result.changed]
         output = result.output[:SHOWN_OUTPUT]
         content.append({"type": "content", "content": {"type": "text", "text": output}})
@@ -184,7 +184,7 @@ class AcpSink:
             }
         )
 
-    def _write_through(self, path: Any) -> None:
+    def write_through(self, path: Any) -> None:
         """Hand the editor the file as heph wrote it (its own line endings)."""
         try:
             content = read_real(path, MAX_WHOLE_FILE_BYTES + 1).decode("utf-8")

@@ -114,10 +114,10 @@ def undo(args: argparse.Namespace) -> int:
     except LookupError as error:
         raise ConfigError(str(error)) from None
     except (Damaged, NotInside, UndoConflict, Interleaved) as refused:
-        from hephaistus.ui.undo import refusal
+        from hephaistus.records.undo_words import refusal
 
         raise HephError(refusal(refused, "pass --force")) from None
-    from hephaistus.ui.undo import undo_report
+    from hephaistus.records.undo_words import undo_report
 
     say(f"undid session {session_id}{_task_of(workspace, session_id)}")
     for line in undo_report(result):

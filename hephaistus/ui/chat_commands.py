@@ -19,7 +19,7 @@ from hephaistus.records.checkpoints import (
 )
 from hephaistus.records.undo import redo as redo_session
 from hephaistus.records.undo import undo as undo_session
-from hephaistus.ui.undo import refusal
+from hephaistus.records.undo_words import refusal
 
 if TYPE_CHECKING:
     from hephaistus.engine.agent import Agent
