@@ -308,6 +308,14 @@ def test_an_editors_servers_are_the_persons_never_on_the_host_and_sse_is_named_n
     ]
 
 
+def reads_and_writes():
+    """An editor's capabilities: it reads and writes files for its agent."""
+    from acp.schema import ClientCapabilities, FileSystemCapabilities
+
+    files = FileSystemCapabilities(read_text_file=True, write_text_file=True)
+    return ClientCapabilities(fs=files)
+
+
 class EditorWithBuffers(Editor):
     """An editor holding `buffers` (path -> unsaved text) that takes writes as editors do: its
     buffer becomes the text, and it saves it to disk."""
@@ -336,8 +344,6 @@ class EditorWithBuffers(Editor):
 def test_reads_and_edits_take_the_editors_unsaved_buffer_and_writes_go_through_it_undoably(
     chat_server, home, workspace, heph
 ):
-    from acp.schema import ClientCapabilities, FileSystemCapabilities
-
     app = workspace / "app.py"
     app.write_text("def add(a, b):\n    return a - b\n")
     unsaved = "def add(a, b):\n    return a - b  # unsaved note\n"
@@ -347,13 +353,8 @@ def test_reads_and_edits_take_the_editors_unsaved_buffer_and_writes_go_through_i
 
     async def scenario():
         editor = EditorWithBuffers(["allow_once"], {str(app): unsaved})
-        files = FileSystemCapabilities(read_text_file=True, write_text_file=True)
         process, connection, _ = await connected(
-            editor,
-            home,
-            chat_server.url,
-            workspace,
-            client_capabilities=ClientCapabilities(fs=files),
+            editor, home, chat_server.url, workspace, client_capabilities=reads_and_writes()
         )
         sid = (await connection.new_session(cwd=str(workspace), mcp_servers=[])).session_id
         await last_turn(connection, process, sid, "fix add")
@@ -393,8 +394,6 @@ def test_a_load_takes_only_a_whole_id_heph_gave(chat_server, home, workspace, he
 def test_slash_undo_takes_back_the_last_turn_that_changed_files_even_after_a_reconnect(
     chat_server, home, workspace
 ):
-    from acp.schema import ClientCapabilities, FileSystemCapabilities
-
     app = workspace / "app.py"
     app.write_text("def add(a, b):\n    return a - b\n")
     chat_server.reply(act("edit_file", path="app.py", old="a - b", new="a + b"))
@@ -402,23 +401,14 @@ def test_slash_undo_takes_back_the_last_turn_that_changed_files_even_after_a_rec
 
     async def scenario():
         editor = EditorWithBuffers(["allow_once"], {})
-        files = FileSystemCapabilities(read_text_file=True, write_text_file=True)
         process, connection, _ = await connected(
-            editor,
-            home,
-            chat_server.url,
-            workspace,
-            client_capabilities=ClientCapabilities(fs=files),
+            editor, home, chat_server.url, workspace, client_capabilities=reads_and_writes()
         )
         sid = (await connection.new_session(cwd=str(workspace), mcp_servers=[])).session_id
         await last_turn(connection, process, sid, "fix add")
         assert app.read_text().endswith("a + b\n")
         process, connection, _ = await connected(
-            editor,
-            home,
-            chat_server.url,
-            workspace,
-            client_capabilities=ClientCapabilities(fs=files),
+            editor, home, chat_server.url, workspace, client_capabilities=reads_and_writes()
         )
         await connection.load_session(session_id=sid, cwd=str(workspace), mcp_servers=[])
         before = len(editor.updates)
