@@ -44,6 +44,7 @@ class Worker:
         )
         self._lock = threading.Lock()
         self._next_id = 0
+        self.ended = False  # set by the router (under its lock) once the process ended
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -59,13 +60,11 @@ class Worker:
             except (OSError, ValueError):
                 pass  # it ended: its reader tells the router
 
-    def request(self, method: str, params: Any) -> int:
-        """Send a request of the router's own; its id on the worker's side."""
+    def next_id(self) -> int:
+        """A new request id on the worker's side."""
         with self._lock:
             self._next_id += 1
-            ident = self._next_id
-        self.send({"id": ident, "method": method, "params": params})
-        return ident
+            return self._next_id
 
     def close(self) -> None:
         """End the worker's input: it ends its turn, saves its session and exits."""
@@ -149,7 +148,11 @@ class Router:
             if refused:
                 self.channel.error(ident, INVALID_PARAMS, refused)
                 return
-            worker = self._start_worker()
+            try:
+                worker = self._start_worker()
+            except OSError as error:  # no process could be started: the router goes on
+                self.channel.error(ident, INTERNAL_ERROR, f"{method}: {error.strerror or error}")
+                return
             self._forward(worker, ident, method, params)
             return
         known = self.by_session.get(str(params.get("sessionId")))
@@ -191,17 +194,23 @@ class Router:
         worker = Worker(self)
         with self._lock:
             self.workers.append(worker)
-        worker.request("initialize", self.client_params)  # its answer is the router's alone
+        # Its answer is the router's alone: no one waits for it.
+        worker.send({"id": worker.next_id(), "method": "initialize", "params": self.client_params})
         return worker
 
     def _forward(self, worker: Worker, ident: Any, method: str, params: dict[str, Any]) -> None:
-        worker_id = worker.request(method, params)
+        """Send the editor's request to `worker`, known before it goes, so its answer (however
+        soon) finds the editor's id; one to a worker that ended is answered here."""
+        worker_id = worker.next_id()
         with self._lock:
-            self._client_ids[(id(worker), worker_id)] = (
-                ident,
-                method,
-                str(params.get("sessionId")),
-            )
+            ended = worker.ended
+            if not ended:
+                session_id = str(params.get("sessionId"))
+                self._client_ids[(id(worker), worker_id)] = (ident, method, session_id)
+        if ended:
+            self.channel.error(ident, INTERNAL_ERROR, f"{method}: the session's process ended")
+            return
+        worker.send({"id": worker_id, "method": method, "params": params})
 
     # -- from a worker ---------------------------------------------------------------------
     def from_worker(self, worker: Worker, message: dict[str, Any]) -> None:
@@ -235,6 +244,7 @@ class Router:
     def worker_ended(self, worker: Worker) -> None:
         """A worker ended: its sessions are gone, its open requests answered with an error."""
         with self._lock:
+            worker.ended = True
             open_requests = [
                 (key, value) for key, value in self._client_ids.items() if key[0] == id(worker)
             ]
