@@ -425,3 +425,21 @@ def test_slash_undo_takes_back_the_last_turn_that_changed_files_even_after_a_rec
     assert app.read_text() == "def add(a, b):\n    return a - b\n"
     assert editor.buffers[str(app)] == app.read_text()  # the editor holds what undo put back
     assert len(chat_server.requests) == 2  # /undo never reached the model
+
+
+@pytest.mark.parametrize("planted", ["json.py", "hephaistus/__init__.py"])
+def test_a_clones_modules_in_the_editors_folder_never_run_in_a_sessions_process(
+    chat_server, home, workspace, planted
+):
+    marker = workspace.parent / "ran"
+    (workspace / planted).parent.mkdir(parents=True, exist_ok=True)
+    (workspace / planted).write_text(f"open({str(marker)!r}, 'w').write('x')\n")
+    chat_server.reply(final("hello"))
+
+    async def scenario():
+        process, connection, _ = await connected(Editor([]), home, chat_server.url, workspace)
+        sid = (await connection.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await last_turn(connection, process, sid, "say hello")
+
+    run(scenario())  # heph acp started in the clone's folder, as editors start it
+    assert not marker.exists()

@@ -24,6 +24,9 @@ from hephaistus.acp.wire import CLOSED, INTERNAL_ERROR, INVALID_PARAMS, METHOD_N
 from hephaistus.errors import Terminated
 
 OPENING = ("session/new", "session/load")
+# The folder that holds the hephaistus package (site-packages, or heph's own checkout).
+HEPH_HOME = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAFE_PATH = ("-P",) if sys.version_info >= (3, 11) else ()  # no current folder on the path
 STOP_WAIT = 20.0  # seconds a worker has to save its session and end, after stdin closed
 MAX_SESSIONS = 32  # processes one connection may have heph start (some 50 MiB each)
 
@@ -34,7 +37,11 @@ class Worker:
     def __init__(self, router: Router) -> None:
         self.router = router
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "hephaistus.acp"],
+            [sys.executable, *SAFE_PATH, "-m", "hephaistus.acp"],
+            # `-m` puts the current folder first on the import path: the editor's project, a
+            # clone whose json.py would run as the person, key in reach. heph's own folder is
+            # no one else's.
+            cwd=HEPH_HOME,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None,  # the router's own stderr: the editor's log
