@@ -29,10 +29,17 @@ async def last_turn(connection, process, sid, text):
     assert await process.wait() == 0
 
 
-def test_a_rejected_key_is_an_error_with_hephs_words_and_exit_code_not_an_answer(
-    chat_server, home, workspace
+@pytest.mark.parametrize(
+    ("status", "code", "exit_code", "said"),
+    [
+        (401, -32000, 2, "rejected the API key (401)"),  # ACP's "authentication required"
+        (404, -32603, 1, "model 'scripted' was not found"),
+    ],
+)
+def test_a_model_failure_is_an_error_with_hephs_words_and_exit_code_and_the_next_turn_works(
+    chat_server, home, workspace, status, code, exit_code, said
 ):
-    chat_server.fault("status", status=401, body='{"error": {"message": "invalid api key"}}')
+    chat_server.fault("status", status=status, body='{"error": {"message": "refused"}}')
 
     async def scenario():
         editor = Editor([])
@@ -40,30 +47,9 @@ def test_a_rejected_key_is_an_error_with_hephs_words_and_exit_code_not_an_answer
         connection, sid = await session(editor, process, workspace)
         with pytest.raises(RequestError) as failed:
             await connection.prompt(session_id=sid, prompt=[text_block("say hello")])
-        assert failed.value.code == -32000  # ACP's "authentication required"
-        data = failed.value.data
-        assert "rejected the API key (401)" in data["message"] and data["exitCode"] == 2
+        assert (failed.value.code, failed.value.data["exitCode"]) == (code, exit_code)
+        assert said in failed.value.data["message"]
         assert not [u for u in editor.updates if u.session_update == "agent_message_chunk"]
-        process.stdin.close()
-        assert await process.wait() == 0
-
-    run(scenario())
-
-
-def test_a_model_failure_fails_the_turn_with_an_error_and_the_next_turn_works(
-    chat_server, home, workspace
-):
-    chat_server.fault("status", status=404, body='{"error": {"message": "no such model"}}')
-
-    async def scenario():
-        editor = Editor([])
-        process = await start(home, chat_server.url, workspace)
-        connection, sid = await session(editor, process, workspace)
-        with pytest.raises(RequestError) as failed:
-            await connection.prompt(session_id=sid, prompt=[text_block("say hello")])
-        assert failed.value.code == -32603
-        assert failed.value.data["exitCode"] == 1
-        assert "model 'scripted' was not found" in failed.value.data["message"]
         chat_server.reply(final("hello"))
         await last_turn(connection, process, sid, "say hello")
 
