@@ -12,7 +12,6 @@ workspace runs without the settings that need trust, and the first answer says s
 from __future__ import annotations
 
 import os
-import re
 import signal
 import sys
 import threading
@@ -21,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from hephaistus.acp import commands, threads
-from hephaistus.acp.updates import AcpAsker, AcpSink, text_of
+from hephaistus.acp.terminal import EditorTerminal
+from hephaistus.acp.updates import AcpAsker, AcpSink, plan_entries, replayed, text_of
 from hephaistus.acp.wire import (
     AUTH_REQUIRED,
     CLOSED,
@@ -63,6 +63,7 @@ class AcpServer:
         self.running: str | None = None  # the session whose turn runs now
         self._last_opened: str | None = None  # the session session/new made last
         self.editor_files: dict[str, Any] = {}  # the editor's fs capabilities
+        self.editor_terminal = False  # it runs commands in terminals it shows
         self._main = threading.main_thread()
         channel.on_notice = self._notice
 
@@ -117,6 +118,7 @@ class AcpServer:
         given = params.get("clientCapabilities")
         files = given.get("fs") if isinstance(given, dict) else None
         self.editor_files = files if isinstance(files, dict) else {}
+        self.editor_terminal = isinstance(given, dict) and given.get("terminal") is True
         return capabilities()
 
     def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -230,6 +232,8 @@ class AcpServer:
         if self.editor_files.get("readTextFile") is True:  # the editor's buffers win
             agent.buffer = sink.read_buffer
         sink.writes_through = self.editor_files.get("writeTextFile") is True
+        if self.editor_terminal:  # the shell's commands run where the person watches them
+            agent.executor.terminal = EditorTerminal(self.channel, sink)
         agent.thread = session_id
         allow_auto = opened.config.mode == "auto"  # no workspace file may say auto
         session = self.sessions[session_id] = _Session(agent, sink, opened.said, allow_auto)
@@ -335,42 +339,6 @@ def capabilities() -> dict[str, Any]:
 
 def _terminate(number: int, _frame: Any) -> None:
     raise Terminated(signal.Signals(number).name)
-
-
-def replayed(messages: list[dict[str, str]]) -> list[tuple[str, str]]:
-    """A recorded conversation as the editor shows it: the person's words (without the
-    workspace map and agent state heph added) and the model's answers (not its tool calls or
-    heph's observations)."""
-    import json
-
-    shown = []
-    for message in messages:
-        text = message.get("content", "")
-        if message.get("role") == "user" and not text.startswith("Observation"):
-            shown.append(("user", re.split(r"\n\n<(?:workspace|agent_state)", text)[0]))
-        elif message.get("role") == "assistant":
-            try:
-                reply = json.loads(text, strict=False)
-            except ValueError:
-                continue
-            final = reply.get("final") if isinstance(reply, dict) else None
-            if isinstance(final, dict) and isinstance(final.get("message"), str):
-                shown.append(("assistant", final["message"]))
-    return shown
-
-
-def plan_entries(plan: str) -> list[dict[str, Any]]:
-    """A plan-mode answer as ACP plan entries: its numbered or bulleted lines, else the whole."""
-    steps = [
-        re.sub(r"^\s*(?:\d+[.)]|[-*])\s+", "", line).strip()
-        for line in plan.splitlines()
-        if re.match(r"^\s*(?:\d+[.)]|[-*])\s+\S", line)
-    ]
-    return [
-        {"content": step, "priority": "medium", "status": "pending"}
-        for step in (steps or [plan.strip()])
-        if step
-    ]
 
 
 def main() -> int:

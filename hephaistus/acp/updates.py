@@ -5,6 +5,7 @@ with `session/request_permission` wherever the mode says "ask"."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from hephaistus.acp.wire import Cancelled, Channel
@@ -119,6 +120,7 @@ class AcpSink:
         self.commands: dict[str, str] = {}  # the project's commands, by name: for titles
         self.writes_through = False  # the editor takes writes (fs/write_text_file)
         self.title = ""  # the title of the call in progress
+        self.terminal: str | None = None  # the editor's terminal the call runs in
 
     def update(self, update: dict[str, Any]) -> None:
         """Send one `session/update` of this session."""
@@ -150,6 +152,7 @@ class AcpSink:
         self.calls += 1
         self.current = f"call_{self.calls}"
         self.open = True
+        self.terminal = None
         path = action.args.get("path")
         self.title = title_of(action, self.commands)
         update: dict[str, Any] = {
@@ -173,6 +176,8 @@ class AcpSink:
                 if change.new_text is not None and not change.deleted:
                     self.write_through(self.root / change.path)
         content = [diff_content(change, self.root) for change in result.changed]
+        if self.terminal:  # still shown where it ran; the output also for those that drop it
+            content.append({"type": "terminal", "terminalId": self.terminal})
         output = result.output[:SHOWN_OUTPUT]
         content.append({"type": "content", "content": {"type": "text", "text": output}})
         self.update(
@@ -197,6 +202,18 @@ class AcpSink:
             self.channel.request("fs/write_text_file", params)
         except Cancelled:
             return  # the editor did not take it: the disk has it, as it would without one
+
+    def show_terminal(self, terminal: str) -> None:
+        """The call's command runs in the editor's terminal `terminal`: shown in the call."""
+        self.terminal = terminal
+        self.update(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": self.current,
+                "status": "in_progress",
+                "content": [{"type": "terminal", "terminalId": terminal}],
+            }
+        )
 
     def read_buffer(self, real: Any) -> str | None:
         """The editor's text of the file at `real` (fs/read_text_file), unsaved changes
@@ -310,3 +327,37 @@ def text_of(prompt: Any) -> str:
         else:
             parts.append(json.dumps(block)[:200])
     return "\n".join(p for p in parts if p)
+
+
+def replayed(messages: list[dict[str, str]]) -> list[tuple[str, str]]:
+    """A recorded conversation as the editor shows it: the person's words (without the
+    workspace map and agent state heph added) and the model's answers (not its tool calls or
+    heph's observations)."""
+    shown = []
+    for message in messages:
+        text = message.get("content", "")
+        if message.get("role") == "user" and not text.startswith("Observation"):
+            shown.append(("user", re.split(r"\n\n<(?:workspace|agent_state)", text)[0]))
+        elif message.get("role") == "assistant":
+            try:
+                reply = json.loads(text, strict=False)
+            except ValueError:
+                continue
+            final = reply.get("final") if isinstance(reply, dict) else None
+            if isinstance(final, dict) and isinstance(final.get("message"), str):
+                shown.append(("assistant", final["message"]))
+    return shown
+
+
+def plan_entries(plan: str) -> list[dict[str, Any]]:
+    """A plan-mode answer as ACP plan entries: its numbered or bulleted lines, else the whole."""
+    steps = [
+        re.sub(r"^\s*(?:\d+[.)]|[-*])\s+", "", line).strip()
+        for line in plan.splitlines()
+        if re.match(r"^\s*(?:\d+[.)]|[-*])\s+\S", line)
+    ]
+    return [
+        {"content": step, "priority": "medium", "status": "pending"}
+        for step in (steps or [plan.strip()])
+        if step
+    ]

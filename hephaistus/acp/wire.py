@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+import time
 from typing import IO, Any
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
@@ -74,27 +75,19 @@ class Channel:
         """A notification: no answer comes."""
         self.send({"method": method, "params": params})
 
-    def request(self, method: str, params: dict[str, Any]) -> Any:
-        """Ask the client, and wait for its answer; Cancelled when the connection closes."""
+    def request(self, method: str, params: dict[str, Any], timeout: float | None = None) -> Any:
+        """Ask the client, and wait for its answer (TimeoutError after `timeout` seconds);
+        Cancelled when the connection closes."""
+        return self.ask(method, params).answer(timeout)
+
+    def ask(self, method: str, params: dict[str, Any]) -> Asked:
+        """Ask the client; its answer is waited for with the Asked."""
         with self._write_lock:
             self._next_id += 1
-            ident = self._next_id
-            box: queue.Queue[dict[str, Any]] = queue.Queue()
-            self._waiting[ident] = box
-        self.send({"id": ident, "method": method, "params": params})
-        try:
-            while True:
-                try:
-                    reply = box.get(timeout=0.2)  # a short wait: a cancel or Ctrl-C gets in
-                    break
-                except queue.Empty:
-                    if self.closed.is_set():
-                        raise Cancelled() from None
-        finally:
-            self._waiting.pop(ident, None)
-        if "error" in reply:
-            raise Cancelled(str(reply["error"]))
-        return reply.get("result")
+            asked = Asked(self, self._next_id, method)
+            self._waiting[asked.ident] = asked.box
+        self.send({"id": asked.ident, "method": method, "params": params})
+        return asked
 
     # -- receiving -------------------------------------------------------------------------
     def _read(self) -> None:
@@ -135,3 +128,36 @@ class Channel:
         if "id" not in message and self.on_notice is not None:
             self.on_notice(message)  # a cancel must reach a turn that is running
         self.incoming.put(message)
+
+
+class Asked:
+    """A request heph made of the client, whose answer is still to come."""
+
+    def __init__(self, channel: Channel, ident: int, method: str) -> None:
+        self.channel = channel
+        self.ident = ident
+        self.method = method
+        self.box: queue.Queue[dict[str, Any]] = queue.Queue()
+
+    def answer(self, timeout: float | None = None) -> Any:
+        """Its answer's result (TimeoutError after `timeout` seconds; Cancelled for an
+        error or a closed connection). A Ctrl-C in the wait leaves it to be waited for again
+        (what the client started may need ending)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                reply = self.box.get(timeout=0.2)  # a short wait: a cancel or Ctrl-C gets in
+                break
+            except queue.Empty:
+                if self.channel.closed.is_set():
+                    self.channel._waiting.pop(self.ident, None)
+                    raise Cancelled() from None
+                if deadline is not None and time.monotonic() > deadline:
+                    self.channel._waiting.pop(self.ident, None)
+                    raise TimeoutError(f"{self.method}: no answer in {timeout:g} s") from None
+        self.channel._waiting.pop(self.ident, None)
+        if "error" in reply:
+            error = reply["error"]
+            said = error.get("message") if isinstance(error, dict) else None
+            raise Cancelled(said if isinstance(said, str) else str(error))
+        return reply.get("result")

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
 
+from hephaistus.runtime.launch import Launch
+
 KILL_GRACE = 2.0
 
 
@@ -42,10 +44,25 @@ class Executor(Protocol):
         env: dict[str, str],
         timeout: float,
         read_only: bool = False,
+        shown: bool = False,
     ) -> Completed:
         """Run `argv` in `cwd` with exactly `env`, for at most `timeout` seconds; with
-        `read_only`, the workspace may not be changed (only a sandbox can promise that)."""
+        `read_only`, the workspace may not be changed (only a sandbox can promise that); with
+        `shown`, where the person watches it if there is such a place (an editor's terminal)."""
         ...
+
+
+class Terminal(Protocol):
+    """A place where the person watches a process while it runs (an editor's terminal)."""
+
+    def run(self, started: Launch, *, cwd: Path, timeout: float) -> Completed:
+        """Start it there and wait for its end, killing it at `timeout`."""
+        ...
+
+
+def timed_out(timeout: float) -> str:
+    """What ends the output of a command stopped at its timeout."""
+    return f"\n[stopped after {timeout:g} s: the command timed out]"
 
 
 class LocalExecutor:
@@ -59,10 +76,12 @@ class LocalExecutor:
         env: dict[str, str],
         timeout: float,
         read_only: bool = False,
+        shown: bool = False,
         before_start: Callable[[], None] | None = None,
     ) -> Completed:
         """Run `argv` with stdout and stderr together; a timeout kills its whole group. It
-        cannot keep the workspace read-only: what needs that (the shell) never runs here.
+        cannot keep the workspace read-only: what needs that (the shell) never runs here, nor
+        show it anywhere.
         `before_start` runs in the new process before `argv` starts (async-signal-safe calls
         only: a sandbox joining its process limit)."""
         started = time.monotonic()
@@ -101,7 +120,7 @@ class LocalExecutor:
         tail.finish(KILL_GRACE)  # something may have escaped the group and hold the pipe
         if expired.is_set():
             code = None
-            tail.add(f"\n[stopped after {timeout:g} s: the command timed out]".encode())
+            tail.add(timed_out(timeout).encode())
         return Completed(code, tail.text(), time.monotonic() - started, tail.seen)
 
 

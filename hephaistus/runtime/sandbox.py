@@ -20,7 +20,7 @@ from pathlib import Path
 
 from hephaistus.runtime.before_commands import kept_internals, remember_repositories
 from hephaistus.runtime.devices import NOBODY, private_devices
-from hephaistus.runtime.executor import Completed, LocalExecutor
+from hephaistus.runtime.executor import Completed, LocalExecutor, Terminal
 from hephaistus.runtime.gitconfigs import cleaned_git_configs, repository_dirs
 from hephaistus.runtime.hidden import (
     Projects,
@@ -33,6 +33,7 @@ from hephaistus.runtime.hidden import (
     walk,
 )
 from hephaistus.runtime.landlock import scoped_line, scoping
+from hephaistus.runtime.launch import launch
 from hephaistus.runtime.limits import HIDING_BYTES, RUN_BYTES, ProcessLimit, memory_limit
 from hephaistus.runtime.programs import command_path, find, missing, sandbox_caches
 from hephaistus.runtime.tmp_shown import toolchains_in_tmp
@@ -75,9 +76,11 @@ class Sandbox:
         env: dict[str, str],
         timeout: float,
         read_only: bool = False,
+        terminal: Terminal | None = None,
     ) -> Completed:
         """Run `argv` inside the sandbox, as the local executor runs it outside: no standard
-        input, a group of its own that a timeout or Ctrl-C kills whole."""
+        input, a group of its own that a timeout or Ctrl-C kills whole. In `terminal` where
+        one is given: the same sandbox's line with the same environment."""
         self.cache.mkdir(parents=True, exist_ok=True)
         inside = {**env, **{name: str(self.cache / sub) for name, sub in CACHE_VARIABLES.items()}}
         # The workspace is a mount of its own inside: git in a workspace that is a folder of a
@@ -89,6 +92,9 @@ class Sandbox:
         # them (the only step between fork and exec: without one a process starts faster).
         scoped = scoping(self.bwrap) if self.network else None
         before_start = scoped if callable(scoped) else None
+        if terminal is not None:
+            started = launch(line, inside, argv, before_start is not None)
+            return terminal.run(started, cwd=cwd, timeout=timeout)
         return self.local.run(line, cwd=cwd, env=inside, timeout=timeout, before_start=before_start)
 
     def _hiding(self, empty: Path) -> list[str]:
@@ -303,6 +309,7 @@ class Contained:
     def __init__(self, workspace: Path, settings: SandboxConfig) -> None:
         self.workspace = workspace
         self.settings = settings
+        self.terminal: Terminal | None = None  # where a command `shown` runs (an editor's)
         self._sandbox: Sandbox | None = None
 
     def why_not(self) -> str | None:
@@ -332,12 +339,17 @@ class Contained:
         env: dict[str, str],
         timeout: float,
         read_only: bool = False,
+        shown: bool = False,
     ) -> Completed:
         """Run `argv` in the sandbox, or where there is none (asked about first, by the
-        policy) as this user."""
+        policy) as this user; `shown`, in the terminal where there is one."""
         if self.why_not() is not None:
             return LocalExecutor().run(argv, cwd=cwd, env=env, timeout=timeout)
-        return self._box().run(argv, cwd=cwd, env=env, timeout=timeout, read_only=read_only)
+        terminal = self.terminal if shown else None
+        box = self._box()
+        return box.run(
+            argv, cwd=cwd, env=env, timeout=timeout, read_only=read_only, terminal=terminal
+        )
 
     def command_line(
         self,

@@ -43,6 +43,7 @@ def shell(ctx: ToolContext, command: str, timeout: int | None = None) -> ToolRes
             env=child_environment(ctx.pass_env),
             timeout=seconds,
             read_only=ctx.read_only,
+            shown=True,  # in the editor's terminal, where heph runs in one
         )
         status = "passed" if ran.exit_code == 0 else "failed"
         return ToolResult(
