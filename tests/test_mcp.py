@@ -263,7 +263,7 @@ def test_a_workspace_file_may_not_hold_a_literal_secret_or_name_read_only_tools(
 def test_heph_mcp_list_and_tools_show_what_the_model_sees(heph, chat_server, mcp_home):
     listed = heph("mcp", "list")
     assert listed.code == 0, listed.stderr
-    assert "t" in listed.stdout and "8 tools" in listed.stdout
+    assert "t" in listed.stdout and "11 tools" in listed.stdout
     tools = heph("mcp", "tools", "t")
     assert tools.code == 0 and "- mcp__t__add(a: integer, b: integer): Add two numbers." in (
         tools.stdout
@@ -321,7 +321,7 @@ def test_slash_mcp_shows_the_servers_and_what_the_model_sees(tmp_path, home, mon
     finally:
         agent.close()
     shown = console.file.getvalue()
-    assert "t: running; 8 tools" in shown
+    assert "t: running; 11 tools" in shown
     assert "  - mcp__t__add(a: integer, b: integer): Add two numbers." in shown
     assert "\\x1b[2J" in shown and "\x1b" not in shown  # spelled out, not sent
 
@@ -700,7 +700,208 @@ def test_mcp_list_asks_the_servers_and_says_so(heph, chat_server, home, tmp_path
     changed_definition(heph, chat_server, home, tmp_path)
     listed = heph("mcp", "list")
     assert listed.code == 0, listed.stderr
-    assert "t (user config): 7 tools, 1 withheld until approved (heph mcp approve t)" in (
+    assert "t (user config): 10 tools, 1 withheld until approved (heph mcp approve t)" in (
         listed.stdout
     )
     assert "as each server lists them now" in listed.stdout
+
+
+REMEMBER_LINES = [
+    "- mcp__t__remember(entities: json, unit?, tags?: json): Remember entities.",
+    "    - entities (array of object, required)",
+    "      - name (string, required): The entity's name",
+    '      - kind (one of "person", "place", required): What it is',
+    "      - notes (array of string, optional): What is known of it",
+    '    - unit (one of "metric", "imperial", default "metric")',
+    "    - tags (object or null, default null)",
+]
+
+
+def test_the_model_is_told_each_argument_and_a_strict_forms_call_reaches_the_server_whole(
+    heph, chat_server, mcp_home
+):
+    # As a model keeping to OpenAI's strict form sends it: every key, null for those it leaves
+    # out, and JSON text for a map of any keys (which that form cannot describe).
+    entity = {"name": "Ada", "kind": "person", "notes": None}
+    chat_server.reply(act("mcp__t__remember", entities=[entity], unit=None, tags='{"team": "a"}'))
+    chat_server.reply(final("remembered"))
+    result = heph("--yes", "remember Ada")
+    assert result.code == 0, result.stderr
+    system = chat_server.requests[0]["messages"][0]["content"]
+    start = system.index(REMEMBER_LINES[0])
+    assert system[start:].splitlines()[: len(REMEMBER_LINES)] == REMEMBER_LINES
+    sent = json.loads(observation(chat_server, 1).removeprefix("Observation: "))
+    assert sent == {
+        "entities": [{"kind": "person", "name": "Ada", "notes": []}],
+        "tags": {"team": "a"},
+        "unit": "metric",
+    }
+
+
+def test_openai_s_strict_form_keeps_a_servers_nested_objects_strict():
+    import jsonschema
+
+    from hephaistus.model.steps import conforms, step_schema
+    from hephaistus.tools import Tool
+
+    schema = json.loads(
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                f"import sys; sys.path.insert(0, {str(SERVER.parent)!r}); "
+                "import asyncio, json, mcp_server; "
+                "tools = asyncio.run(mcp_server.server.list_tools()); "
+                "print(json.dumps([t.input_schema for t in tools if t.name == 'remember'][0]))",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    tool = Tool.from_schema("mcp__t__remember", "Remember.", schema, lambda ctx, **a: None)
+    strict = step_schema([tool], compact=True)
+    jsonschema.Draft202012Validator.check_schema(strict)
+
+    def objects(node):
+        if isinstance(node, dict):
+            if node.get("type") == "object":
+                yield node
+            for value in node.values():
+                yield from objects(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from objects(value)
+
+    args = strict["properties"]["action"]["anyOf"][0]["properties"]["args"]
+    entity = args["properties"]["entities"]["items"]
+    assert set(entity["properties"]) == {"name", "kind", "notes"}  # not flattened to a string
+    assert entity["properties"]["kind"] == {"enum": ["person", "place"]}
+    for node in objects(strict):  # OpenAI's rules, at every depth
+        assert node["additionalProperties"] is False and node["required"] == list(
+            node["properties"]
+        )
+    step = {
+        "thought": "t",
+        "action": {
+            "tool": "mcp__t__remember",
+            "args": {
+                "entities": [{"name": "A", "kind": "place", "notes": None}],
+                "unit": None,
+                "tags": None,
+            },
+        },
+        "final": None,
+    }
+    assert conforms(json.dumps(step), strict)
+    step["action"]["args"]["entities"][0]["kind"] = "thing"
+    assert not conforms(json.dumps(step), strict)
+
+
+def test_every_content_kind_reaches_the_model_and_text_stays_text(heph, chat_server, mcp_home):
+    chat_server.reply(act("mcp__t__kinds"))
+    chat_server.reply(final("seen"))
+    assert heph("--yes", "look").code == 0
+    assert observation(chat_server, 1).removeprefix("Observation: ").splitlines() == [
+        "[DIR] src",  # text that starts like JSON is still the text
+        "[image image/png, 8 bytes: not shown]",
+        "[resource file:///notes.md]",
+        "# Notes",
+        "[resource link report: file:///report.pdf]",
+        '[structured content] {"files": 1}',  # besides the text, not instead of it
+    ]
+
+
+@pytest.mark.parametrize("runner", [["npx", "-y", "some-server"], ["uvx", "some-server"]])
+def test_a_workspace_server_a_package_runner_downloads_fails_at_once_saying_why(
+    heph, chat_server, workspace, home, runner
+):
+    from hephaistus.runtime.sandbox import unavailable
+
+    if unavailable() is not None:
+        pytest.skip(f"no sandbox here: {unavailable()}")
+    tools = workspace / "bin"
+    tools.mkdir()
+    program = tools / runner[0]  # stands for the runner: says what it was given, then fails
+    program.write_text(
+        '#!/bin/sh\necho "offline npm=$npm_config_offline uv=$UV_OFFLINE" >&2\nexit 1\n'
+    )
+    program.chmod(0o755)
+    args = json.dumps(runner[1:])
+    (workspace / ".heph.toml").write_text(
+        f"[mcp_servers.w]\ncommand = {json.dumps(str(program))}\nargs = {args}\n"
+        "startup_timeout_sec = 30\n"
+    )
+    chat_server.reply(final("done"))
+    listed = heph("--trust", "mcp", "list")
+    assert f"{runner[0]} cannot download its package in the sandbox without the network" in (
+        listed.stdout
+    ), listed.stdout + listed.stderr
+    assert "[sandbox] network = true" in listed.stdout
+    log = re.search(r"its log: (\S+?)\)", listed.stdout)
+    assert "offline npm=true uv=1" in Path(log.group(1)).read_text()
+
+
+def test_heph_introduces_itself_and_a_task_only_tool_is_not_offered(heph, chat_server, mcp_home):
+    from hephaistus import __version__
+
+    chat_server.reply(act("mcp__t__caller"))
+    chat_server.reply(final("it is heph"))
+    assert heph("--yes", "who calls").code == 0
+    assert observation(chat_server, 1) == f"Observation: heph {__version__}"
+    system = chat_server.requests[0]["messages"][0]["content"]
+    assert "mcp__t__caller" in system and "mcp__t__background" not in system
+
+
+def test_a_persons_server_is_pinned_once_for_every_workspace(heph, chat_server, home, tmp_path):
+    from hephaistus.workspace.trust import TrustStore
+
+    version = tmp_path / "version"
+    version.write_text("1")
+    with_server(home, f"env = {{ MCP_TEST_VERSION_FILE = {json.dumps(str(version))} }}\n")
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        (folder / ".git").mkdir(parents=True)
+        TrustStore().record(folder, [], True)
+    chat_server.reply(final("listed"))
+    assert heph("--yes", "list them", cwd=first).code == 0  # pinned as first listed
+    version.write_text("2")  # the server changed: a workspace that never saw it still knows
+    chat_server.reply(final("listed again"))
+    again = heph("--yes", "list them", cwd=second)
+    assert again.code == 0, again.stderr
+    assert "t: add (changed)" in again.stderr
+    assert "mcp__t__add" not in chat_server.requests[1]["messages"][0]["content"]
+
+
+def test_a_refused_token_names_its_variable_and_what_signs_in(heph, home):
+    import http.server
+    import threading
+
+    class Refusing(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Bearer realm="docs"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_DELETE = do_POST
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        user_config(
+            home,
+            f'[mcp_servers.docs]\nurl = "http://127.0.0.1:{server.server_port}/mcp"\n'
+            'bearer_token_env_var = "DOCS_TOKEN"\n',
+        )
+        listed = heph("mcp", "list", env={"DOCS_TOKEN": "expired-token"})
+    finally:
+        server.shutdown()
+    assert (
+        "MCP server docs refused heph (HTTP 401): the token in $DOCS_TOKEN (its "
+        "bearer_token_env_var) was refused. Signing in with OAuth (heph mcp login docs) is not "
+        "built yet"
+    ) in listed.stdout, listed.stdout + listed.stderr

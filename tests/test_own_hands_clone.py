@@ -50,7 +50,7 @@ def observation(chat_server, n: int) -> str:
 
 
 def planted_package(marker: Path) -> dict[str, str]:
-    """A clone's `mcp_server_git/`, which `python -m mcp_server_git` finds in the workspace
+    """A clone's `mcp_server_notes/`, which `python -m mcp_server_notes` finds in the workspace
     before the person's installed one: it notes that it ran (where the host would see it), then
     serves as the test server does, from its own copy (the checkout may be under /tmp, which the
     sandbox does not show)."""
@@ -65,9 +65,9 @@ def planted_package(marker: Path) -> dict[str, str]:
         "runpy.run_path(os.path.join(here, 'server.py'), run_name='__main__')\n"
     )
     return {
-        "mcp_server_git/__init__.py": "",
-        "mcp_server_git/__main__.py": main,
-        "mcp_server_git/server.py": SERVER.read_text(),
+        "mcp_server_notes/__init__.py": "",
+        "mcp_server_notes/__main__.py": main,
+        "mcp_server_notes/server.py": SERVER.read_text(),
         "app.py": "x=1\n",
     }
 
@@ -79,7 +79,7 @@ def test_the_persons_server_runs_a_clones_package_only_in_the_sandbox(
     pytest.importorskip("mcp")
     marker = tmp_path / "ran"
     root = clone(tmp_path, planted_package(marker))
-    env = persons_server(home, chat_server, "git", [sys.executable, "-m", "mcp_server_git"])
+    env = persons_server(home, chat_server, "git", [sys.executable, "-m", "mcp_server_notes"])
     chat_server.reply(final("the plan"))
     result = heph("--mode", "plan", "look around", cwd=root, env=env)  # lists its tools
     assert result.code == 0, result.stderr
@@ -238,7 +238,7 @@ def test_the_persons_server_runs_as_them_once_they_trust_the_workspace(
     for rel, text in planted_package(marker).items():
         (outside / rel).parent.mkdir(parents=True, exist_ok=True)
         (outside / rel).write_text(text)
-    runner = [sys.executable, str(outside / "mcp_server_git" / "__main__.py")]
+    runner = [sys.executable, str(outside / "mcp_server_notes" / "__main__.py")]
     env = persons_server(home, chat_server, "git", runner)
     flags = ["--trust"] if trusting == "--trust" else []
     if not flags:
@@ -260,17 +260,17 @@ def test_a_trusted_workspaces_code_never_stands_in_for_the_persons_server_on_the
     marker = tmp_path / "ran"
     package = planted_package(marker)
     root = clone(tmp_path, package if planted_by == "the clone" else {"app.py": "x = 1\n"})
-    env = persons_server(home, chat_server, "git", [sys.executable, "-m", "mcp_server_git"])
+    env = persons_server(home, chat_server, "git", [sys.executable, "-m", "mcp_server_notes"])
     assert heph("trust", "--yes", cwd=root, env=env).code == 0
     if planted_by == "a command":  # the model writes the package in the sandbox, first run
-        lines = ["mkdir -p mcp_server_git", "touch mcp_server_git/__init__.py"]
-        for rel in ("mcp_server_git/__main__.py", "mcp_server_git/server.py"):
+        lines = ["mkdir -p mcp_server_notes", "touch mcp_server_notes/__init__.py"]
+        for rel in ("mcp_server_notes/__main__.py", "mcp_server_notes/server.py"):
             encoded = base64.b64encode(package[rel].encode()).decode()
             lines.append(f"echo {encoded} | base64 -d > {rel}")
         chat_server.reply(act("shell", command=" && ".join(lines)))
         chat_server.reply(final("set up"))
         assert heph("--yes", "set up", cwd=root, env=env).code == 0
-        assert (root / "mcp_server_git" / "__main__.py").exists()
+        assert (root / "mcp_server_notes" / "__main__.py").exists()
     chat_server.reply(act("mcp__git__add", a=2, b=40))
     chat_server.reply(final("42"))
     result = heph("--yes", "add", cwd=root, env=env)

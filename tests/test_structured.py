@@ -273,7 +273,7 @@ def test_a_raw_line_break_in_a_string_still_keeps_to_the_schema():
 
 
 def test_a_servers_argument_schema_is_made_plain_for_the_step():
-    from hephaistus.model.steps import plain_schema
+    from hephaistus.tools.schemas import inlined
 
     schema = {
         "type": "object",
@@ -288,7 +288,7 @@ def test_a_servers_argument_schema_is_made_plain_for_the_step():
             "Loop": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Loop"}}},
         },
     }
-    plain = plain_schema(schema)
+    plain = inlined(schema, prose=False)
     assert "$defs" not in json.dumps(plain) and "$ref" not in json.dumps(plain)
     assert "description" not in json.dumps(plain) and "ignore" not in json.dumps(plain)
     assert plain["properties"]["shape"] == {

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hephaistus.mcp.placement import Placement
+from hephaistus.mcp.results import text_of
 from hephaistus.settings.mcp_config import McpServerConfig
 
 CLOSE_SECONDS = 10.0
@@ -117,7 +118,7 @@ class McpHub:
             if connection is None or connection.dead:
                 log = self.log_dir / f"mcp-{server.name}.log"
                 _quiet_package_logs(self.log_dir / "mcp.log")
-                why = self.placement.why_contained(server)
+                why = self.placement.why_contained(server) + self.placement.offline_hint(server)
                 try:
                     argv = self.placement.argv(server) if server.command else []
                 except OSError as error:
@@ -149,6 +150,8 @@ class McpHub:
         except Exception as error:  # the package's own errors, a broken pipe, a dead server
             if _broken(error):
                 self._stop(connection)  # started again at the next call
+            if connection.refused:  # a token that expired or was taken back
+                raise McpError(refused_words(server, connection.refused)) from None
             raise McpError(f"MCP server {server.name}: {_one_line(error)} {log}") from None
 
     def _stop(self, connection: Any) -> None:
@@ -177,6 +180,7 @@ class _Connection:
         self.why_contained = why_contained  # why it runs in the sandbox, when the person's
         self.session: Any = None
         self.dead = False
+        self.refused: int | None = None  # the HTTP status a server at a URL refused heph with
         self.listed: list[ToolDefinition] | None = None
         self._ready: asyncio.Future[None] | None = None
         self._closing: asyncio.Event | None = None
@@ -193,6 +197,7 @@ class _Connection:
             found += [
                 ToolDefinition(t.name, t.description or "", dict(t.input_schema or {}))
                 for t in listed.tools
+                if not _task_only(t)
             ]
             cursor = getattr(listed, "next_cursor", None)
             if not cursor:
@@ -201,7 +206,7 @@ class _Connection:
     async def call(self, tool: str, args: dict[str, Any]) -> CallResult:
         session = await self._started()
         result = await session.call_tool(tool, args)
-        return CallResult(_text_of(result), bool(result.is_error))
+        return CallResult(text_of(result), bool(result.is_error))
 
     async def close(self) -> None:
         if self._closing is not None:
@@ -237,7 +242,13 @@ class _Connection:
         headers = dict(self.server.http_headers)
         if token:
             headers["Authorization"] = f"Bearer {token}"
+
+        async def note(response: Any) -> None:  # the SDK says only "an error response"
+            if response.status_code in (401, 403):
+                self.refused = response.status_code
+
         async with create_mcp_http_client(headers=headers or None) as http:
+            http.event_hooks["response"].append(note)
             async with streamable_http_client(self.server.url, http_client=http) as (read, write):
                 await self._session(read, write)
 
@@ -245,7 +256,12 @@ class _Connection:
         from mcp import ClientSession
 
         assert self._ready is not None and self._closing is not None
-        async with ClientSession(read, write) as session:
+        from mcp import types
+
+        from hephaistus import __version__
+
+        heph = types.Implementation(name="heph", title="Hephaistus", version=__version__)
+        async with ClientSession(read, write, client_info=heph) as session:
             await session.initialize()
             self.session = session
             self._ready.set_result(None)
@@ -270,6 +286,8 @@ class _Connection:
             if not self._ready.done():
                 gone = _missing_path(self.server)  # its cause, rather than the sandbox
                 failure = _start_failure(self.server, error) + (gone or self.why_contained)
+                if self.refused:
+                    failure = refused_words(self.server, self.refused)
                 self._ready.set_exception(McpError(failure))
                 self._ready.exception()  # told to whoever waits; none may (a timed-out list)
         finally:
@@ -277,25 +295,25 @@ class _Connection:
             self.session = None
 
 
-def _text_of(result: Any) -> str:
-    """Text joined; structured content as compact JSON when there is no text; images and
-    audio named, never poured into the conversation."""
-    import json
+def _task_only(tool: Any) -> bool:
+    """Whether the server takes calls of `tool` only as tasks (which heph does not make)."""
+    execution = getattr(tool, "execution", None)
+    return getattr(execution, "task_support", None) == "required"
 
-    parts = []
-    for item in result.content or ():
-        kind = getattr(item, "type", "")
-        if kind == "text":
-            parts.append(item.text)
-        elif kind in ("image", "audio"):
-            parts.append(f"[{kind} ({getattr(item, 'mime_type', '?')}) left out]")
-        elif kind == "resource":
-            parts.append(f"[a resource: {getattr(getattr(item, 'resource', None), 'uri', '?')}]")
-        else:
-            parts.append(f"[{kind or 'content'} left out]")
-    if not any(p for p in parts if not p.startswith("[")) and result.structured_content:
-        return json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
-    return "\n".join(parts)
+
+def refused_words(server: McpServerConfig, status: int) -> str:
+    """A server at a URL refused heph's request: which token was sent, and what to do."""
+    variable = server.bearer_token_env_var
+    if server.from_workspace or not variable:
+        sent = "no token was sent (bearer_token_env_var in your user config names the variable)"
+    elif not os.environ.get(variable):
+        sent = f"no token was sent: ${variable} (its bearer_token_env_var) is not set"
+    else:
+        sent = f"the token in ${variable} (its bearer_token_env_var) was refused"
+    return (
+        f"MCP server {server.name} refused heph (HTTP {status}): {sent}. Signing in with "
+        f"OAuth (heph mcp login {server.name}) is not built yet"
+    )
 
 
 def _start_failure(server: McpServerConfig, error: BaseException) -> str:

@@ -51,6 +51,10 @@ class Placement:
         self.environ = environ
         self.command_line = command_line
         self.contain_persons = contain_persons
+        # Whether the sandbox's commands (and a workspace's servers) have the network: its
+        # settings, held by the executor whose command line this is.
+        owner = getattr(command_line, "__self__", None)
+        self.sandbox_network = bool(getattr(owner, "network", False))
 
     def contained(self, server: McpServerConfig) -> bool:
         """Whether `server`'s process runs in the sandbox (a server at a URL runs nowhere)."""
@@ -71,6 +75,30 @@ class Placement:
         return (
             f" (it would run the workspace's code, which a model can change: {code}; so it runs "
             "in the sandbox without the network, trusted or not)"
+        )
+
+    def offline(self, server: McpServerConfig) -> bool:
+        """Whether `server` runs in the sandbox without the network."""
+        if not self.contained(server):
+            return False
+        return not self.sandbox_network if server.from_workspace else not self.networked(server)
+
+    def offline_hint(self, server: McpServerConfig) -> str:
+        """What to do where `server` is started by a program that downloads its package
+        (`npx -y pkg`, `uvx pkg`) in the sandbox without the network ("" elsewhere): there
+        it runs only what is installed, and fails at once, rather than waiting for a network."""
+        runner = downloader([server.command, *server.args])
+        if runner is None or not self.offline(server):
+            return ""
+        fix = (
+            "give the sandbox the network ([sandbox] network = true) or move the entry to "
+            "your user config"
+            if server.from_workspace
+            else "keep the workspace out of its entry"
+        )
+        return (
+            f" ({runner} cannot download its package in the sandbox without the network, so it "
+            f"stopped at once: install the package and name its program, or {fix})"
         )
 
     def argv(self, server: McpServerConfig) -> list[str]:
@@ -259,3 +287,17 @@ def _spellings(root: Path, where: tuple[str, str]) -> re.Pattern[str]:
 def _resolved(cwd: str, root: Path) -> str:
     """The entry's `cwd` as a real path: a relative one is taken from the workspace."""
     return os.path.realpath(os.path.join(root, cwd))
+
+
+RUNNERS = {"npx": (), "pnpx": (), "bunx": (), "uvx": (), "npm": ("exec",), "pnpm": ("dlx",)}
+RUNNERS |= {"yarn": ("dlx",), "pipx": ("run",), "uv": ("tool", "run")}
+OFFLINE = {"npm_config_offline": "true", "UV_OFFLINE": "1"}  # they fail at once, saying why
+
+
+def downloader(argv: list[str]) -> str | None:
+    """The program (and subcommand) in `argv` that downloads the package it runs, or None."""
+    name = os.path.basename(argv[0]) if argv else ""
+    words = RUNNERS.get(name)
+    if words is None or tuple(argv[1 : 1 + len(words)]) != words:
+        return None
+    return " ".join([name, *words])

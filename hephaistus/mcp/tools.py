@@ -4,7 +4,8 @@ says their text is the server's, pinned, and called through the runtime like any
 The tool list comes from a cache keyed by the server entry's hash (`.heph/cache/`, sealed), so a
 run starts no server and imports no `mcp` until a call needs one; a new or changed entry is
 listed afresh. Each tool's definition (name, description, arguments) is pinned by hash the
-first time heph lists it (in the user's state folder, per workspace); a new or changed
+first time heph lists it (in the user's state folder: a workspace's servers per workspace, the
+person's once for all); a new or changed
 definition is withheld until the person approves it (`heph mcp approve NAME`). `--yes` and auto
 mode approve calls, never definitions. A call's effect is `external` (asked about in ask and
 edits mode, denied in plan mode), or `read` for the tools the user config names read-only.
@@ -28,6 +29,7 @@ PREFIX = "mcp__"
 NAME_CHARS = 64
 DESCRIPTION_CHARS = 400
 PINS_FILE = "mcp-pins.json"
+PERSONS = Path("(your servers)")  # the key of the person's own servers' pins, in every workspace
 DEFINITIONS = "$definitions"  # no server is called so: a name is letters, digits, - and _
 
 
@@ -124,7 +126,7 @@ class McpTools:
         pinned as it is now; listing a server only when its cache is missing or stale (or
         each of them, `fresh`: starting it to ask)."""
         offer = Offer()
-        pins = _Pins(self.root)
+        every = {kind: _Pins(self.root if kind else PERSONS) for kind in (True, False)}
         named: dict[str, str] = {}  # a tool's name for the model -> whose tool it is
         for server in self.servers.values():
             try:
@@ -132,6 +134,7 @@ class McpTools:
             except Exception as error:  # one line; the other servers' tools still work
                 offer.failed.append(str(error))
                 continue
+            pins = every[server.from_workspace]
             pinned = pins.of(server.name)
             first = not pinned
             for definition in definitions:
@@ -154,7 +157,8 @@ class McpTools:
                     continue
                 named[tool.name] = whose
                 offer.tools.append(tool)
-        pins.save()
+        for pins in every.values():
+            pins.save()
         return offer
 
     def definitions(self, server: McpServerConfig, *, fresh: bool = False) -> list[dict[str, Any]]:
@@ -174,7 +178,7 @@ class McpTools:
         server = self.servers.get(name)
         if server is None:
             raise KeyError(name)
-        pins = _Pins(self.root)
+        pins = self._pins(server)
         pinned = pins.of(name)
         definitions = tuple(self.definitions(server, fresh=True))
         changes = []
@@ -188,7 +192,7 @@ class McpTools:
 
     def approve(self, pending: Pending) -> None:
         """Pin the definitions the person was shown (never ones listed after they looked)."""
-        pins = _Pins(self.root)
+        pins = self._pins(self.servers[pending.server])
         for definition in pending.definitions:
             pins.pin(pending.server, definition["name"], definition_digest(definition), definition)
         pins.save()
@@ -200,7 +204,7 @@ class McpTools:
         listed = [d.to_dict() for d in self.hub.list_tools(self._live(server), self._env(server))]
         _write_cache(self.heph_dir / "cache" / f"mcp-{server.name}.json", server.digest, listed)
         now = next((d for d in listed if d["name"] == tool), None)
-        pinned = _Pins(self.root).of(server.name).get(tool)
+        pinned = self._pins(server).of(server.name).get(tool)
         if now is not None and definition_digest(now) == pinned:
             return ""
         what = "is gone from the server" if now is None else "changed since it was approved"
@@ -208,6 +212,12 @@ class McpTools:
             f"the MCP tool {tool} of {server.name} was not called: its definition {what} "
             f"(the user can approve it with heph mcp approve {server.name})"
         )
+
+    def _pins(self, server: McpServerConfig) -> _Pins:
+        """Where `server`'s definitions are pinned: a workspace's for that workspace, the
+        person's (their config's, their editor's) once for all workspaces, so a changed
+        definition is caught in a workspace that never saw the old one."""
+        return _Pins(self.root if server.from_workspace else PERSONS)
 
     def _live(self, server: McpServerConfig) -> McpServerConfig:
         """The entry with its variables expanded, as its server starts (never cached: the
@@ -225,6 +235,10 @@ class McpTools:
             # A workspace's server shares the commands' cache; the person's has one of its own.
             cache = cache_folder(self.root) if server.from_workspace else servers_cache(self.root)
             passed.update({name: str(cache / sub) for name, sub in CACHE_VARIABLES.items()})
+            if self.placement.offline(server):  # no waiting on a network that is not there
+                from hephaistus.mcp.placement import OFFLINE
+
+                passed.update(OFFLINE)
         return {**passed, **expanded_env(server, self.environ)}
 
     def _tool(self, server: McpServerConfig, definition: dict[str, Any]) -> Any:
@@ -237,22 +251,25 @@ class McpTools:
                 name,
                 described(definition.get("description") or ""),
                 definition.get("schema") or {"type": "object"},
-                self._caller(server, definition["name"], effect),
+                self._caller(server, definition["name"], effect, definition.get("schema") or {}),
                 effect=effect,
             )
         except TypeError:
             return None  # arguments heph cannot describe: the tool is not offered
 
     def _caller(
-        self, server: McpServerConfig, tool: str, effect: str
+        self, server: McpServerConfig, tool: str, effect: str, declared: dict[str, Any]
     ) -> Callable[..., Proposal | ToolResult]:
         def call(ctx: Any, **args: Any) -> Proposal | ToolResult:
+            from hephaistus.tools.schemas import as_declared, inlined
+
+            sent = as_declared(args, inlined(declared, prose=False))  # strict form's nulls out
             if self.placement.networked(server):  # on the host, or with the network
                 from hephaistus.mcp.paths import refused_paths
                 from hephaistus.runtime.sandbox import cache_folder
 
                 start = self.placement.start_folder(server)
-                why = refused_paths(args, self.root, cache_folder(self.root), start)
+                why = refused_paths(sent, self.root, cache_folder(self.root), start)
                 if why:  # settings a command wrote would run as the person: refused, not asked
                     return ToolResult(
                         False,
@@ -267,14 +284,14 @@ class McpTools:
                     changed = self._changed_since_pinned(server, tool)
                     if changed:
                         return ToolResult(False, changed)
-                    result = self.hub.call(self._live(server), self._env(server), tool, args)
+                    result = self.hub.call(self._live(server), self._env(server), tool, sent)
                 except McpError as error:
                     return ToolResult(False, str(error))
                 if result.is_error:
                     return ToolResult(False, f"the tool reported an error: {result.text}")
                 return ToolResult(True, result.text or "(no output)")
 
-            request = ToolCallRequest(server.name, tool, json.dumps(args, ensure_ascii=False))
+            request = ToolCallRequest(server.name, tool, json.dumps(sent, ensure_ascii=False))
             return Proposal(
                 effect,
                 request,
@@ -325,7 +342,8 @@ def definition_digest(definition: dict[str, Any]) -> str:
 
 
 class _Pins:
-    """The definitions pinned for a workspace: {server: {tool: digest}}."""
+    """The definitions pinned for a workspace (or for the person's servers: PERSONS):
+    {server: {tool: digest}}."""
 
     def __init__(self, root: Path) -> None:
         from hephaistus.settings.userstate import WorkspaceRecords

@@ -22,6 +22,7 @@ from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from hephaistus.tools import Tool, ToolArg
+from hephaistus.tools.schemas import inlined, strict
 
 THOUGHT_CHARS = 400
 TEXT_CHARS = 1000  # the most any string may take: file contents, snippets, diffs, answers
@@ -140,8 +141,12 @@ def cut_by_the_bound(args: dict[str, Any]) -> str | None:
 
 def _tool_branch(tool: Tool, paths: list[str] | None, compact: bool) -> dict[str, Any]:
     name = {"type": "string", "enum": [tool.name]}
-    if tool.input_schema is not None and not compact:  # an MCP tool's own schema, kept whole
-        return _object({"tool": name, "args": plain_schema(tool.input_schema)}, ["tool", "args"])
+    if tool.input_schema is not None:  # an MCP tool's own schema, kept whole (strict: made so)
+        args = inlined(tool.input_schema, prose=False)
+        if compact:
+            args = strict(args)
+            args = args if args.get("type") == "object" else _object({}, [])
+        return _object({"tool": name, "args": args}, ["tool", "args"])
     properties = {}
     for arg in tool.args:
         prop = _arg_schema(tool, arg, paths, compact)
@@ -163,42 +168,10 @@ def _arg_schema(tool: Tool, arg: ToolArg, paths: list[str] | None, compact: bool
         if not compact:
             items["maxItems"] = LIST_ITEMS
         return {"anyOf": [items, _string(NAME_CHARS, compact)]} if arg.or_string else items
-    if arg.kind is object:  # a richer argument of an MCP tool: strict schemas take no "any"
+    if arg.kind is object:  # any JSON value: strict schemas take none
         return {"type": ["string", "number", "boolean"]} if compact else {}
     kinds = {int: "integer", float: "number", bool: "boolean"}
     return {"type": kinds[arg.kind]}
-
-
-REF_DEPTH = 8
-SERVER_PROSE = ("description", "title", "examples", "$comment")
-
-
-def plain_schema(schema: Any, defs: dict[str, Any] | None = None, depth: int = 0) -> Any:
-    """A server's argument schema fit to sit inside the step's: its local `$ref`s resolved
-    (they point at its own root, which is not the step's), `$defs` gone, and its prose (a
-    third party's text, which may carry instructions) left out. A reference nested too deep,
-    or to nowhere, stands for any value."""
-    if isinstance(schema, list):
-        return [plain_schema(item, defs, depth) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    if defs is None:
-        defs = {**(schema.get("definitions") or {}), **(schema.get("$defs") or {})}
-    ref = schema.get("$ref")
-    if isinstance(ref, str):
-        name = ref.rsplit("/", 1)[-1]
-        if depth >= REF_DEPTH or name not in defs or not ref.startswith("#/"):
-            return {}
-        return plain_schema(defs[name], defs, depth + 1)
-    plain = {}
-    for key, value in schema.items():
-        if key in SERVER_PROSE or key in ("$defs", "definitions"):
-            continue
-        if key in ("properties", "patternProperties") and isinstance(value, dict):
-            plain[key] = {name: plain_schema(sub, defs, depth) for name, sub in value.items()}
-        else:  # (an argument may be called "title": only the schema's own prose goes)
-            plain[key] = plain_schema(value, defs, depth)
-    return plain
 
 
 def _string(bound: int, compact: bool) -> dict[str, Any]:

@@ -142,6 +142,10 @@ class Tool:
         """The tool for a JSON schema of its arguments (as MCP servers describe theirs): an
         object whose properties are strings, integers, numbers, booleans or arrays of strings.
         TypeError for a schema the model could not fill in."""
+        from hephaistus.tools.schemas import inlined
+
+        given = schema
+        schema = inlined(schema)  # an argument's type may be a reference: its own
         if schema.get("type", "object") != "object":
             raise TypeError(f"tool {name}: its arguments must be an object")
         required = set(schema.get("required", []))
@@ -157,7 +161,7 @@ class Tool:
             )
         if effect not in EFFECTS:
             raise TypeError(f"tool {name}: unknown effect {effect!r}")
-        return cls(name, description or name, tuple(args), fn, effect, schema)
+        return cls(name, description or name, tuple(args), fn, effect, given)
 
     def schema(self) -> dict[str, Any]:
         """The arguments as a JSON schema (the form MCP and editors use)."""
@@ -212,9 +216,15 @@ class Tool:
 
     def describe(self) -> str:
         """The tool as the system prompt lists it, in one line: its arguments (? when optional,
-        the type when not a string) and its description."""
+        the type when not a string) and its description; a schema tool's arguments each on a
+        line of its own below (a server says what they are only there)."""
         arguments = self.signature() if self.args else ""
-        return f"- {self.name}({arguments}): {' '.join(self.description.split())}"
+        line = f"- {self.name}({arguments}): {' '.join(self.description.split())}"
+        if self.input_schema is None:
+            return line
+        from hephaistus.tools.schemas import argument_lines  # a server's: each argument told
+
+        return "\n".join([line, *argument_lines(self.input_schema)])
 
 
 class Registry:
@@ -282,8 +292,14 @@ def _schema_type(tool: str, name: str, prop: Any) -> type:
     value (an object, a list of numbers, a union)."""
     if not isinstance(prop, dict):
         raise TypeError(f"tool {tool}: argument {name} has no schema heph can read")
+    options = prop.get("anyOf")
+    if isinstance(options, list):  # one type or null: that type (a null is left out anyway)
+        kept = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
+        if len(kept) == 1 and len(options) == 2:
+            return _schema_type(tool, name, kept[0])
     kind = prop.get("type")
-    if kind == "array" and (prop.get("items") or {}).get("type", "string") == "string":
+    items = prop.get("items")
+    if kind == "array" and isinstance(items, dict) and items.get("type") == "string":
         return list
     if isinstance(kind, str) and kind in _SCHEMA_TYPES:
         return _SCHEMA_TYPES[kind]

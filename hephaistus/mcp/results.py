@@ -1,0 +1,64 @@
+"""What a tool call's result is to the model: every content kind the protocol has, as text.
+
+Text stays as the server wrote it (text that looks like JSON too); an embedded text resource is
+its text under its URI; a resource link its name and URI; images, audio and binary resources are
+named with their size, never poured in as base64; structured content comes as JSON besides the
+text, unless the text already says the same (as the SDKs' servers write it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def text_of(result: Any) -> str:
+    """Every content kind as the model reads it: text as it is (JSON-looking text too); an
+    embedded text resource as its text under its URI; a resource link as its name and URI;
+    images, audio and binary resources named with their size (never poured in as base64);
+    structured content as JSON besides the text, unless the text says the same."""
+    parts = [_part(item) for item in result.content or ()]
+    structured = result.structured_content
+    if structured is not None and not any(_says(part, structured) for part in parts):
+        parts.append(f"[structured content] {json.dumps(structured, ensure_ascii=False)}")
+    return "\n".join(parts)
+
+
+def _part(item: Any) -> str:
+    kind = getattr(item, "type", "")
+    if kind == "text":
+        return str(item.text)
+    if kind in ("image", "audio"):
+        size = _decoded_size(getattr(item, "data", ""))
+        return f"[{kind} {getattr(item, 'mime_type', '?')}, {size:,} bytes: not shown]"
+    if kind == "resource":
+        resource = getattr(item, "resource", None)
+        uri = getattr(resource, "uri", "?")
+        text = getattr(resource, "text", None)
+        if isinstance(text, str):
+            return f"[resource {uri}]\n{text}"
+        size = _decoded_size(getattr(resource, "blob", ""))
+        return f"[resource {uri} ({getattr(resource, 'mime_type', None) or '?'}, {size:,} bytes)]"
+    if kind == "resource_link":
+        about = getattr(item, "description", None)
+        named = f"[resource link {getattr(item, 'name', '?')}: {getattr(item, 'uri', '?')}]"
+        return named + (f" {about}" if about else "")
+    return f"[{kind or 'content'} left out]"
+
+
+def _decoded_size(data: Any) -> int:
+    """The size of what base64 `data` holds."""
+    text = data if isinstance(data, str) else ""
+    return len(text) * 3 // 4 - text[-2:].count("=")
+
+
+def _says(text: str, structured: Any) -> bool:
+    """Whether `text` is the structured content as JSON, or the one result it wraps (as the
+    SDKs' servers give a plain return value)."""
+    if structured == {"result": text}:
+        return True
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return value == structured or structured == {"result": value}
