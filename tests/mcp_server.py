@@ -106,6 +106,12 @@ def caller(ctx: Context) -> str:
     return f"{info.name} {info.version}"
 
 
+@server.tool(description="The roots the client declares.")
+async def roots(ctx: Context) -> str:
+    listed = await ctx.session.list_roots()
+    return " ".join(f"{root.name}={root.uri}" for root in listed.roots)
+
+
 @server.tool(description="Runs only as a task.")
 def background() -> str:
     return "ran"

@@ -263,7 +263,7 @@ def test_a_workspace_file_may_not_hold_a_literal_secret_or_name_read_only_tools(
 def test_heph_mcp_list_and_tools_show_what_the_model_sees(heph, chat_server, mcp_home):
     listed = heph("mcp", "list")
     assert listed.code == 0, listed.stderr
-    assert "t" in listed.stdout and "11 tools" in listed.stdout
+    assert "t" in listed.stdout and "12 tools" in listed.stdout
     tools = heph("mcp", "tools", "t")
     assert tools.code == 0 and "- mcp__t__add(a: integer, b: integer): Add two numbers." in (
         tools.stdout
@@ -321,7 +321,7 @@ def test_slash_mcp_shows_the_servers_and_what_the_model_sees(tmp_path, home, mon
     finally:
         agent.close()
     shown = console.file.getvalue()
-    assert "t: running; 11 tools" in shown
+    assert "t: running; 12 tools" in shown
     assert "  - mcp__t__add(a: integer, b: integer): Add two numbers." in shown
     assert "\\x1b[2J" in shown and "\x1b" not in shown  # spelled out, not sent
 
@@ -700,7 +700,7 @@ def test_mcp_list_asks_the_servers_and_says_so(heph, chat_server, home, tmp_path
     changed_definition(heph, chat_server, home, tmp_path)
     listed = heph("mcp", "list")
     assert listed.code == 0, listed.stderr
-    assert "t (user config): 10 tools, 1 withheld until approved (heph mcp approve t)" in (
+    assert "t (user config): 11 tools, 1 withheld until approved (heph mcp approve t)" in (
         listed.stdout
     )
     assert "as each server lists them now" in listed.stdout
@@ -842,13 +842,17 @@ def test_a_workspace_server_a_package_runner_downloads_fails_at_once_saying_why(
     assert "offline npm=true uv=1" in Path(log.group(1)).read_text()
 
 
-def test_heph_introduces_itself_and_a_task_only_tool_is_not_offered(heph, chat_server, mcp_home):
+def test_heph_introduces_itself_declares_the_workspace_as_its_root_and_leaves_task_only_tools_out(
+    heph, chat_server, mcp_home, workspace
+):
     from hephaistus import __version__
 
     chat_server.reply(act("mcp__t__caller"))
+    chat_server.reply(act("mcp__t__roots"))
     chat_server.reply(final("it is heph"))
     assert heph("--yes", "who calls").code == 0
     assert observation(chat_server, 1) == f"Observation: heph {__version__}"
+    assert observation(chat_server, 2) == f"Observation: ws={workspace.as_uri()}"
     system = chat_server.requests[0]["messages"][0]["content"]
     assert "mcp__t__caller" in system and "mcp__t__background" not in system
 

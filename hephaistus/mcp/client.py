@@ -126,6 +126,7 @@ class McpHub:
                     raise McpError(failed) from None
                 folder = self.placement.folder(server)  # entered as the server starts
                 connection = _Connection(server, argv, env, log, folder, why)
+                connection.root = self.placement.root
                 self._connections[server.name] = connection
             return connection
 
@@ -181,6 +182,7 @@ class _Connection:
         self.session: Any = None
         self.dead = False
         self.refused: int | None = None  # the HTTP status a server at a URL refused heph with
+        self.root = Path("/")  # the workspace: the one root heph declares
         self.listed: list[ToolDefinition] | None = None
         self._ready: asyncio.Future[None] | None = None
         self._closing: asyncio.Event | None = None
@@ -253,15 +255,20 @@ class _Connection:
                 await self._session(read, write)
 
     async def _session(self, read: Any, write: Any) -> None:
-        from mcp import ClientSession
-
-        assert self._ready is not None and self._closing is not None
-        from mcp import types
+        from mcp import ClientSession, types
 
         from hephaistus import __version__
 
+        assert self._ready is not None and self._closing is not None
         heph = types.Implementation(name="heph", title="Hephaistus", version=__version__)
-        async with ClientSession(read, write, client_info=heph) as session:
+        root = types.Root(uri=self.root.as_uri(), name=self.root.name)  # type: ignore[arg-type]
+
+        async def roots(context: Any) -> Any:  # what the server is to work on: the workspace
+            return types.ListRootsResult(roots=[root])
+
+        async with ClientSession(
+            read, write, client_info=heph, list_roots_callback=roots
+        ) as session:
             await session.initialize()
             self.session = session
             self._ready.set_result(None)
