@@ -1,0 +1,102 @@
+"""heph's MCP client against the protocol's conformance suite (`@modelcontextprotocol/conformance`,
+its client scenarios): which pass, and what each failing one says.
+
+    python benchmarks/mcp_conformance.py --suite DIR [--node NODE] [--scenario NAME ...]
+
+DIR holds the suite (`npm install @modelcontextprotocol/conformance` there); it needs Node 22 or
+later (`--node`: its path). The suite starts a test server per scenario and runs this script's
+client mode with the server's URL (`python mcp_conformance.py client URL`), which does what
+heph does with a server at a URL: heph's own MCP client lists its tools and calls each of them,
+with arguments made from its schema.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+SCENARIOS = ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry")
+AUTH = ("auth/metadata-default", "auth/basic-cimd", "auth/token-endpoint-auth-basic")
+EXAMPLES = {"number": 2, "integer": 3, "boolean": True, "string": "heph", "array": []}
+
+
+def client(url: str) -> int:
+    """Connect to the server at `url` as heph does, list its tools and call each one."""
+    from hephaistus.mcp.client import McpError, McpHub
+    from hephaistus.mcp.placement import Placement
+    from hephaistus.settings.mcp_config import McpServerConfig
+
+    server = McpServerConfig("conformance", url=url, startup_timeout_sec=10, tool_timeout_sec=10)
+    with tempfile.TemporaryDirectory() as folder:
+        placement = Placement(Path(folder), dict(os.environ), None, contain_persons=False)
+        hub = McpHub(Path(folder) / "logs", placement)
+        try:
+            for tool in hub.list_tools(server, {}):
+                args = example_args(tool.schema)
+                try:
+                    done = hub.call(server, {}, tool.name, args)
+                    print(f"{tool.name}({json.dumps(args)}): {done.text[:200]}")
+                except McpError as error:
+                    print(f"{tool.name}: {error}")
+        except McpError as error:
+            print(error)
+            return 1
+        finally:
+            hub.close()
+    return 0
+
+
+def example_args(schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments for a tool: each required one, of its type."""
+    properties = schema.get("properties") or {}
+    needed = schema.get("required") or []
+    return {
+        name: EXAMPLES.get(str(properties.get(name, {}).get("type")), "heph")
+        for name in needed
+        if name in properties
+    }
+
+
+def run_suite(suite: Path, node: str, scenarios: list[str]) -> int:
+    """Each scenario's checks, counted, and what a failing one said."""
+    entry = suite / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+    command = f"{sys.executable} {Path(__file__).resolve()} client"
+    passed = 0
+    for scenario in scenarios:
+        done = subprocess.run(
+            [node, str(entry), "client", "--command", command, "--scenario", scenario],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        output = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
+        failures = [line.strip() for line in output.splitlines() if "FAILURE" in line]
+        ok = done.returncode == 0 and not failures
+        passed += ok
+        print(f"{'pass' if ok else 'FAIL'}  {scenario}")
+        for line in failures[:4]:
+            print(f"      {line[:220]}")
+    print(f"{passed} of {len(scenarios)} client scenarios pass")
+    return 0
+
+
+def main() -> int:
+    if sys.argv[1:2] == ["client"]:
+        return client(sys.argv[-1])
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--suite", type=Path, required=True, help="where the suite is installed")
+    parser.add_argument("--node", default="node", help="Node 22 or later")
+    parser.add_argument("--scenario", action="append", help="(default: the client scenarios)")
+    options = parser.parse_args()
+    return run_suite(options.suite, options.node, options.scenario or [*SCENARIOS, *AUTH])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
