@@ -21,7 +21,10 @@ from mcp.types import (
 )
 from pydantic import BaseModel, Field
 
-server = MCPServer("testing")
+server = MCPServer(
+    "testing",
+    instructions=os.environ.get("MCP_TEST_INSTRUCTIONS") or None,  # what it says of itself
+)
 VERSION = os.environ.get("MCP_TEST_VERSION", "1")
 if os.environ.get("MCP_TEST_VERSION_FILE"):  # a server that changes without its entry changing
     VERSION = Path(os.environ["MCP_TEST_VERSION_FILE"]).read_text().strip()

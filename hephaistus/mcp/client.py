@@ -183,6 +183,7 @@ class _Connection:
         self.dead = False
         self.refused: int | None = None  # the HTTP status a server at a URL refused heph with
         self.root = Path("/")  # the workspace: the one root heph declares
+        self.instructions = ""  # what the server says of itself, as it started
         self.listed: list[ToolDefinition] | None = None
         self._ready: asyncio.Future[None] | None = None
         self._closing: asyncio.Event | None = None
@@ -202,8 +203,11 @@ class _Connection:
                 if not _task_only(t)
             ]
             cursor = getattr(listed, "next_cursor", None)
-            if not cursor:
-                return found
+            if not cursor:  # its instructions are listed, pinned and shown as one more
+                from hephaistus.mcp.tools import INSTRUCTIONS
+
+                said = [ToolDefinition(INSTRUCTIONS, self.instructions, {})]
+                return [*(said if self.instructions else []), *found]
 
     async def call(self, tool: str, args: dict[str, Any]) -> CallResult:
         session = await self._started()
@@ -269,7 +273,8 @@ class _Connection:
         async with ClientSession(
             read, write, client_info=heph, list_roots_callback=roots
         ) as session:
-            await session.initialize()
+            started = await session.initialize()
+            self.instructions = started.instructions or ""
             self.session = session
             self._ready.set_result(None)
             await self._closing.wait()

@@ -18,7 +18,7 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +28,12 @@ from hephaistus.values import Proposal, ToolCallRequest, ToolResult
 PREFIX = "mcp__"
 NAME_CHARS = 64
 DESCRIPTION_CHARS = 400
+INSTRUCTION_CHARS = 600  # of a server's instructions (what it says of itself at the start)
 PINS_FILE = "mcp-pins.json"
 PERSONS = Path("(your servers)")  # the key of the person's own servers' pins, in every workspace
-DEFINITIONS = "$definitions"  # no server is called so: a name is letters, digits, - and _
+# No server or tool is called so ($: a name is letters, digits, - and _).
+DEFINITIONS = "$definitions"
+INSTRUCTIONS = "$instructions"  # what a server says of itself, pinned as a definition is
 
 
 @dataclass(frozen=True)
@@ -137,8 +140,10 @@ class McpTools:
             pins = every[server.from_workspace]
             pinned = pins.of(server.name)
             first = not pinned
+            instructions = ""
             for definition in definitions:
-                if not server.offers(definition["name"]):
+                told = definition["name"] == INSTRUCTIONS  # what it says of itself
+                if not told and not server.offers(definition["name"]):
                     continue
                 digest = definition_digest(definition)
                 if first:
@@ -147,9 +152,16 @@ class McpTools:
                     what = "new" if definition["name"] not in pinned else "changed"
                     offer.withheld.append(f"{server.name}: {definition['name']} ({what})")
                     continue
+                if told:
+                    instructions = definition.get("description") or ""
+                    continue
                 tool = self._tool(server, definition)
                 if tool is None:
                     continue
+                if instructions:  # said above its first tool, as its text, clipped
+                    said = described(instructions, INSTRUCTION_CHARS)
+                    tool = replace(tool, preface=f"- (MCP server {server.name} says: {said})")
+                    instructions = ""
                 whose = f"{server.name}: {definition['name']}"
                 if tool.name in named:  # `a` + `b__c` and `a__b` + `c` are one name
                     taken = named[tool.name]
@@ -326,13 +338,13 @@ def tool_name(server: str, tool: str) -> str:
     return f"{clean[: NAME_CHARS - 9]}_{digest}"
 
 
-def described(text: str) -> str:
-    """A server's description as the model reads it: one line, control characters spelled
-    out, clipped."""
+def described(text: str, limit: int = DESCRIPTION_CHARS) -> str:
+    """A server's text as the model reads it: one line, control characters spelled out,
+    clipped to `limit` characters."""
     from hephaistus.escape import visible
 
     line = " ".join(visible(text).split())
-    return line if len(line) <= DESCRIPTION_CHARS else line[: DESCRIPTION_CHARS - 1] + "…"
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def definition_digest(definition: dict[str, Any]) -> str:

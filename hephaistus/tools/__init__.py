@@ -99,6 +99,7 @@ class Tool:
     fn: Callable[..., ToolResult | Proposal] = field(repr=False)
     effect: str = "read"  # read | write | command | external | git (see runtime.permissions)
     input_schema: dict[str, Any] | None = field(default=None, repr=False)  # a schema tool's own
+    preface: str = ""  # a line listed above it (what its MCP server says of itself)
 
     @classmethod
     def from_function(
@@ -220,6 +221,7 @@ class Tool:
         line of its own below (a server says what they are only there)."""
         arguments = self.signature() if self.args else ""
         line = f"- {self.name}({arguments}): {' '.join(self.description.split())}"
+        line = f"{self.preface}\n{line}" if self.preface else line
         if self.input_schema is None:
             return line
         from hephaistus.tools.schemas import argument_lines  # a server's: each argument told
