@@ -77,6 +77,11 @@ class McpHub:
             )
         return connection.listed
 
+    def instructions(self, server: McpServerConfig) -> str:
+        """What the running `server` said of itself as it started ("": nothing)."""
+        connection = self._connections.get(server.name)
+        return connection.instructions if connection is not None else ""
+
     def call(
         self, server: McpServerConfig, env: dict[str, str], tool: str, args: dict[str, Any]
     ) -> CallResult:
@@ -203,11 +208,8 @@ class _Connection:
                 if not _task_only(t)
             ]
             cursor = getattr(listed, "next_cursor", None)
-            if not cursor:  # its instructions are listed, pinned and shown as one more
-                from hephaistus.mcp.tools import INSTRUCTIONS
-
-                said = [ToolDefinition(INSTRUCTIONS, self.instructions, {})]
-                return [*(said if self.instructions else []), *found]
+            if not cursor:
+                return found
 
     async def call(self, tool: str, args: dict[str, Any]) -> CallResult:
         session = await self._started()

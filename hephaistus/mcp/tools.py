@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from hephaistus.mcp.pins import PERSONS, Pins
 from hephaistus.settings.mcp_config import McpServerConfig, expanded_env, live
 from hephaistus.values import Proposal, ToolCallRequest, ToolResult
 
@@ -29,10 +30,6 @@ PREFIX = "mcp__"
 NAME_CHARS = 64
 DESCRIPTION_CHARS = 400
 INSTRUCTION_CHARS = 600  # of a server's instructions (what it says of itself at the start)
-PINS_FILE = "mcp-pins.json"
-PERSONS = Path("(your servers)")  # the key of the person's own servers' pins, in every workspace
-# No server or tool is called so ($: a name is letters, digits, - and _).
-DEFINITIONS = "$definitions"
 INSTRUCTIONS = "$instructions"  # what a server says of itself, pinned as a definition is
 
 
@@ -129,7 +126,7 @@ class McpTools:
         pinned as it is now; listing a server only when its cache is missing or stale (or
         each of them, `fresh`: starting it to ask)."""
         offer = Offer()
-        every = {kind: _Pins(self.root if kind else PERSONS) for kind in (True, False)}
+        every = {kind: Pins(self.root if kind else PERSONS) for kind in (True, False)}
         named: dict[str, str] = {}  # a tool's name for the model -> whose tool it is
         for server in self.servers.values():
             try:
@@ -180,9 +177,17 @@ class McpTools:
             cached = _read_cache(cache, server.digest)
             if cached is not None:
                 return cached
-        listed = [d.to_dict() for d in self.hub.list_tools(self._live(server), self._env(server))]
+        listed = self._listed(server)
         _write_cache(cache, server.digest, listed)
         return listed
+
+    def _listed(self, server: McpServerConfig) -> list[dict[str, Any]]:
+        """The definitions the server lists now (starting it), what it says of itself first:
+        cached, pinned and withheld when changed as they are."""
+        tools = self.hub.list_tools(self._live(server), self._env(server))
+        said = self.hub.instructions(server)
+        told = [{"name": INSTRUCTIONS, "description": said, "schema": {}}] if said else []
+        return [*told, *(d.to_dict() for d in tools)]
 
     def pending(self, name: str) -> Pending:
         """The server's definitions as it lists them now (starting it), and what of them is
@@ -213,7 +218,7 @@ class McpTools:
         """Why `tool` is withheld now that the running server was asked (its definition is not
         the one pinned: the cache was older than the server), or ""; the cache is renewed, so
         the next run withholds it before offering."""
-        listed = [d.to_dict() for d in self.hub.list_tools(self._live(server), self._env(server))]
+        listed = self._listed(server)
         _write_cache(self.heph_dir / "cache" / f"mcp-{server.name}.json", server.digest, listed)
         now = next((d for d in listed if d["name"] == tool), None)
         pinned = self._pins(server).of(server.name).get(tool)
@@ -225,11 +230,11 @@ class McpTools:
             f"(the user can approve it with heph mcp approve {server.name})"
         )
 
-    def _pins(self, server: McpServerConfig) -> _Pins:
+    def _pins(self, server: McpServerConfig) -> Pins:
         """Where `server`'s definitions are pinned: a workspace's for that workspace, the
         person's (their config's, their editor's) once for all workspaces, so a changed
         definition is caught in a workspace that never saw the old one."""
-        return _Pins(self.root if server.from_workspace else PERSONS)
+        return Pins(self.root if server.from_workspace else PERSONS)
 
     def _live(self, server: McpServerConfig) -> McpServerConfig:
         """The entry with its variables expanded, as its server starts (never cached: the
@@ -351,46 +356,6 @@ def definition_digest(definition: dict[str, Any]) -> str:
     """The hash a definition is pinned by: its name, description and arguments."""
     data = json.dumps(definition, sort_keys=True, ensure_ascii=False).encode("utf-8", "replace")
     return hashlib.sha256(data).hexdigest()
-
-
-class _Pins:
-    """The definitions pinned for a workspace (or for the person's servers: PERSONS):
-    {server: {tool: digest}}."""
-
-    def __init__(self, root: Path) -> None:
-        from hephaistus.settings.userstate import WorkspaceRecords
-
-        self.records = WorkspaceRecords(PINS_FILE)
-        self.root = root
-        self.pins = self.records.get(root)
-        self.changed = False
-
-    def of(self, server: str) -> dict[str, str]:
-        found = self.pins.get(server)
-        return dict(found) if isinstance(found, dict) else {}
-
-    def pin(
-        self, server: str, tool: str, digest: str, definition: dict[str, Any] | None = None
-    ) -> None:
-        current = self.pins.setdefault(server, {})
-        if current.get(tool) != digest:
-            current[tool] = digest
-            self.changed = True
-        if definition is not None:  # kept whole, so a later change can be shown
-            kept = self.pins.setdefault(DEFINITIONS, {}).setdefault(server, {})
-            if kept.get(tool) != definition:
-                kept[tool] = definition
-                self.changed = True
-
-    def definition(self, server: str, tool: str) -> dict[str, Any] | None:
-        """The definition as it was pinned, when it was kept."""
-        found = (self.pins.get(DEFINITIONS) or {}).get(server, {}).get(tool)
-        return found if isinstance(found, dict) else None
-
-    def save(self) -> None:
-        if self.changed:
-            self.records.put(self.root, self.pins)
-            self.changed = False
 
 
 def _read_cache(cache: Path, digest: str) -> list[dict[str, Any]] | None:
