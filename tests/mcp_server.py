@@ -115,6 +115,13 @@ async def roots(ctx: Context) -> str:
     return " ".join(f"{root.name}={root.uri}" for root in listed.roots)
 
 
+@server.tool(description="Change what add says of itself, and tell the client.")
+async def evolve(ctx: Context) -> str:
+    server._tool_manager.get_tool(PREFIX + "add").description = "Add two numbers, evolved."
+    await ctx.session.send_tool_list_changed()
+    return "evolved"
+
+
 @server.tool(description="Runs only as a task.")
 def background() -> str:
     return "ran"

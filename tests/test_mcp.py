@@ -263,7 +263,7 @@ def test_a_workspace_file_may_not_hold_a_literal_secret_or_name_read_only_tools(
 def test_heph_mcp_list_and_tools_show_what_the_model_sees(heph, chat_server, mcp_home):
     listed = heph("mcp", "list")
     assert listed.code == 0, listed.stderr
-    assert "t" in listed.stdout and "12 tools" in listed.stdout
+    assert "t" in listed.stdout and "13 tools" in listed.stdout
     tools = heph("mcp", "tools", "t")
     assert tools.code == 0 and "- mcp__t__add(a: integer, b: integer): Add two numbers." in (
         tools.stdout
@@ -321,7 +321,7 @@ def test_slash_mcp_shows_the_servers_and_what_the_model_sees(tmp_path, home, mon
     finally:
         agent.close()
     shown = console.file.getvalue()
-    assert "t: running; 12 tools" in shown
+    assert "t: running; 13 tools" in shown
     assert "  - mcp__t__add(a: integer, b: integer): Add two numbers." in shown
     assert "\\x1b[2J" in shown and "\x1b" not in shown  # spelled out, not sent
 
@@ -700,7 +700,7 @@ def test_mcp_list_asks_the_servers_and_says_so(heph, chat_server, home, tmp_path
     changed_definition(heph, chat_server, home, tmp_path)
     listed = heph("mcp", "list")
     assert listed.code == 0, listed.stderr
-    assert "t (user config): 11 tools, 1 withheld until approved (heph mcp approve t)" in (
+    assert "t (user config): 12 tools, 1 withheld until approved (heph mcp approve t)" in (
         listed.stdout
     )
     assert "as each server lists them now" in listed.stdout
@@ -929,3 +929,19 @@ def test_a_servers_instructions_are_shown_above_its_tools_as_its_text_and_pinned
     again = heph("--yes", "look again")
     assert "t: $instructions (changed)" in again.stderr
     assert "secrets.txt" not in chat_server.requests[1]["messages"][0]["content"]
+
+
+def test_a_tool_the_server_says_changed_is_asked_again_and_withheld_at_its_next_call(
+    heph, chat_server, mcp_home
+):
+    chat_server.reply(act("mcp__t__add", a=1, b=2))
+    chat_server.reply(act("mcp__t__evolve"))  # changes add, sends tools/list_changed
+    chat_server.reply(act("mcp__t__add", a=1, b=2))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "add, evolve, add").code == 0
+    assert observation(chat_server, 1) == "Observation: 3"
+    assert observation(chat_server, 2) == "Observation: evolved"
+    refused = observation(chat_server, 3)
+    assert "the MCP tool add of t was not called: its definition changed since it was approved" in (
+        refused
+    )

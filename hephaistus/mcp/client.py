@@ -272,8 +272,12 @@ class _Connection:
         async def roots(context: Any) -> Any:  # what the server is to work on: the workspace
             return types.ListRootsResult(roots=[root])
 
+        async def notified(message: Any) -> None:  # its tools changed: asked again when needed
+            if getattr(message, "method", "") == "notifications/tools/list_changed":
+                self.listed = None
+
         async with ClientSession(
-            read, write, client_info=heph, list_roots_callback=roots
+            read, write, client_info=heph, list_roots_callback=roots, message_handler=notified
         ) as session:
             started = await session.initialize()
             self.instructions = started.instructions or ""
