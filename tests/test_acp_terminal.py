@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from acp import RequestError, text_block
@@ -203,22 +205,65 @@ def test_a_terminal_the_editor_refuses_is_a_command_that_did_not_run(chat_server
 
 
 class ProgramTerminal:
-    """A terminal as another program keeps one: it starts the launch in its own environment."""
+    """A terminal as another program keeps one: it starts the launch in its own environment,
+    leaving a file of its own open (`kept`, a pipe holding a secret), as editors do."""
+
+    def __init__(self):
+        self.started = []
 
     def run(self, started, *, cwd, timeout):
         import subprocess
 
         from hephaistus.runtime.executor import Completed
 
-        done = subprocess.run(
-            [started.command, *started.args],
-            cwd=cwd,
-            env={**os.environ, EDITORS_OWN: "sk-editor", **started.env},
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        self.started.append(started)
+        readable, writable = os.pipe()
+        os.write(writable, b"SECRET-THROUGH-A-FILE\n")
+        try:
+            done = subprocess.run(
+                [started.command, *started.args],
+                cwd=cwd,
+                env={**os.environ, EDITORS_OWN: "sk-editor", **started.env},
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                pass_fds=(readable,),
+            )
+        finally:
+            os.close(readable)
+            os.close(writable)
         return Completed(done.returncode, done.stdout + done.stderr, 0.0)
+
+
+def test_the_command_gets_no_file_the_starting_program_left_open_and_no_site_of_its_own(
+    workspace,
+):
+    from hephaistus.runtime.sandbox import Contained
+    from hephaistus.settings.config_sections import SandboxConfig
+
+    box = Contained(workspace, SandboxConfig())
+    box.terminal = terminal = ProgramTerminal()
+    done = box.run(
+        ["/bin/ls", "/proc/self/fd"],
+        cwd=workspace,
+        env={"PATH": os.environ["PATH"]},
+        timeout=20,
+        shown=True,
+    )
+    assert done.exit_code == 0, done.output
+    assert set(done.output.split()) <= {"0", "1", "2", "3"}  # 3: ls's own, of the folder
+    [started] = terminal.started
+    assert started.args[:2] == ["-I", "-S"]  # no .pth file of a virtual environment runs
+    assert not Path(started.command).is_relative_to(workspace)
+    assert started.command == os.path.realpath(sys.executable)  # never a link to it
+
+
+def test_an_interpreter_in_the_workspace_is_never_handed_to_the_editor(tmp_path):
+    from hephaistus.runtime.launch import launch
+
+    inside = Path(os.path.realpath(sys.executable)).parent
+    assert launch(["/bin/true"], {}, ["/bin/true"], False, inside) is None
+    assert launch(["/bin/true"], {}, ["/bin/true"], False, tmp_path) is not None
 
 
 def test_with_the_network_shared_the_launched_line_reaches_no_host_abstract_socket(workspace):
@@ -255,9 +300,8 @@ def test_the_launcher_runs_only_the_line_that_ends_with_the_command_shown(tmp_pa
 
     from hephaistus.runtime.launch import launch
 
-    started = launch(
-        ["/bin/echo", "hidden"], {"PATH": "/usr/bin:/bin"}, ["/bin/echo", "hidden"], False
-    )
+    line, env = ["/bin/echo", "hidden"], {"PATH": "/usr/bin:/bin"}
+    started = launch(line, env, ["/bin/echo", "hidden"], False, tmp_path)
     shown = [*started.args[:-2], "/bin/echo", "shown"]  # the editor shows one thing, runs another
     done = subprocess.run(
         [started.command, *shown], env=started.env, capture_output=True, text=True
@@ -268,3 +312,23 @@ def test_the_launcher_runs_only_the_line_that_ends_with_the_command_shown(tmp_pa
         [started.command, *started.args], env=started.env, capture_output=True, text=True
     )
     assert (done.returncode, done.stdout) == (0, "hidden\n")
+
+
+def test_an_exit_status_the_editor_garbles_is_no_success_and_no_timeout(
+    chat_server, home, workspace
+):
+    class Garbling(EditorWithTerminal):
+        async def wait_for_terminal_exit(self, session_id, terminal_id, **kwargs):
+            await self.processes[terminal_id].wait()
+            return WaitForTerminalExitResponse()  # neither a code nor a signal
+
+        async def terminal_output(self, session_id, terminal_id, **kwargs):
+            text = self.output[terminal_id].decode()
+            return TerminalOutputResponse(output=text, truncated=False)
+
+    chat_server.reply(act("shell", command="echo ran"))
+    chat_server.reply(final("unclear"))
+    one_turn(chat_server, home, workspace, Garbling(["allow_once"]))
+    seen = observations(chat_server)[0]
+    assert "exit code -1" in seen and "timed out" not in seen
+    assert "the editor gave no exit status heph can read" in seen and "ran" in seen

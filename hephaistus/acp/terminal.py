@@ -59,7 +59,7 @@ class EditorTerminal:
             self._ask("terminal/release", ids)
         said = said if isinstance(said, dict) else {}
         given = said.get("output")
-        output = given if isinstance(given, str) else ""
+        output = given[-KEPT_OUTPUT:] if isinstance(given, str) else ""  # as heph keeps its own
         if said.get("truncated") is True:
             output = "[the start of the output was cut by the editor]\n" + output
         if ended:
@@ -67,6 +67,8 @@ class EditorTerminal:
         status = said.get("exitStatus")
         if code is None and isinstance(status, dict):  # the wait said nothing: the output does
             code = exit_code(status)
+        if code is None:  # it ended (no timeout) without a status heph can read: no success
+            code, output = -1, output + "\n[the editor gave no exit status heph can read]"
         return Completed(code, output, time.monotonic() - began)
 
     def _create(self, started: Launch, cwd: Path) -> str | Refused:

@@ -92,9 +92,10 @@ class Sandbox:
         # them (the only step between fork and exec: without one a process starts faster).
         scoped = scoping(self.bwrap) if self.network else None
         before_start = scoped if callable(scoped) else None
-        if terminal is not None:
-            started = launch(line, inside, argv, before_start is not None)
-            return terminal.run(started, cwd=cwd, timeout=timeout)
+        if terminal is not None:  # where heph's interpreter is outside the workspace
+            started = launch(line, inside, argv, before_start is not None, self.workspace)
+            if started is not None:
+                return terminal.run(started, cwd=cwd, timeout=timeout)
         return self.local.run(line, cwd=cwd, env=inside, timeout=timeout, before_start=before_start)
 
     def _hiding(self, empty: Path) -> list[str]:
