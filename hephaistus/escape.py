@@ -43,6 +43,13 @@ def visible(text: str) -> str:
     return text.replace("\r\n", "\n").translate(_VISIBLE)
 
 
+def one_line(text: str, limit: int) -> str:
+    """Outside text on one line: what a terminal would act on spelled out, each run of
+    whitespace one space, clipped to `limit` characters (… at the end where it was)."""
+    line = " ".join(visible(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def safe(text: str) -> str:
     """`text` from outside heph as it may reach a terminal: the environment's secrets hidden,
     control characters visible."""

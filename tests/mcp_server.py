@@ -147,6 +147,12 @@ def poisoned() -> str:
     return "nothing"
 
 
+for n in range(int(os.environ.get("MCP_TEST_MANY", "0"))):  # a server of very many tools
+    server.tool(name=f"tool_{n}", description=f"Tool number {n}. " + "It does a thing. " * 20)(
+        lambda text="": text
+    )
+
+
 if __name__ == "__main__":
     import sys
 

@@ -945,3 +945,15 @@ def test_a_tool_the_server_says_changed_is_asked_again_and_withheld_at_its_next_
     assert "the MCP tool add of t was not called: its definition changed since it was approved" in (
         refused
     )
+
+
+def test_a_server_of_very_many_tools_takes_a_bounded_part_of_the_prompt(heph, chat_server, home):
+    with_server(home, 'env = { MCP_TEST_MANY = "300" }\n')
+    chat_server.reply(final("done"))
+    result = heph("--yes", "look")
+    assert result.code == 0, result.stderr
+    system = chat_server.requests[0]["messages"][0]["content"]
+    assert len(system) < 50_000 and system.count("- mcp__t__") <= 100
+    assert "tools of MCP server t are left out: the MCP tools offered take at most" in (
+        result.stderr
+    )

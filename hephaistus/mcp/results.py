@@ -30,20 +30,30 @@ def _part(item: Any) -> str:
         return str(item.text)
     if kind in ("image", "audio"):
         size = _decoded_size(getattr(item, "data", ""))
-        return f"[{kind} {getattr(item, 'mime_type', '?')}, {size:,} bytes: not shown]"
+        return f"[{kind} {_one_line(getattr(item, 'mime_type', '?'))}, {size:,} bytes: not shown]"
     if kind == "resource":
         resource = getattr(item, "resource", None)
-        uri = getattr(resource, "uri", "?")
+        uri = _one_line(getattr(resource, "uri", "?"))
         text = getattr(resource, "text", None)
         if isinstance(text, str):
             return f"[resource {uri}]\n{text}"
         size = _decoded_size(getattr(resource, "blob", ""))
-        return f"[resource {uri} ({getattr(resource, 'mime_type', None) or '?'}, {size:,} bytes)]"
+        return (
+            f"[resource {uri} ({_one_line(getattr(resource, 'mime_type', None))}, {size:,} bytes)]"
+        )
     if kind == "resource_link":
         about = getattr(item, "description", None)
-        named = f"[resource link {getattr(item, 'name', '?')}: {getattr(item, 'uri', '?')}]"
-        return named + (f" {about}" if about else "")
-    return f"[{kind or 'content'} left out]"
+        named = f"[resource link {_one_line(getattr(item, 'name', '?'))}: "
+        named += f"{_one_line(getattr(item, 'uri', '?'))}]"
+        return named + (f" {_one_line(about)}" if about else "")
+    return f"[{_one_line(kind or 'content')} left out]"
+
+
+def _one_line(text: Any) -> str:
+    """A name, URI or type from the server: one line, control characters spelled out."""
+    from hephaistus.escape import one_line
+
+    return one_line(str(text or "?"), 300)
 
 
 def _decoded_size(data: Any) -> int:

@@ -29,6 +29,8 @@ from hephaistus.values import Proposal, ToolCallRequest, ToolResult
 PREFIX = "mcp__"
 NAME_CHARS = 64
 DESCRIPTION_CHARS = 400
+MCP_PROMPT_CHARS = 12_000  # of the prompt all MCP tools' lines take (about 3,000 tokens)
+MCP_TOOLS = 100  # MCP tools offered at most (OpenAI takes 128 in all)
 INSTRUCTION_CHARS = 600  # of a server's instructions (what it says of itself at the start)
 INSTRUCTIONS = "$instructions"  # what a server says of itself, pinned as a definition is
 
@@ -128,6 +130,7 @@ class McpTools:
         offer = Offer()
         every = {kind: Pins(self.root if kind else PERSONS) for kind in (True, False)}
         named: dict[str, str] = {}  # a tool's name for the model -> whose tool it is
+        spent, left_out = 0, dict[str, int]()  # the prompt's characters they take; beyond
         for server in self.servers.values():
             try:
                 definitions = self.definitions(server, fresh=fresh)
@@ -153,8 +156,14 @@ class McpTools:
                     instructions = definition.get("description") or ""
                     continue
                 tool = self._tool(server, definition)
-                if tool is None:
+                if isinstance(tool, str):  # one line: the rest of its tools still work
+                    offer.failed.append(f"MCP tool {server.name}: {definition['name']} {tool}")
                     continue
+                size = len(tool.describe())
+                if spent + size > MCP_PROMPT_CHARS or len(offer.tools) >= MCP_TOOLS:
+                    left_out[server.name] = left_out.get(server.name, 0) + 1
+                    continue
+                spent += size
                 if instructions:  # said above its first tool, as its text, clipped
                     said = described(instructions, INSTRUCTION_CHARS)
                     tool = replace(tool, preface=f"- (MCP server {server.name} says: {said})")
@@ -168,6 +177,12 @@ class McpTools:
                 offer.tools.append(tool)
         for pins in every.values():
             pins.save()
+        for name, count in left_out.items():
+            offer.failed.append(
+                f"{count} tools of MCP server {name} are left out: the MCP tools offered take "
+                f"at most {MCP_PROMPT_CHARS:,} characters of the prompt and {MCP_TOOLS} tools "
+                "(enabled_tools in its entry chooses which)"
+            )
         return offer
 
     def definitions(self, server: McpServerConfig, *, fresh: bool = False) -> list[dict[str, Any]]:
@@ -259,6 +274,7 @@ class McpTools:
         return {**passed, **expanded_env(server, self.environ)}
 
     def _tool(self, server: McpServerConfig, definition: dict[str, Any]) -> Any:
+        """The Tool of a definition, or why it is left out."""
         from hephaistus.tools import Tool
 
         name = tool_name(server.name, definition["name"])
@@ -271,8 +287,8 @@ class McpTools:
                 self._caller(server, definition["name"], effect, definition.get("schema") or {}),
                 effect=effect,
             )
-        except TypeError:
-            return None  # arguments heph cannot describe: the tool is not offered
+        except TypeError as error:  # arguments heph cannot describe: the tool is not offered
+            return f"is left out: {error}"
 
     def _caller(
         self, server: McpServerConfig, tool: str, effect: str, declared: dict[str, Any]
@@ -346,10 +362,9 @@ def tool_name(server: str, tool: str) -> str:
 def described(text: str, limit: int = DESCRIPTION_CHARS) -> str:
     """A server's text as the model reads it: one line, control characters spelled out,
     clipped to `limit` characters."""
-    from hephaistus.escape import visible
+    from hephaistus.escape import one_line
 
-    line = " ".join(visible(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def definition_digest(definition: dict[str, Any]) -> str:

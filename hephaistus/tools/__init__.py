@@ -14,6 +14,7 @@ May import: `settings`, `runtime`, `workspace`, `records`.
 from __future__ import annotations
 
 import inspect
+import re
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -146,12 +147,18 @@ class Tool:
         from hephaistus.tools.schemas import inlined
 
         given = schema
+        try:
+            inlined(schema, prose=False)  # what the step's schema takes: not too large
+        except ValueError as error:
+            raise TypeError(str(error)) from None
         schema = inlined(schema)  # an argument's type may be a reference: its own
         if schema.get("type", "object") != "object":
             raise TypeError(f"tool {name}: its arguments must be an object")
         required = set(schema.get("required", []))
         args = []
         for arg_name, prop in (schema.get("properties") or {}).items():
+            if not isinstance(arg_name, str) or not ARG_NAME.fullmatch(arg_name):
+                raise TypeError(f"an argument's name is not one heph can show: {arg_name!r:.80}")
             args.append(
                 ToolArg(
                     arg_name,
@@ -281,6 +288,8 @@ def default_registry() -> Registry:
     return Registry(Tool.from_function(fn, effect=effect) for fn, effect in families)
 
 
+# A server's argument names, as the prompt shows them (never control characters or a page).
+ARG_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _SCHEMA_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool}
 THIRD_PARTY = "mcp__"  # the names of MCP servers' tools
 THIRD_PARTY_HEADER = (

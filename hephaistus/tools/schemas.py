@@ -14,6 +14,8 @@ from typing import Any
 
 REF_DEPTH = 8  # references followed inside one another
 SCHEMA_BYTES = 32_000  # an inlined schema larger than this is not kept (references can multiply)
+ENUM_KEPT = 200  # allowed values sent in a schema; more are the server's to check
+STRICT_DEPTH = 5  # objects nested in a tool's arguments in strict form (OpenAI takes 10 in all)
 NESTING = 3  # levels of nested fields told to the model
 ARG_CHARS = 160  # of one argument's description
 TOOL_CHARS = 1_500  # of all of one tool's argument lines
@@ -29,10 +31,12 @@ def inlined(schema: Any, *, prose: bool = True) -> Any:
     """`schema` with its local `$ref`s resolved (they point at its own root, which is not where
     it ends up) and `$defs` gone; without its prose (`prose=False`: descriptions, titles,
     examples) for the step's schema. A reference nested too deep, or to nowhere, stands for
-    any value; a result too large to keep is an object of any shape."""
+    any value; a list of allowed values too long to send (ENUM_KEPT) is left to the server to
+    check. ValueError where the result without prose is still too large to send."""
     done = _inlined(schema, None, 0, prose)
-    if len(json.dumps(done, ensure_ascii=False)) > SCHEMA_BYTES:
-        return {"type": "object"}
+    size = 0 if prose else len(json.dumps(done, ensure_ascii=False))  # (prose: told, bounded)
+    if size > SCHEMA_BYTES:
+        raise ValueError(f"its arguments' schema is too large ({size:,} characters inlined)")
     return done
 
 
@@ -54,6 +58,8 @@ def _inlined(schema: Any, defs: dict[str, Any] | None, depth: int, prose: bool) 
     for key, value in schema.items():
         if (key in PROSE and not prose) or key in ("$defs", "definitions", "$schema"):
             continue
+        if key == "enum" and isinstance(value, list) and len(value) > ENUM_KEPT:
+            continue  # its type stays; the server checks the value
         if key in ("properties", "patternProperties") and isinstance(value, dict):
             # (an argument may be called "title": only the schema's own prose goes)
             plain[key] = {name: _inlined(sub, defs, depth, prose) for name, sub in value.items()}
@@ -155,24 +161,24 @@ def _described(text: Any) -> str:
 
 def _plain(text: str, limit: int) -> str:
     """A third party's text on one line, control characters spelled out, clipped."""
-    from hephaistus.escape import visible
+    from hephaistus.escape import one_line
 
-    line = " ".join(visible(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 # -- OpenAI's strict form, and back ----------------------------------------------------------
 
 
-def strict(node: Any) -> dict[str, Any]:
+def strict(node: Any, depth: int = 0) -> dict[str, Any]:
     """A prose-free, inlined schema in OpenAI's strict form: every object's keys required,
     `additionalProperties: false`, the optional ones nullable. What that form cannot say (an
-    object of any keys, any value) is JSON text, decoded before the call (`as_declared`)."""
-    if not isinstance(node, dict) or not node:
+    object of any keys, any value, objects nested deeper than STRICT_DEPTH) is JSON text,
+    decoded before the call (`as_declared`)."""
+    if not isinstance(node, dict) or not node or depth > STRICT_DEPTH:
         return dict(JSON_TEXT)
     options = node.get("anyOf") or node.get("oneOf")
     if isinstance(options, list) and options:
-        return {"anyOf": [strict(option) for option in options]}
+        return {"anyOf": [strict(option, depth) for option in options]}
     values = node.get("enum")
     if isinstance(values, list) and values:
         scalar = all(v is None or isinstance(v, (str, int, float, bool)) for v in values)
@@ -181,7 +187,7 @@ def strict(node: Any) -> dict[str, Any]:
         return {"enum": [node["const"]]}
     kind = node.get("type")
     if isinstance(kind, list) and kind:
-        return {"anyOf": [strict({**node, "type": k}) for k in kind]}
+        return {"anyOf": [strict({**node, "type": k}, depth) for k in kind]}
     if kind == "object":
         properties = node.get("properties")
         if not isinstance(properties, dict) or not properties:
@@ -190,7 +196,7 @@ def strict(node: Any) -> dict[str, Any]:
         needed = listed if isinstance(listed, list) else []
         fields = {}
         for name, sub in properties.items():
-            made = strict(sub)
+            made = strict(sub, depth + 1)
             fields[name] = made if name in needed else {"anyOf": [made, {"type": "null"}]}
         return {
             "type": "object",
@@ -199,7 +205,7 @@ def strict(node: Any) -> dict[str, Any]:
             "additionalProperties": False,
         }
     if kind == "array":
-        return {"type": "array", "items": strict(node.get("items"))}
+        return {"type": "array", "items": strict(node.get("items"), depth)}
     if kind in SCALARS:
         return {"type": kind}
     return dict(JSON_TEXT)
