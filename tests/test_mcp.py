@@ -957,3 +957,20 @@ def test_a_server_of_very_many_tools_takes_a_bounded_part_of_the_prompt(heph, ch
     assert "tools of MCP server t are left out: the MCP tools offered take at most" in (
         result.stderr
     )
+
+
+def test_a_persons_server_handed_the_workspace_is_said_to_run_without_the_network(heph, home):
+    from hephaistus.runtime.sandbox import unavailable
+
+    if unavailable() is not None:
+        pytest.skip(f"no sandbox here: {unavailable()}")
+    folder = home / ".config" / "hephaistus"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text(  # not on_host: in the sandbox, and `.` is the workspace
+        f"[mcp_servers.t]\ncommand = {json.dumps(sys.executable)}\n"
+        f'args = [{json.dumps(str(SERVER))}, "."]\n'
+    )
+    listed = heph("mcp", "list")
+    assert listed.code == 0, listed.stderr
+    assert "so it runs in the sandbox without the network" in listed.stdout, listed.stdout
+    assert "with the network, unless" not in listed.stdout

@@ -67,11 +67,9 @@ class Placement:
             return ""
         if self.contain_persons:
             return UNTRUSTED
-        if not server.on_host:
-            return IN_THE_SANDBOX
         code = workspace_code(server, self.root, self.environ)
         if code is None:
-            return ""
+            return IN_THE_SANDBOX if not server.on_host else ""
         return (
             f" (it would run the workspace's code, which a model can change: {code}; so it runs "
             "in the sandbox without the network, trusted or not)"
