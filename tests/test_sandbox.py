@@ -391,3 +391,21 @@ def test_what_a_persons_entry_names_under_tmp_is_of_tmp_alone(tmp_path):
         import shutil
 
         shutil.rmtree(kept)
+
+
+@needs_sandbox
+def test_the_environment_heph_runs_from_is_read_only_inside_when_it_lies_in_the_workspace(
+    workspace, monkeypatch
+):
+    import sys
+
+    venv = workspace / ".venv"  # heph installed in the project's own virtual environment
+    (venv / "lib" / "site-packages").mkdir(parents=True)
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    plant = "echo 'import os' > .venv/lib/site-packages/zz.pth; echo made > made.txt"
+    done = Contained(workspace, SandboxConfig()).run(
+        ["/bin/sh", "-c", plant], cwd=workspace, env={"PATH": os.environ["PATH"]}, timeout=20
+    )
+    assert "Read-only file system" in done.output
+    assert not (venv / "lib" / "site-packages" / "zz.pth").exists()
+    assert (workspace / "made.txt").read_text() == "made\n"  # the rest of the workspace is its

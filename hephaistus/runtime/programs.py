@@ -92,3 +92,15 @@ def sandbox_caches() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("hephaistus", False)) / "sandbox"
+
+
+def own_installation(workspace: Path) -> list[Path]:
+    """The Python environment heph runs from, where it lies in `workspace` (a project's virtual
+    environment heph was installed in): the sandbox shows it read-only. A command that wrote
+    there (a `.pth` file, a package heph imports, the interpreter's link) would run as the person
+    at heph's next start, with the key in reach."""
+    import sys
+
+    root = os.path.realpath(workspace)
+    found = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
+    return sorted(Path(p) for p in found if p != root and Path(p).is_relative_to(root))

@@ -35,7 +35,13 @@ from hephaistus.runtime.hidden import (
 from hephaistus.runtime.landlock import scoped_line, scoping
 from hephaistus.runtime.launch import launch
 from hephaistus.runtime.limits import HIDING_BYTES, RUN_BYTES, ProcessLimit, memory_limit
-from hephaistus.runtime.programs import command_path, find, missing, sandbox_caches
+from hephaistus.runtime.programs import (
+    command_path,
+    find,
+    missing,
+    own_installation,
+    sandbox_caches,
+)
 from hephaistus.runtime.tmp_shown import toolchains_in_tmp
 from hephaistus.settings.config_sections import SandboxConfig
 
@@ -158,6 +164,8 @@ class Sandbox:
             hide = path.name == ".heph" and path.is_dir()
             mount = ["--tmpfs", str(path), "--remount-ro"] if hide else ["--ro-bind", str(path)]
             line += [*mount, str(path)]
+        for path in own_installation(self.workspace):  # heph's own code: never a command's
+            line += ["--ro-bind", str(path), str(path)]
         line += ["--bind", str(self.cache), str(self.cache)]
         toolchains = toolchains_in_tmp(argv, env or {}, self.workspace) + (shown or [])
         for toolchain in toolchains:
