@@ -55,6 +55,17 @@ def sleep(seconds: float) -> str:
     return "slept"
 
 
+@server.tool(description="Work for some seconds, saying how far it got every 0.3 s.")
+async def work(seconds: float, ctx: Context) -> str:
+    import asyncio
+
+    steps = int(seconds / 0.3)
+    for step in range(steps):
+        await ctx.report_progress(step, steps, "working")
+        await asyncio.sleep(0.3)
+    return "worked"
+
+
 @server.tool(description="Five megabytes of text.")
 def big() -> str:
     return "x" * (5 << 20) + "THE-END"

@@ -17,17 +17,20 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hephaistus.mcp.failures import broken, error_line, missing_path, refused_words, start_failure
 from hephaistus.mcp.placement import Placement
 from hephaistus.mcp.results import text_of
 from hephaistus.settings.mcp_config import McpServerConfig
 
 CLOSE_SECONDS = 10.0
+PROGRESS_CAP = 10  # a call that keeps saying it progresses runs at most 10 times its timeout
 # What a server gets of heph's environment besides its entry's `env` (never the API key).
 PASSED_ENV = ("PATH", "HOME", "LANG", "TERM", "USER", "SHELL")
 
@@ -142,7 +145,7 @@ class McpHub:
         future = asyncio.run_coroutine_threadsafe(work, self._loop)
         log = f"(its log: {connection.log})"
         try:
-            return future.result(timeout)
+            return _result(future, timeout, connection)
         except FutureTimeout:
             future.cancel()
             if connection.session is None:  # it never started: stop it, try afresh next time
@@ -154,11 +157,11 @@ class McpHub:
             self._stop(connection)
             raise McpError(f"{error} {log}") from None
         except Exception as error:  # the package's own errors, a broken pipe, a dead server
-            if _broken(error):
+            if broken(error):
                 self._stop(connection)  # started again at the next call
             if connection.refused:  # a token that expired or was taken back
                 raise McpError(refused_words(server, connection.refused)) from None
-            raise McpError(f"MCP server {server.name}: {_one_line(error)} {log}") from None
+            raise McpError(f"MCP server {server.name}: {error_line(error)} {log}") from None
 
     def _stop(self, connection: Any) -> None:
         connection.dead = True
@@ -189,6 +192,7 @@ class _Connection:
         self.refused: int | None = None  # the HTTP status a server at a URL refused heph with
         self.root = Path("/")  # the workspace: the one root heph declares
         self.instructions = ""  # what the server says of itself, as it started
+        self.progressed = 0.0  # when it last said a call of its made progress (monotonic)
         self.listed: list[ToolDefinition] | None = None
         self._ready: asyncio.Future[None] | None = None
         self._closing: asyncio.Event | None = None
@@ -213,7 +217,11 @@ class _Connection:
 
     async def call(self, tool: str, args: dict[str, Any]) -> CallResult:
         session = await self._started()
-        result = await session.call_tool(tool, args)
+
+        async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            self.progressed = time.monotonic()  # still working: the timeout starts again
+
+        result = await session.call_tool(tool, args, progress_callback=progressed)
         return CallResult(text_of(result), bool(result.is_error))
 
     async def close(self) -> None:
@@ -302,8 +310,8 @@ class _Connection:
                 await self._hold_stdio()
         except BaseException as error:  # noqa: BLE001 - a failed start is the caller's to say
             if not self._ready.done():
-                gone = _missing_path(self.server)  # its cause, rather than the sandbox
-                failure = _start_failure(self.server, error) + (gone or self.why_contained)
+                gone = missing_path(self.server)  # its cause, rather than the sandbox
+                failure = start_failure(self.server, error) + (gone or self.why_contained)
                 if self.refused:
                     failure = refused_words(self.server, self.refused)
                 self._ready.set_exception(McpError(failure))
@@ -313,49 +321,25 @@ class _Connection:
             self.session = None
 
 
+def _result(future: Any, timeout: float, connection: _Connection) -> Any:
+    """The future's result: FutureTimeout once `timeout` seconds pass without a word of
+    progress from the server (PROGRESS_CAP times the timeout at most, progress or not)."""
+    began = time.monotonic()
+    while True:
+        quiet_since = max(began, connection.progressed)
+        left = min(quiet_since + timeout, began + timeout * PROGRESS_CAP) - time.monotonic()
+        if left <= 0:
+            raise FutureTimeout()
+        try:
+            return future.result(left)
+        except FutureTimeout:
+            continue  # progress may have come meanwhile
+
+
 def _task_only(tool: Any) -> bool:
     """Whether the server takes calls of `tool` only as tasks (which heph does not make)."""
     execution = getattr(tool, "execution", None)
     return getattr(execution, "task_support", None) == "required"
-
-
-def refused_words(server: McpServerConfig, status: int) -> str:
-    """A server at a URL refused heph's request: which token was sent, and what to do."""
-    variable = server.bearer_token_env_var
-    if server.from_workspace or not variable:
-        sent = "no token was sent (bearer_token_env_var in your user config names the variable)"
-    elif not os.environ.get(variable):
-        sent = f"no token was sent: ${variable} (its bearer_token_env_var) is not set"
-    else:
-        sent = f"the token in ${variable} (its bearer_token_env_var) was refused"
-    return (
-        f"MCP server {server.name} refused heph (HTTP {status}): {sent}. Signing in with "
-        f"OAuth (heph mcp login {server.name}) is not built yet"
-    )
-
-
-def _start_failure(server: McpServerConfig, error: BaseException) -> str:
-    if isinstance(error, ModuleNotFoundError) and (error.name or "").startswith("mcp"):
-        return (
-            f"MCP server {server.name} was not started: the mcp package is not installed "
-            "(pip install 'mcp>=2,<3', or '.[mcp]' in heph's checkout)"
-        )
-    return f"MCP server {server.name} did not start: {_one_line(error)}"
-
-
-def _missing_path(server: McpServerConfig) -> str:
-    """` (PATH does not exist)` for the first absolute path the entry names that is not there."""
-    named = [server.command, *server.args]
-    gone = [word for word in named if os.path.isabs(word) and not os.path.lexists(word)]
-    return f" ({gone[0]} does not exist)" if gone else ""
-
-
-def _one_line(error: BaseException) -> str:
-    inner = getattr(error, "exceptions", None)  # a task group's exception group
-    if inner:
-        return _one_line(inner[0])
-    text = " ".join(str(error).split()) or type(error).__name__
-    return text[:300]
 
 
 def _quiet_package_logs(path: Path) -> None:
@@ -372,13 +356,3 @@ def _quiet_package_logs(path: Path) -> None:
     except OSError:
         logger.addHandler(logging.NullHandler())
     logger.propagate = False
-
-
-def _broken(error: BaseException) -> bool:
-    """Whether the connection is gone (the server exited or closed its pipes), not merely a
-    call it refused."""
-    inner = getattr(error, "exceptions", None)
-    if inner:
-        return any(_broken(e) for e in inner)
-    names = {"ClosedResourceError", "BrokenResourceError", "EndOfStream", "BrokenPipeError"}
-    return type(error).__name__ in names or "connection closed" in str(error).lower()
