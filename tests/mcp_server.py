@@ -133,6 +133,11 @@ async def evolve(ctx: Context) -> str:
     return "evolved"
 
 
+@server.resource("notes://today", name="today", description="Today's notes")
+def today() -> str:
+    return "Buy milk."
+
+
 @server.tool(description="Runs only as a task.")
 def background() -> str:
     return "ran"

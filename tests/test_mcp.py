@@ -985,3 +985,16 @@ def test_a_call_that_says_it_progresses_outlives_its_timeout_and_a_silent_one_do
     assert heph("--yes", "work, then sleep").code == 0
     assert observation(chat_server, 1) == "Observation: worked"
     assert "did not answer sleep within 3 s" in observation(chat_server, 2)
+
+
+def test_a_servers_resources_are_listed_and_read_through_one_read_tool(heph, chat_server, mcp_home):
+    chat_server.reply(act("mcp_read_resource", server="t"))
+    chat_server.reply(act("mcp_read_resource", server="t", uri="notes://today"))
+    chat_server.reply(act("mcp_read_resource", server="nope", uri="notes://today"))
+    chat_server.reply(final("milk"))
+    assert heph("--mode", "plan", "what is on today's notes").code == 0  # a read: unasked
+    assert "- notes://today (today, text/plain): Today's notes" in observation(chat_server, 1)
+    assert observation(chat_server, 2) == "Observation: [resource notes://today]\nBuy milk."
+    assert "no MCP server 'nope' (the servers: t)" in observation(chat_server, 3)
+    system = chat_server.requests[0]["messages"][0]["content"]
+    assert "- mcp_read_resource(server, uri?): Read a resource an MCP server offers" in system

@@ -26,7 +26,7 @@ from typing import Any
 
 from hephaistus.mcp.failures import broken, error_line, missing_path, refused_words, start_failure
 from hephaistus.mcp.placement import Placement
-from hephaistus.mcp.results import text_of
+from hephaistus.mcp.results import resource_line, text_of, text_of_contents
 from hephaistus.settings.mcp_config import McpServerConfig
 
 CLOSE_SECONDS = 10.0
@@ -93,6 +93,13 @@ class McpHub:
         connection = self._connection(server, env)
         work = connection.call(tool, args)
         return self._wait(work, server.tool_timeout_sec, server, tool, connection)
+
+    def resources(self, server: McpServerConfig, env: dict[str, str], uri: str) -> str:
+        """The resource at `uri` of `server` as the model reads it, or its resources listed
+        (`uri` ""); McpError when that cannot be done in time."""
+        connection = self._connection(server, env)
+        work = connection.read(uri) if uri else connection.listing()
+        return self._wait(work, server.tool_timeout_sec, server, "resources", connection)
 
     def running(self) -> list[str]:
         """The servers started so far."""
@@ -223,6 +230,16 @@ class _Connection:
 
         result = await session.call_tool(tool, args, progress_callback=progressed)
         return CallResult(text_of(result), bool(result.is_error))
+
+    async def read(self, uri: str) -> str:
+        session = await self._started()
+        found = await session.read_resource(uri)
+        return text_of_contents(found.contents)
+
+    async def listing(self) -> str:
+        session = await self._started()
+        listed = await session.list_resources()
+        return "\n".join(resource_line(r) for r in listed.resources) or "(no resources)"
 
     async def close(self) -> None:
         if self._closing is not None:

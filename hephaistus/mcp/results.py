@@ -24,6 +24,29 @@ def text_of(result: Any) -> str:
     return "\n".join(parts)
 
 
+def text_of_contents(contents: Any) -> str:
+    """A resource read (resources/read): each of its contents as an embedded resource is."""
+    return "\n".join(_embedded(item) for item in contents or ())
+
+
+def resource_line(resource: Any) -> str:
+    """One resource of a listing (resources/list): its URI, name, type and description."""
+    kind = getattr(resource, "mime_type", None)
+    about = getattr(resource, "description", None)
+    uri, name = getattr(resource, "uri", "?"), getattr(resource, "name", "?")
+    line = f"- {_one_line(uri)} ({_one_line(name)}" + (f", {_one_line(kind)})" if kind else ")")
+    return line + (f": {_one_line(about)}" if about else "")
+
+
+def _embedded(resource: Any) -> str:
+    uri = _one_line(getattr(resource, "uri", "?"))
+    text = getattr(resource, "text", None)
+    if isinstance(text, str):
+        return f"[resource {uri}]\n{text}"
+    size = _decoded_size(getattr(resource, "blob", ""))
+    return f"[resource {uri} ({_one_line(getattr(resource, 'mime_type', None))}, {size:,} bytes)]"
+
+
 def _part(item: Any) -> str:
     kind = getattr(item, "type", "")
     if kind == "text":
@@ -32,15 +55,7 @@ def _part(item: Any) -> str:
         size = _decoded_size(getattr(item, "data", ""))
         return f"[{kind} {_one_line(getattr(item, 'mime_type', '?'))}, {size:,} bytes: not shown]"
     if kind == "resource":
-        resource = getattr(item, "resource", None)
-        uri = _one_line(getattr(resource, "uri", "?"))
-        text = getattr(resource, "text", None)
-        if isinstance(text, str):
-            return f"[resource {uri}]\n{text}"
-        size = _decoded_size(getattr(resource, "blob", ""))
-        return (
-            f"[resource {uri} ({_one_line(getattr(resource, 'mime_type', None))}, {size:,} bytes)]"
-        )
+        return _embedded(getattr(item, "resource", None))
     if kind == "resource_link":
         about = getattr(item, "description", None)
         named = f"[resource link {_one_line(getattr(item, 'name', '?'))}: "

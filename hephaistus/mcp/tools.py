@@ -107,7 +107,7 @@ class McpTools:
 
         def start(server: McpServerConfig) -> None:
             try:
-                self.hub.list_tools(self._live(server), self._env(server))
+                self.hub.list_tools(self.live(server), self.env(server))
             except Exception:
                 pass  # said when a call needs it
 
@@ -177,6 +177,10 @@ class McpTools:
                 offer.tools.append(tool)
         for pins in every.values():
             pins.save()
+        if self.servers:  # their resources: one read tool for all of them
+            from hephaistus.mcp.resources import resource_tool
+
+            offer.tools.append(resource_tool(self))
         for name, count in left_out.items():
             offer.failed.append(
                 f"{count} tools of MCP server {name} are left out: the MCP tools offered take "
@@ -199,7 +203,7 @@ class McpTools:
     def _listed(self, server: McpServerConfig) -> list[dict[str, Any]]:
         """The definitions the server lists now (starting it), what it says of itself first:
         cached, pinned and withheld when changed as they are."""
-        tools = self.hub.list_tools(self._live(server), self._env(server))
+        tools = self.hub.list_tools(self.live(server), self.env(server))
         said = self.hub.instructions(server)
         told = [{"name": INSTRUCTIONS, "description": said, "schema": {}}] if said else []
         return [*told, *(d.to_dict() for d in tools)]
@@ -251,12 +255,14 @@ class McpTools:
         definition is caught in a workspace that never saw the old one."""
         return Pins(self.root if server.from_workspace else PERSONS)
 
-    def _live(self, server: McpServerConfig) -> McpServerConfig:
+    def live(self, server: McpServerConfig) -> McpServerConfig:
         """The entry with its variables expanded, as its server starts (never cached: the
         cache is keyed by the entry as written, without the values of its variables)."""
         return live(server, self.environ)
 
-    def _env(self, server: McpServerConfig) -> dict[str, str]:
+    def env(self, server: McpServerConfig) -> dict[str, str]:
+        """The environment `server` starts with: its entry's `env`, a few of heph's own
+        (never a secret), and in the sandbox cache folders it can write."""
         from hephaistus.mcp.client import PASSED_ENV
 
         passed = {k: self.environ[k] for k in PASSED_ENV if k in self.environ}
@@ -317,7 +323,7 @@ class McpTools:
                     changed = self._changed_since_pinned(server, tool)
                     if changed:
                         return ToolResult(False, changed)
-                    result = self.hub.call(self._live(server), self._env(server), tool, sent)
+                    result = self.hub.call(self.live(server), self.env(server), tool, sent)
                 except McpError as error:
                     return ToolResult(False, str(error))
                 if result.is_error:
