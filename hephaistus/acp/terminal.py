@@ -48,7 +48,7 @@ class EditorTerminal:
         if not isinstance(terminal, str):
             return Completed(126, f"[the editor did not start it: {terminal.message}]", 0.0)
         self.sink.show_terminal(terminal)
-        ids = {"sessionId": self.sink.session_id, "terminalId": terminal}
+        ids = self._ids(terminal)
         try:
             code, ended = self._wait(ids, timeout)
             said = self._ask("terminal/output", ids)
@@ -90,22 +90,20 @@ class EditorTerminal:
         except KeyboardInterrupt:  # a cancel before the editor answered: end what it starts
             self._end(asked)
             raise
-        terminal = made.get("terminalId") if isinstance(made, dict) else None
-        if isinstance(terminal, str) and terminal:
-            return terminal
-        return Refused("its answer named no terminal")
+        return _named(made) or Refused("its answer named no terminal")
 
     def _end(self, asked: Asked) -> None:
         """Kill and release the terminal a create asked for, once the editor names it."""
         try:
-            made = asked.answer(ANSWER_SECONDS)
+            terminal = _named(asked.answer(ANSWER_SECONDS))
         except (Cancelled, TimeoutError):
             return
-        terminal = made.get("terminalId") if isinstance(made, dict) else None
-        if isinstance(terminal, str):
-            ids = {"sessionId": self.sink.session_id, "terminalId": terminal}
-            self._ask("terminal/kill", ids)
-            self._ask("terminal/release", ids)
+        if terminal:
+            self._ask("terminal/kill", self._ids(terminal))
+            self._ask("terminal/release", self._ids(terminal))
+
+    def _ids(self, terminal: str) -> dict[str, str]:
+        return {"sessionId": self.sink.session_id, "terminalId": terminal}
 
     def _wait(self, ids: dict[str, str], timeout: float) -> tuple[int | None, str]:
         """Its exit code (None: it did not end by itself), and what to add to its output
@@ -127,6 +125,12 @@ class EditorTerminal:
             return self.channel.request(method, params, timeout=wait)
         except (Cancelled, TimeoutError):
             return None
+
+
+def _named(made: Any) -> str | None:
+    """The terminal an editor's answer to terminal/create names."""
+    terminal = made.get("terminalId") if isinstance(made, dict) else None
+    return terminal if isinstance(terminal, str) and terminal else None
 
 
 def exit_code(status: dict[str, Any]) -> int | None:

@@ -21,6 +21,7 @@ import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from hephaistus.settings.mcp_config import McpServerConfig, expanded_env, live
 
@@ -132,6 +133,24 @@ class Placement:
         if server.from_workspace or not server.command:
             return False
         return not self.contained(server) or workspace_code(server, self.root, self.environ) is None
+
+    def refused(self, server: McpServerConfig, args: dict[str, Any]) -> str:
+        """Why `args` are not sent to `server` ("": they are): one with the network (on the
+        host, or the person's in the sandbox) is sent no path to settings a command wrote,
+        which would run as the person. Refused, not asked."""
+        if not self.networked(server):
+            return ""
+        from hephaistus.mcp.paths import refused_paths
+        from hephaistus.runtime.sandbox import cache_folder
+
+        start = self.start_folder(server)
+        why = refused_paths(args, self.root, cache_folder(self.root), start)
+        if not why:
+            return ""
+        return (
+            f"not sent to {server.name}, which runs with the network and the person's "
+            f"settings for it: {why}"
+        )
 
     def start_folder(self, server: McpServerConfig) -> str:
         """The folder a networked person's `server` takes relative paths from, as the host

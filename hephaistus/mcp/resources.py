@@ -39,14 +39,11 @@ def read(mcp: Any, name: str, uri: str) -> ToolResult:
     if server is None:
         known = ", ".join(sorted(mcp.servers)) or "none"
         return ToolResult(False, f"{NAME}: no MCP server {name!r} (the servers: {known})")
-    if uri and mcp.placement.networked(server):  # as for a call: no path a command made
-        from hephaistus.mcp.paths import refused_paths
-        from hephaistus.runtime.sandbox import cache_folder
-
-        start = mcp.placement.start_folder(server)
-        why = refused_paths({"uri": uri}, mcp.root, cache_folder(mcp.root), start)
-        if why:
-            return ToolResult(False, f"not sent to {name}, which runs with the network: {why}")
+    refused = (
+        mcp.placement.refused(server, {"uri": uri}) if uri else ""
+    )  # as a call's arguments are
+    if refused:
+        return ToolResult(False, refused)
     try:
         text = mcp.hub.resources(mcp.live(server), mcp.env(server), uri)
     except McpError as error:

@@ -128,7 +128,7 @@ class McpTools:
         pinned as it is now; listing a server only when its cache is missing or stale (or
         each of them, `fresh`: starting it to ask)."""
         offer = Offer()
-        every = {kind: Pins(self.root if kind else PERSONS) for kind in (True, False)}
+        every: dict[bool, Pins] = {}  # the workspace's pins and the person's, read once
         named: dict[str, str] = {}  # a tool's name for the model -> whose tool it is
         spent, left_out = 0, dict[str, int]()  # the prompt's characters they take; beyond
         for server in self.servers.values():
@@ -137,6 +137,8 @@ class McpTools:
             except Exception as error:  # one line; the other servers' tools still work
                 offer.failed.append(str(error))
                 continue
+            if server.from_workspace not in every:
+                every[server.from_workspace] = self._pins(server)
             pins = every[server.from_workspace]
             pinned = pins.of(server.name)
             first = not pinned
@@ -303,18 +305,9 @@ class McpTools:
             from hephaistus.tools.schemas import as_declared, inlined
 
             sent = as_declared(args, inlined(declared, prose=False))  # strict form's nulls out
-            if self.placement.networked(server):  # on the host, or with the network
-                from hephaistus.mcp.paths import refused_paths
-                from hephaistus.runtime.sandbox import cache_folder
-
-                start = self.placement.start_folder(server)
-                why = refused_paths(sent, self.root, cache_folder(self.root), start)
-                if why:  # settings a command wrote would run as the person: refused, not asked
-                    return ToolResult(
-                        False,
-                        f"not sent to {server.name}, which runs with the network and the "
-                        f"person's settings for it: {why}",
-                    )
+            refused = self.placement.refused(server, sent)
+            if refused:
+                return ToolResult(False, refused)
 
             def carry_out() -> ToolResult:
                 from hephaistus.mcp.client import McpError
