@@ -7,7 +7,8 @@ DIR holds the suite (`npm install @modelcontextprotocol/conformance` there); it 
 later (`--node`: its path). The suite starts a test server per scenario and runs this script's
 client mode with the server's URL (`python mcp_conformance.py client URL`), which does what
 heph does with a server at a URL: heph's own MCP client lists its tools and calls each of them,
-with arguments made from its schema.
+with arguments made from its schema. A question the server puts (elicitation) goes through
+heph's terminal form to a person who says yes and presses Enter at each field (its default).
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ def client(url: str) -> int:
     from hephaistus.mcp.client import McpError, McpHub
     from hephaistus.mcp.placement import Placement
     from hephaistus.settings.mcp_config import McpServerConfig
+    from hephaistus.ui.approval import TerminalAsker
+
+    person = TerminalAsker(None, ask=lambda question: "y", ask_line=lambda question: "")
 
     server = McpServerConfig("conformance", url=url, startup_timeout_sec=10, tool_timeout_sec=10)
     with tempfile.TemporaryDirectory() as folder:
@@ -41,7 +45,7 @@ def client(url: str) -> int:
             for tool in hub.list_tools(server, {}):
                 args = example_args(tool.schema)
                 try:
-                    done = hub.call(server, {}, tool.name, args)
+                    done = hub.call(server, {}, tool.name, args, person.elicit)
                     print(f"{tool.name}({json.dumps(args)}): {done.text[:200]}")
                 except McpError as error:
                     print(f"{tool.name}: {error}")

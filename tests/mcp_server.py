@@ -133,6 +133,40 @@ async def evolve(ctx: Context) -> str:
     return "evolved"
 
 
+class Booking(BaseModel):
+    """The form `book` asks the person to fill in."""
+
+    name: str = Field(description="Your name")
+    nights: int = Field(default=2, ge=1, le=30)
+    room: Literal["single", "double"] = "double"
+    breakfast: bool = True
+
+
+async def asked(ctx: Context, message: str, form: type[BaseModel], done: str) -> str:
+    """What the person answered to `form`: "DONE: the values", or "not DONE: the action"."""
+    answered = await ctx.elicit(message, form)
+    if answered.action != "accept":
+        return f"not {done}: {answered.action}"
+    return f"{done}: " + answered.data.model_dump_json()
+
+
+@server.tool(description="Book a room: asks the person for the details.")
+async def book(ctx: Context) -> str:
+    return await asked(ctx, "Who is the room for? \x1b[31mred\x1b[0m", Booking, "booked")
+
+
+class Copies(BaseModel):
+    """A form whose every field has a default."""
+
+    copies: int = 1
+    color: bool = False
+
+
+@server.tool(description="Print: asks how, every answer has a default.")
+async def printout(ctx: Context) -> str:
+    return await asked(ctx, "How shall it print?", Copies, "printed")
+
+
 @server.resource("notes://today", name="today", description="Today's notes")
 def today() -> str:
     return "Buy milk."

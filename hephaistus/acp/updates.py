@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hephaistus.acp.wire import Cancelled, Channel
 from hephaistus.runtime.policy import Answer
 from hephaistus.textfile import MAX_WHOLE_FILE_BYTES, read_real
 from hephaistus.values import Action, FileChange, Proposal, ToolResult, Usage
+
+if TYPE_CHECKING:
+    from hephaistus.mcp.elicit import Question, Reply
 
 KINDS = {
     "read_file": "read",
@@ -34,6 +37,10 @@ OPTIONS = [
     {"optionId": "allow_always", "name": "Allow for this session", "kind": "allow_always"},
     {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
     {"optionId": "reject_always", "name": "Reject for this session", "kind": "reject_always"},
+]
+ELICIT_OPTIONS = [  # a server's question: its answers (the defaults, shown) sent, or not
+    {"optionId": "accept", "name": "Send these answers", "kind": "allow_once"},
+    {"optionId": "decline", "name": "Decline", "kind": "reject_once"},
 ]
 SHOWN_OUTPUT = 4000  # characters of a tool's output shown in the editor
 
@@ -93,11 +100,16 @@ def kind_of(tool: str) -> str:
     return KINDS.get(tool, "other")
 
 
+def text_content(text: str) -> dict[str, Any]:
+    """Text as a tool call's content block."""
+    return {"type": "content", "content": {"type": "text", "text": text}}
+
+
 def diff_content(change: FileChange, root: Any) -> dict[str, Any]:
     """A write as ACP's diff content (the whole texts, the absolute path), or its unified
     diff as text."""
     if change.new_text is None:
-        return {"type": "content", "content": {"type": "text", "text": change.diff}}
+        return text_content(change.diff)
     return {
         "type": "diff",
         "path": str(root / change.path),
@@ -179,7 +191,7 @@ class AcpSink:
         if self.terminal:  # still shown where it ran; the output also for those that drop it
             content.append({"type": "terminal", "terminalId": self.terminal})
         output = result.output[:SHOWN_OUTPUT]
-        content.append({"type": "content", "content": {"type": "text", "text": output}})
+        content.append(text_content(output))
         self.update(
             {
                 "sessionUpdate": "tool_call_update",
@@ -281,20 +293,7 @@ class AcpAsker:
             "status": "pending",
             "content": content,
         }
-        self.sink.update({"sessionUpdate": "tool_call_update", **tool_call})
-        try:
-            answer = self.channel.request(
-                "session/request_permission",
-                {"sessionId": self.sink.session_id, "toolCall": tool_call, "options": OPTIONS},
-            )
-        except Cancelled:
-            raise KeyboardInterrupt("the editor cancelled") from None
-        outcome = answer.get("outcome") if isinstance(answer, dict) else None
-        if not isinstance(outcome, dict):
-            return "no"  # an answer that is none: declined, never carried out
-        if outcome.get("outcome") == "cancelled":
-            raise KeyboardInterrupt("the editor cancelled")
-        chosen = outcome.get("optionId")
+        chosen = self._permission(tool_call, OPTIONS)
         if chosen == "allow_once":
             return "yes"
         if chosen == "allow_always":
@@ -302,6 +301,44 @@ class AcpAsker:
         if chosen == "reject_always":
             self.sink.rejected_always.add(name)
         return "no"
+
+    def elicit(self, question: Question) -> Reply:
+        """A server's question (mcp.elicit), shown in the editor's permission request with the
+        answers heph would send: each field's default. A form with a required field that has
+        none cannot be answered there: declined, and said."""
+        from hephaistus.mcp.elicit import DECLINED, Reply
+
+        values = question.defaults()
+        if values is None:
+            self.sink.notice(f"{question.heading()} (declined: it needs answers typed in)")
+            return DECLINED
+        shown = "".join(f"\n{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in values.items())
+        tool_call = {
+            "toolCallId": self.sink.current or "call_0",
+            "title": self.sink.title or question.heading()[:200],
+            "status": "pending",
+            "content": [text_content(question.heading() + shown)],
+        }
+        chosen = self._permission(tool_call, ELICIT_OPTIONS)
+        return Reply("accept", values) if chosen == "accept" else DECLINED
+
+    def _permission(self, tool_call: dict[str, Any], options: list[dict[str, str]]) -> Any:
+        """The option the editor chose for `tool_call` (None: no answer); KeyboardInterrupt
+        when it cancelled."""
+        self.sink.update({"sessionUpdate": "tool_call_update", **tool_call})
+        try:
+            answer = self.channel.request(
+                "session/request_permission",
+                {"sessionId": self.sink.session_id, "toolCall": tool_call, "options": options},
+            )
+        except Cancelled:
+            raise KeyboardInterrupt("the editor cancelled") from None
+        outcome = answer.get("outcome") if isinstance(answer, dict) else None
+        if not isinstance(outcome, dict):
+            return None  # an answer that is none: declined, never carried out
+        if outcome.get("outcome") == "cancelled":
+            raise KeyboardInterrupt("the editor cancelled")
+        return outcome.get("optionId")
 
 
 def _title(proposal: Proposal) -> str:

@@ -107,6 +107,7 @@ class Agent:
                 workspace.root,
                 workspace.heph_dir,
                 command_line=self.executor.command_line,
+                policy=self.policy,  # whom a server's question is put to (its asker)
             )
         self.mcp_offered = False
 

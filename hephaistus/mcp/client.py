@@ -24,13 +24,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hephaistus.mcp.failures import broken, error_line, missing_path, refused_words, start_failure
+from hephaistus.mcp.elicit import Elicit, question_of
+from hephaistus.mcp.failures import (
+    broken,
+    error_line,
+    missing_path,
+    quiet_package_logs,
+    refused_words,
+    start_failure,
+)
 from hephaistus.mcp.placement import Placement
 from hephaistus.mcp.results import resource_line, text_of, text_of_contents
+from hephaistus.mcp.waiting import Asking, result_of
 from hephaistus.settings.mcp_config import McpServerConfig
 
 CLOSE_SECONDS = 10.0
-PROGRESS_CAP = 10  # a call that keeps saying it progresses runs at most 10 times its timeout
 # What a server gets of heph's environment besides its entry's `env` (never the API key).
 PASSED_ENV = ("PATH", "HOME", "LANG", "TERM", "USER", "SHELL")
 
@@ -86,13 +94,19 @@ class McpHub:
         return connection.instructions if connection is not None else ""
 
     def call(
-        self, server: McpServerConfig, env: dict[str, str], tool: str, args: dict[str, Any]
+        self,
+        server: McpServerConfig,
+        env: dict[str, str],
+        tool: str,
+        args: dict[str, Any],
+        ask: Elicit | None = None,
     ) -> CallResult:
         """Call `tool` of `server` with `args`; McpError when it cannot be done in time. A
-        server that broke off is started again at the next call."""
+        server that broke off is started again at the next call. What the server asks the
+        person meanwhile is put to them through `ask`, on this thread (None: declined)."""
         connection = self._connection(server, env)
         work = connection.call(tool, args)
-        return self._wait(work, server.tool_timeout_sec, server, tool, connection)
+        return self._wait(work, server.tool_timeout_sec, server, tool, connection, ask)
 
     def resources(self, server: McpServerConfig, env: dict[str, str], uri: str) -> str:
         """The resource at `uri` of `server` as the model reads it, or its resources listed
@@ -132,7 +146,7 @@ class McpHub:
             connection = self._connections.get(server.name)
             if connection is None or connection.dead:
                 log = self.log_dir / f"mcp-{server.name}.log"
-                _quiet_package_logs(self.log_dir / "mcp.log")
+                quiet_package_logs(self.log_dir / "mcp.log")
                 why = self.placement.why_contained(server) + self.placement.offline_hint(server)
                 try:
                     argv = self.placement.argv(server) if server.command else []
@@ -146,13 +160,19 @@ class McpHub:
             return connection
 
     def _wait(
-        self, work: Any, timeout: float, server: McpServerConfig, what: str, connection: Any
+        self,
+        work: Any,
+        timeout: float,
+        server: McpServerConfig,
+        what: str,
+        connection: Any,
+        ask: Elicit | None = None,
     ) -> Any:
         assert self._loop is not None
         future = asyncio.run_coroutine_threadsafe(work, self._loop)
         log = f"(its log: {connection.log})"
         try:
-            return _result(future, timeout, connection)
+            return result_of(future, timeout, connection, ask)
         except FutureTimeout:
             future.cancel()
             if connection.session is None:  # it never started: stop it, try afresh next time
@@ -200,6 +220,7 @@ class _Connection:
         self.root = Path("/")  # the workspace: the one root heph declares
         self.instructions = ""  # what the server says of itself, as it started
         self.progressed = 0.0  # when it last said a call of its made progress (monotonic)
+        self.asking: Asking | None = None  # where the call in progress takes its questions
         self.listed: list[ToolDefinition] | None = None
         self._ready: asyncio.Future[None] | None = None
         self._closing: asyncio.Event | None = None
@@ -302,13 +323,32 @@ class _Connection:
                 self.listed = None
 
         async with ClientSession(
-            read, write, client_info=heph, list_roots_callback=roots, message_handler=notified
+            read,
+            write,
+            client_info=heph,
+            list_roots_callback=roots,
+            message_handler=notified,
+            elicitation_callback=self._elicited,
         ) as session:
             started = await session.initialize()
             self.instructions = started.instructions or ""
             self.session = session
             self._ready.set_result(None)
             await self._closing.wait()
+
+    async def _elicited(self, context: Any, params: Any) -> Any:
+        """A question for the person, put by the thread waiting for the call in progress;
+        declined when no call waits, or when it is not a form heph can ask (a URL to visit)."""
+        from mcp import types
+
+        asking, question = self.asking, None
+        if asking is not None and getattr(params, "mode", "form") in ("form", None):
+            schema = dict(getattr(params, "requested_schema", None) or {})
+            question = question_of(self.server.name, params.message, schema)
+        if asking is None or question is None:
+            return types.ElicitResult(action="decline")
+        reply = await asyncio.wrap_future(asking.put(question))
+        return types.ElicitResult(action=reply.action, content=reply.content or None)
 
     async def _started(self) -> Any:
         if self._ready is None:
@@ -338,38 +378,7 @@ class _Connection:
             self.session = None
 
 
-def _result(future: Any, timeout: float, connection: _Connection) -> Any:
-    """The future's result: FutureTimeout once `timeout` seconds pass without a word of
-    progress from the server (PROGRESS_CAP times the timeout at most, progress or not)."""
-    began = time.monotonic()
-    while True:
-        quiet_since = max(began, connection.progressed)
-        left = min(quiet_since + timeout, began + timeout * PROGRESS_CAP) - time.monotonic()
-        if left <= 0:
-            raise FutureTimeout()
-        try:
-            return future.result(left)
-        except FutureTimeout:
-            continue  # progress may have come meanwhile
-
-
 def _task_only(tool: Any) -> bool:
     """Whether the server takes calls of `tool` only as tasks (which heph does not make)."""
     execution = getattr(tool, "execution", None)
     return getattr(execution, "task_support", None) == "required"
-
-
-def _quiet_package_logs(path: Path) -> None:
-    """The package logs what a server got wrong (garbage on its stdout) with tracebacks: into a
-    log file of heph's, never onto the person's terminal."""
-    import logging
-
-    logger = logging.getLogger("mcp")
-    if logger.handlers:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        logger.addHandler(logging.FileHandler(path, encoding="utf-8"))
-    except OSError:
-        logger.addHandler(logging.NullHandler())
-    logger.propagate = False

@@ -1,10 +1,12 @@
 """What heph says when an MCP server fails: one line each, naming the cause (a missing path,
 the package not installed, a refused token) rather than the SDK's words, and whether the
-connection is gone (started again at the next call) or a call was merely refused."""
+connection is gone (started again at the next call) or a call was merely refused; the package's
+own log kept off the terminal."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from hephaistus.settings.mcp_config import McpServerConfig
 
@@ -58,3 +60,19 @@ def broken(error: BaseException) -> bool:
         return any(broken(e) for e in inner)
     names = {"ClosedResourceError", "BrokenResourceError", "EndOfStream", "BrokenPipeError"}
     return type(error).__name__ in names or "connection closed" in str(error).lower()
+
+
+def quiet_package_logs(path: Path) -> None:
+    """The package logs what a server got wrong (garbage on its stdout) with tracebacks: into a
+    log file of heph's, never onto the person's terminal."""
+    import logging
+
+    logger = logging.getLogger("mcp")
+    if logger.handlers:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        logger.addHandler(logging.FileHandler(path, encoding="utf-8"))
+    except OSError:
+        logger.addHandler(logging.NullHandler())
+    logger.propagate = False

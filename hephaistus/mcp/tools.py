@@ -66,8 +66,10 @@ class McpTools:
         heph_dir: Path,
         command_line: Callable[..., list[str]] | None = None,
         environ: dict[str, str] | None = None,
+        policy: Any = None,
     ) -> None:
         self.servers = {s.name: s for s in servers if s.enabled}
+        self.policy = policy  # its asker answers a server's questions (none: declined)
         self.root = root
         self.heph_dir = heph_dir
         self.environ = dict(os.environ if environ is None else environ)
@@ -316,7 +318,9 @@ class McpTools:
                     changed = self._changed_since_pinned(server, tool)
                     if changed:
                         return ToolResult(False, changed)
-                    result = self.hub.call(self.live(server), self.env(server), tool, sent)
+                    ask = getattr(getattr(self.policy, "asker", None), "elicit", None)
+                    live, env = self.live(server), self.env(server)
+                    result = self.hub.call(live, env, tool, sent, ask)
                 except McpError as error:
                     return ToolResult(False, str(error))
                 if result.is_error:

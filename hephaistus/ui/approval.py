@@ -19,6 +19,7 @@ from hephaistus.escape import visible
 from hephaistus.values import CommandRequest, CommitRequest, FileChange, ToolCallRequest
 
 if TYPE_CHECKING:
+    from hephaistus.mcp.elicit import Question, Reply
     from hephaistus.runtime.policy import Answer
     from hephaistus.settings.approvals import SavedApprovals
     from hephaistus.values import Proposal
@@ -98,6 +99,16 @@ def _keys_as_pressed(fd: int) -> Iterator[None]:
         termios.tcsetattr(fd, termios.TCSANOW, before)
 
 
+def read_line(question: str) -> str:
+    """Put `question` on stderr and return the line typed after it appeared (without its line
+    break); what was typed before it is discarded. Ctrl-D raises EOFError."""
+    if sys.stdin.isatty() and sys.platform != "win32":
+        import termios
+
+        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    return _read_line(question).rstrip("\r\n")
+
+
 def _read_line(question: str) -> str:
     _say(question)
     line = sys.stdin.readline()
@@ -121,9 +132,11 @@ class TerminalAsker:
         sink: Any,
         ask: Callable[[str], str] | None = None,
         saved: SavedApprovals | None = None,
+        ask_line: Callable[[str], str] | None = None,
     ) -> None:
         self.sink = sink
         self.ask = ask or read_key
+        self.ask_line = ask_line or read_line  # a form's field: a line, typed after it showed
         self.saved = saved
 
     def __call__(self, proposal: Proposal) -> Answer:
@@ -141,6 +154,16 @@ class TerminalAsker:
             )
             return self._choose(question, {"y": "yes", "a": "session"})
         return self._choose(f"Allow {visible(str(request))}? [y]es / [n]o: ", {"y": "yes"})
+
+    def elicit(self, question: Question) -> Reply:
+        """A server's question (mcp.elicit): answered at all? then each field of its form, by
+        a line (Enter: the default). Ctrl-C stops the turn, and the server is told."""
+        from hephaistus.mcp.elicit import DECLINED, fill_in
+
+        asked = f"{question.heading()}\nAnswer it? [y]es / [n]o: "
+        if self._choose(asked, {"y": "yes"}) == "no":
+            return DECLINED
+        return fill_in(question, self.ask_line, lambda line: _say(line + "\n"))
 
     def _choose(self, question: str, answers: dict[str, Answer]) -> Answer:
         """Ask until the key pressed is one of `answers` (or n, for no)."""

@@ -121,7 +121,7 @@ class Repl(ChatCommands):
         self.asking: str | None = None  # the question waiting for its key
         self._kept: list[str] = []  # typed ahead of questions: the next prompt's text
         if asker is not None:
-            asker.ask = self.ask_key
+            asker.ask, asker.ask_line = self.ask_key, self.ask_line
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> int:
@@ -218,6 +218,18 @@ class Repl(ChatCommands):
         finally:
             self.asking = None
             clear_typeahead(self.prompt.input)
+
+    def ask_line(self, question: str) -> str:
+        """Ask `question` and return the line typed after it appeared (a field of a server's
+        form); what was typed before it waits at the next prompt, as with ask_key."""
+        self._keep_typed_ahead()
+        self.asking = question
+        try:
+            return PromptSession(input=self.prompt.input, output=self.prompt.output).prompt(
+                question
+            )
+        finally:
+            self.asking = None
 
     # -- helpers -------------------------------------------------------------------------
     def _keep_typed_ahead(self) -> None:

@@ -1,0 +1,99 @@
+"""Waiting for a server's answer: the timeout, which a server's progress notifications start
+again (PROGRESS_CAP times it at most), and the questions it puts to the person meanwhile
+(mcp.elicit), which the waiting thread answers as they come: the person's time is not the
+server's.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from hephaistus.mcp.elicit import DECLINED, Elicit, Question, Reply
+
+PROGRESS_CAP = 10  # a call that keeps saying it progresses runs at most 10 times its timeout
+DONE = None  # what Asking carries when the call it waits on ended
+
+
+class Asking:
+    """Questions from a server's event loop to the thread waiting for the call, and the end
+    of that call, on one queue: the waiting thread answers each question as it comes."""
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[tuple[Question, Future[Reply]] | None] = queue.Queue()
+
+    def put(self, question: Question) -> Future[Reply]:
+        """Hand `question` to the waiting thread (from the loop); its answer comes in the
+        future."""
+        answer: Future[Reply] = Future()
+        self._queue.put((question, answer))
+        return answer
+
+    def ended(self, _done: Any = None) -> None:
+        """The call waited on ended (a future's done callback)."""
+        self._queue.put(DONE)
+
+    def next(self, timeout: float) -> tuple[Question, Future[Reply]] | None:
+        """The next question, or DONE when the call ended; queue.Empty after `timeout`."""
+        return self._queue.get(timeout=max(timeout, 0.0))
+
+    def close(self) -> None:
+        """No one waits any more: a question still queued is cancelled."""
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if item is not DONE:
+                item[1].set_result(Reply("cancel"))
+
+
+def result_of(future: Any, timeout: float, connection: Any, ask: Elicit | None) -> Any:
+    """The future's result: FutureTimeout once `timeout` seconds pass without a word of
+    progress from the server (PROGRESS_CAP times the timeout at most, progress or not). The
+    server's questions meanwhile are put to the person through `ask`; their time answering
+    is not the server's."""
+    asking = Asking()
+    future.add_done_callback(asking.ended)
+    if ask is not None:
+        connection.asking = asking
+    began = time.monotonic()
+    try:
+        while True:
+            quiet_since = max(began, connection.progressed)
+            left = min(quiet_since + timeout, began + timeout * PROGRESS_CAP) - time.monotonic()
+            if left <= 0:
+                raise FutureTimeout()
+            try:
+                item = asking.next(left)
+            except queue.Empty:
+                continue  # progress may have come meanwhile
+            if item is DONE:
+                return future.result(0)
+            question, answer = item
+            asked_at = time.monotonic()
+            try:
+                answer.set_result(answered(ask, question))
+            except KeyboardInterrupt:  # the person stopped: the server is told, the call ends
+                answer.set_result(Reply("cancel"))
+                future.cancel()
+                raise
+            began += time.monotonic() - asked_at
+    finally:
+        if connection.asking is asking:
+            connection.asking = None
+        asking.close()
+
+
+def answered(ask: Elicit | None, question: Question) -> Reply:
+    """The person's Reply to `question` (declined when no one can be asked); KeyboardInterrupt
+    passes, after the caller said cancel."""
+    if ask is None:
+        return DECLINED
+    try:
+        return ask(question)
+    except EOFError:
+        return DECLINED
