@@ -29,31 +29,78 @@ EXAMPLES = {"number": 2, "integer": 3, "boolean": True, "string": "heph", "array
 
 
 def client(url: str) -> int:
-    """Connect to the server at `url` as heph does, list its tools and call each one."""
-    from hephaistus.mcp.client import McpError, McpHub
-    from hephaistus.mcp.placement import Placement
-    from hephaistus.settings.mcp_config import McpServerConfig
-    from hephaistus.ui.approval import TerminalAsker
+    """Connect to the server at `url` as heph does, list its tools and call each one. Where it
+    refuses heph (401), sign in as `heph mcp login` does, with a browser that follows the
+    authorization server's redirects, then try again."""
+    from hephaistus.mcp.client import McpError
 
-    person = TerminalAsker(None, ask=lambda question: "y", ask_line=lambda question: "")
-
-    server = McpServerConfig("conformance", url=url, startup_timeout_sec=10, tool_timeout_sec=10)
     with tempfile.TemporaryDirectory() as folder:
-        placement = Placement(Path(folder), dict(os.environ), None, contain_persons=False)
-        hub = McpHub(Path(folder) / "logs", placement)
+        os.environ["XDG_STATE_HOME"] = folder  # the tokens: this run's alone
         try:
-            for tool in hub.list_tools(server, {}):
-                args = example_args(tool.schema)
-                try:
-                    done = hub.call(server, {}, tool.name, args, person.elicit)
-                    print(f"{tool.name}({json.dumps(args)}): {done.text[:200]}")
-                except McpError as error:
-                    print(f"{tool.name}: {error}")
+            return call_each_tool(url, Path(folder))
+        except McpError as error:
+            if "refused heph (HTTP 401)" not in str(error):
+                print(error)
+                return 1
+        print("refused: signing in")
+        try:
+            sign_in(url, Path(folder))
+            return call_each_tool(url, Path(folder))
         except McpError as error:
             print(error)
             return 1
-        finally:
-            hub.close()
+
+
+def hub_and_server(url: str, folder: Path) -> tuple[Any, Any]:
+    """A hub as a run makes one, and the server at `url` as the person's."""
+    from hephaistus.mcp.client import McpHub
+    from hephaistus.mcp.placement import Placement
+    from hephaistus.settings.mcp_config import McpServerConfig
+
+    placement = Placement(folder, dict(os.environ), None, contain_persons=False)
+    server = McpServerConfig("conformance", url=url, startup_timeout_sec=10, tool_timeout_sec=10)
+    return McpHub(folder / "logs", placement), server
+
+
+def sign_in(url: str, folder: Path) -> None:
+    """`heph mcp login`'s flow, the browser a thread that opens the address shown and
+    follows each redirect (the last one to heph's listener)."""
+    import threading
+    import urllib.request
+
+    from hephaistus.mcp.oauth import SignIn
+
+    def browse(address: str) -> None:
+        with urllib.request.urlopen(address, timeout=10) as page:  # redirects followed
+            page.read()
+
+    hub, server = hub_and_server(url, folder)
+    login = SignIn(lambda address: threading.Thread(target=browse, args=(address,)).start())
+    hub.auth = login.auth
+    try:
+        hub.list_tools(server, {})
+    finally:
+        hub.close()
+
+
+def call_each_tool(url: str, folder: Path) -> int:
+    """List the server's tools and call each one, a person at hand who answers its questions
+    with their defaults."""
+    from hephaistus.mcp.client import McpError
+    from hephaistus.ui.approval import TerminalAsker
+
+    person = TerminalAsker(None, ask=lambda question: "y", ask_line=lambda question: "")
+    hub, server = hub_and_server(url, folder)
+    try:
+        for tool in hub.list_tools(server, {}):
+            args = example_args(tool.schema)
+            try:
+                done = hub.call(server, {}, tool.name, args, person.elicit)
+                print(f"{tool.name}({json.dumps(args)}): {done.text[:200]}")
+            except McpError as error:
+                print(f"{tool.name}: {error}")
+    finally:
+        hub.close()
     return 0
 
 

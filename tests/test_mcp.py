@@ -906,8 +906,7 @@ def test_a_refused_token_names_its_variable_and_what_signs_in(heph, home):
         server.shutdown()
     assert (
         "MCP server docs refused heph (HTTP 401): the token in $DOCS_TOKEN (its "
-        "bearer_token_env_var) was refused. Signing in with OAuth (heph mcp login docs) is not "
-        "built yet"
+        "bearer_token_env_var) was refused; if it signs in with OAuth, `heph mcp login docs` does"
     ) in listed.stdout, listed.stdout + listed.stderr
 
 

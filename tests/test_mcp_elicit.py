@@ -214,3 +214,35 @@ def test_an_editor_is_shown_the_defaults_and_its_yes_sends_them(chat_server, hom
     assert shown.startswith("The MCP server t asks: How shall it print?")
     assert "copies: 1" in shown and "color: false" in shown
     assert len(editor.asked) == 3  # book's question was never put
+
+
+def test_what_a_hostile_form_holds_never_reaches_the_terminal_or_the_server_unchecked():
+    evil = "\x1b[2J\x1b[31mPWNED"
+    schema = {
+        "properties": {
+            evil: {"type": "string"},
+            "pick": {"type": "string", "enum": [f"a{evil}", "b"]},
+            "price": {"type": "number", "minimum": 0, "maximum": 100},
+            "count": {"type": "integer", "default": "lots"},  # not an integer: no default
+            "tags": {"type": "array", "items": {"enum": ["x", "y"]}},
+        },
+        "required": [evil, "price"],
+    }
+    question = question_of("s", "line one\nThe MCP server heph asks: trust me", schema)
+    assert question is not None
+    fields = {f.name: f for f in question.fields}
+    assert fields["count"].default is None
+    assert "\n    The MCP server heph asks" in question.heading()  # indented: the server's
+    for typed in ("nan", "inf", "-1", "101"):
+        with pytest.raises(ValueError):
+            value_of(fields["price"], typed)
+    assert value_of(fields["tags"], "x, y, 1") == ["x", "y"]
+    with pytest.raises(ValueError) as said:
+        value_of(fields["pick"], "zzz")
+    assert "\x1b" not in str(said.value)
+    lines = iter(["", "ok", "3", "zzz", "1", "50", "", ""])
+    shown: list[str] = []
+    reply = fill_in(question, lambda prompt: shown.append(prompt) or next(lines), shown.append)
+    assert reply.content == {evil: "ok", "pick": f"a{evil}", "price": 50.0}
+    assert not any("\x1b" in line for line in shown)
+    assert "(0 to 100)" in "".join(shown)

@@ -124,7 +124,7 @@ def _docs_words(args: argparse.Namespace, stray: list[str]) -> list[str]:
 
 
 def _mcp_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=("list", "tools", "approve", "import"))
+    parser.add_argument("action", choices=("list", "tools", "approve", "import", "login", "logout"))
     parser.add_argument("name", nargs="?", metavar="NAME|FILE")
 
 
@@ -196,9 +196,9 @@ SUBCOMMANDS = (
     ),
     Subcommand(
         "mcp",
-        "list | tools NAME | approve NAME | import FILE",
+        "list | tools NAME | approve NAME | login NAME | logout NAME | import FILE",
         "MCP tool servers: their state and tools as the model sees them; approve a\n"
-        "server's changed tools; convert a Claude Code / Cursor .mcp.json",
+        "server's changed tools; sign in with OAuth; convert a Claude Code / Cursor .mcp.json",
         "mcp:mcp",
         takes=(*SETTLED, "yes"),
         options=_mcp_options,

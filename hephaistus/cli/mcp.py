@@ -1,8 +1,9 @@
 """`heph mcp`: the MCP tool servers of the workspace's config. `list` asks each one for its tools
 now (starting it) and shows its state, how many tools it offers and how many wait for approval;
 `tools NAME` shows exactly what the model sees of them; `approve NAME` shows what changed in a
-server's definitions, then pins them once the person says yes; `import FILE` prints a Claude Code
-/ Cursor `.mcp.json` as `[mcp_servers]` tables to paste."""
+server's definitions, then pins them once the person says yes; `login NAME` signs in to a server
+at a URL with OAuth (`logout NAME` forgets its tokens); `import FILE` prints a Claude Code /
+Cursor `.mcp.json` as `[mcp_servers]` tables to paste."""
 
 from __future__ import annotations
 
@@ -52,6 +53,8 @@ def mcp(args: argparse.Namespace) -> int:
             except McpError as error:
                 raise HephError(str(error)) from None
             return _approve(tools, pending, args.yes)
+        if args.action in ("login", "logout"):
+            return _login(tools, tools.live(tools.servers[args.name]), args.action)
         return _tools(tools, args.name)
     finally:
         tools.close()
@@ -86,6 +89,45 @@ def _approve(tools: McpTools, pending: Pending, yes: bool) -> int:
             return 0
     tools.approve(pending)
     say(f"approved {name}: {', '.join(label for label, _ in pending.changes)}")
+    return 0
+
+
+def _login(tools: McpTools, server: McpServerConfig, action: str) -> int:
+    """Sign in to `server` with OAuth: the address to open is printed, the browser comes back
+    to heph, the tokens are kept in the user's state folder. `logout`: they are forgotten."""
+    from dataclasses import replace
+
+    from hephaistus.mcp.client import McpError
+    from hephaistus.mcp.oauth import LOGIN_SECONDS, SignIn, TokenFile
+
+    if not server.url:
+        raise ConfigError(f"{server.name} is not a server at a URL: signing in is for those")
+    if server.from_workspace:
+        raise ConfigError(
+            f"{server.name} is a workspace's server: it is sent none of your tokens (put it "
+            "in your user config to sign in to it)"
+        )
+    kept = TokenFile(server.url)
+    if action == "logout":
+        kept.forget()
+        say(f"signed out of {server.name}: heph keeps no token for {server.url}")
+        return 0
+
+    def show(address: str) -> None:
+        say(f"Open this address in your browser to sign in to {server.name}:\n")
+        say(f"  {address}\n")
+        sys.stdout.flush()  # the address now, whatever stdout is
+        say("Waiting for the browser to come back (Ctrl-C stops)…", sys.stderr)
+
+    tools.hub.auth = SignIn(show).auth
+    try:
+        tools.hub.list_tools(replace(server, startup_timeout_sec=LOGIN_SECONDS), tools.env(server))
+    except McpError as error:
+        raise HephError(str(error)) from None
+    if not kept.kept().get("tokens"):
+        say(f"{server.name} answered without asking heph to sign in: nothing to keep")
+        return 0
+    say(f"signed in to {server.name}; its tokens are kept in {kept.records.path}")
     return 0
 
 

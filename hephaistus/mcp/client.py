@@ -31,8 +31,10 @@ from hephaistus.mcp.failures import (
     missing_path,
     quiet_package_logs,
     refused_words,
+    sign_in_failure,
     start_failure,
 )
+from hephaistus.mcp.oauth import kept_sign_in
 from hephaistus.mcp.placement import Placement
 from hephaistus.mcp.results import resource_line, text_of, text_of_contents
 from hephaistus.mcp.waiting import Asking, result_of
@@ -77,6 +79,7 @@ class McpHub:
         self._connections: dict[str, _Connection] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
+        self.auth = kept_sign_in  # a server's OAuth (None: it gets none), made as it starts
 
     def list_tools(self, server: McpServerConfig, env: dict[str, str]) -> list[ToolDefinition]:
         """The server's tools, starting it if it is not running (listed once per start)."""
@@ -156,6 +159,7 @@ class McpHub:
                 folder = self.placement.folder(server)  # entered as the server starts
                 connection = _Connection(server, argv, env, log, folder, why)
                 connection.root = self.placement.root
+                connection.auth = self.auth(server) if server.url else None
                 self._connections[server.name] = connection
             return connection
 
@@ -218,6 +222,7 @@ class _Connection:
         self.dead = False
         self.refused: int | None = None  # the HTTP status a server at a URL refused heph with
         self.root = Path("/")  # the workspace: the one root heph declares
+        self.auth: Any = None  # the OAuth client of a server at a URL the person signed in to
         self.instructions = ""  # what the server says of itself, as it started
         self.progressed = 0.0  # when it last said a call of its made progress (monotonic)
         self.asking: Asking | None = None  # where the call in progress takes its questions
@@ -300,8 +305,11 @@ class _Connection:
         async def note(response: Any) -> None:  # the SDK says only "an error response"
             if response.status_code in (401, 403):
                 self.refused = response.status_code
+            elif response.status_code < 300 and response.request.method == "POST":
+                self.refused = None  # signed in again (a refreshed token), or it never refused
 
-        async with create_mcp_http_client(headers=headers or None) as http:
+        auth = None if token else self.auth
+        async with create_mcp_http_client(headers=headers or None, auth=auth) as http:
             http.event_hooks["response"].append(note)
             async with streamable_http_client(self.server.url, http_client=http) as (read, write):
                 await self._session(read, write)
@@ -371,6 +379,10 @@ class _Connection:
                 failure = start_failure(self.server, error) + (gone or self.why_contained)
                 if self.refused:
                     failure = refused_words(self.server, self.refused)
+                if sign_in_failure(error):
+                    failure = f"MCP server {self.server.name}: signing in failed: " + (
+                        sign_in_failure(error)
+                    )
                 self._ready.set_exception(McpError(failure))
                 self._ready.exception()  # told to whoever waits; none may (a timed-out list)
         finally:

@@ -10,8 +10,9 @@ field has one is answered by pressing Enter. Everything the server wrote is show
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from hephaistus.escape import one_line, visible
@@ -43,9 +44,12 @@ class Question:
     fields: tuple[Field, ...]
 
     def heading(self) -> str:
-        """The question's first lines, as the person reads them."""
+        """The question as the person reads it: escaped, clipped, its lines indented (a line of
+        the server's never passes for one of heph's)."""
         said = visible(self.message[:MESSAGE_CHARS]).strip()
-        return f"The MCP server {visible(self.server)} asks: {said}"
+        said += "…" if len(self.message) > MESSAGE_CHARS else ""
+        lines = "\n    ".join(line for line in said.splitlines() if line.strip())
+        return f"The MCP server {visible(self.server)} asks: {lines}"
 
     def defaults(self) -> dict[str, Any] | None:
         """The answer of a person who takes every default; None when a required field has
@@ -87,21 +91,37 @@ def question_of(server: str, message: str, schema: dict[str, Any]) -> Question |
 def _field(name: str, declared: dict[str, Any], required: bool) -> Field | None:
     kind = declared.get("type")
     words = [str(declared[k]) for k in ("title", "description") if declared.get(k)]
+    words = [w for w in words if w.strip().lower() != name.lower()]  # `nights (Nights)`: once
     label = one_line(f"{name} ({' - '.join(words)})" if words else name, 200)
-    default = declared.get("default")
     choices = _choices(declared)
     if kind == "array":
         items = declared.get("items")
         choices = _choices(items if isinstance(items, dict) else {})
         if not choices:
             return None
-        return Field(name, "choices", label, required, default, choices)
-    if choices:
-        return Field(name, "choice", label, required, default, choices)
-    if kind not in ("string", "number", "integer", "boolean"):
+        made = Field(name, "choices", label, required, None, choices)
+    elif choices:
+        made = Field(name, "choice", label, required, None, choices)
+    elif kind in ("string", "number", "integer", "boolean"):
+        low, high = ("minLength", "maxLength") if kind == "string" else ("minimum", "maximum")
+        bounds = (declared.get(low), declared.get(high))
+        made = Field(name, kind, label, required, None, (), bounds)
+    else:
         return None
-    low, high = ("minLength", "maxLength") if kind == "string" else ("minimum", "maximum")
-    return Field(name, kind, label, required, default, (), (declared.get(low), declared.get(high)))
+    return replace(made, default=_checked_default(made, declared.get("default")))
+
+
+def _checked_default(field_: Field, default: Any) -> Any:
+    """The server's default where it is an answer the field takes (None: it has none)."""
+    if field_.kind == "boolean" or default is None:
+        return default if isinstance(default, bool) else None
+    if field_.kind == "choices":
+        parts = default if isinstance(default, list) else [default]
+        return default if all(str(p) in field_.choices for p in parts) else None
+    try:
+        return value_of(field_, str(default))
+    except ValueError:
+        return None
 
 
 def _choices(declared: dict[str, Any]) -> tuple[str, ...]:
@@ -126,14 +146,18 @@ def value_of(field_: Field, typed: str) -> Any:
         raise ValueError("answer y or n")
     if field_.kind in ("choice", "choices"):
         picked = [_chosen(field_, part.strip()) for part in text.split(",") if part.strip()]
+        picked = list(dict.fromkeys(picked))  # each once
         if field_.kind == "choice" and len(picked) != 1:
-            raise ValueError("pick one")
+            raise ValueError("pick one of them, by its number or as written")
         return picked if field_.kind == "choices" else picked[0]
     if field_.kind in ("number", "integer"):
+        whole = field_.kind == "integer"
         try:
-            number: float | int = int(text) if field_.kind == "integer" else float(text)
+            number: float | int = int(text) if whole else float(text)
         except ValueError:
-            raise ValueError(f"{'a whole' if field_.kind == 'integer' else 'a'} number") from None
+            number = math.nan
+        if not math.isfinite(number):
+            raise ValueError("a whole number, please" if whole else "a number, please")
         _within(field_, number, "")
         return number
     _within(field_, len(text), " characters")
@@ -145,7 +169,7 @@ def _chosen(field_: Field, part: str) -> str:
         return field_.choices[int(part) - 1]
     if part in field_.choices:
         return part
-    raise ValueError(f"one of: {', '.join(field_.choices)}")
+    raise ValueError(f"one of: {visible(', '.join(field_.choices))}")
 
 
 def _within(field_: Field, measure: float, unit: str) -> None:
@@ -162,22 +186,34 @@ def prompt_of(field_: Field) -> str:
     if field_.choices:
         listed = ", ".join(f"{n}) {visible(c)}" for n, c in enumerate(field_.choices, 1))
         shown += f" [{listed}]"
+    low, high = field_.bounds
+    unit = " characters" if field_.kind == "string" else ""
+    if isinstance(low, (int, float)) and isinstance(high, (int, float)):
+        shown += f" ({low:g} to {high:g}{unit})"
+    elif isinstance(low, (int, float)) or isinstance(high, (int, float)):
+        shown += f" (at least {low:g}{unit})" if low is not None else f" (at most {high:g}{unit})"
     if field_.kind == "boolean":
         shown += " [y/n]"
     if field_.default is not None:
-        shown += f" (Enter: {visible(str(field_.default))})"
+        default = field_.default
+        said = ("yes" if default else "no") if isinstance(default, bool) else str(default)
+        shown += f" (Enter: {visible(said)})"
     elif not field_.required:
         shown += " (Enter: leave out)"
     return f"  {shown}: "
 
 
 def fill_in(
-    question: Question, ask_line: Callable[[str], str], say: Callable[[str], None]
+    question: Question,
+    ask_line: Callable[[str], str],
+    say: Callable[[str], None],
+    shown: bool = False,
 ) -> Reply:
     """Ask each field of `question` by a line (`ask_line`), again while the answer is not one;
-    Enter takes the default. EOFError (no answer can come) declines; KeyboardInterrupt is the
-    caller's (it cancels)."""
-    say(question.heading())
+    Enter takes the default. The question is said first unless `shown` already. EOFError (no
+    answer can come) declines; KeyboardInterrupt is the caller's (it cancels)."""
+    if not shown:
+        say(question.heading())
     content: dict[str, Any] = {}
     for field_ in question.fields:
         while True:
@@ -191,7 +227,7 @@ def fill_in(
                     break
                 if not field_.required:
                     break
-                say(f"  {field_.name} is needed")
+                say(f"  {visible(field_.name)} is needed")
                 continue
             try:
                 content[field_.name] = value_of(field_, typed)

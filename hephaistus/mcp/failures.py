@@ -13,17 +13,39 @@ from hephaistus.settings.mcp_config import McpServerConfig
 
 def refused_words(server: McpServerConfig, status: int) -> str:
     """A server at a URL refused heph's request: which token was sent, and what to do."""
-    variable = server.bearer_token_env_var
-    if server.from_workspace or not variable:
-        sent = "no token was sent (bearer_token_env_var in your user config names the variable)"
-    elif not os.environ.get(variable):
+    from hephaistus.mcp.oauth import signed_in
+
+    variable, login = server.bearer_token_env_var, f"heph mcp login {server.name}"
+    if server.from_workspace:
+        return (
+            f"MCP server {server.name} refused heph (HTTP {status}): a workspace's server is "
+            "sent none of your tokens (put the server in your user config to sign in to it)"
+        )
+    if variable and not os.environ.get(variable):
         sent = f"no token was sent: ${variable} (its bearer_token_env_var) is not set"
-    else:
+    elif variable:
         sent = f"the token in ${variable} (its bearer_token_env_var) was refused"
+    elif signed_in(server):
+        return (
+            f"MCP server {server.name} refused heph (HTTP {status}): the token heph keeps from "
+            f"signing in was refused and could not be renewed; `{login}` signs in again"
+        )
+    else:
+        sent = "no token was sent (bearer_token_env_var in your user config names the variable)"
     return (
-        f"MCP server {server.name} refused heph (HTTP {status}): {sent}. Signing in with "
-        f"OAuth (heph mcp login {server.name}) is not built yet"
+        f"MCP server {server.name} refused heph (HTTP {status}): {sent}; if it signs in with "
+        f"OAuth, `{login}` does"
     )
+
+
+def sign_in_failure(error: BaseException) -> str:
+    """What went wrong signing in, where `error` (or a task group's error in it) is the OAuth
+    client's ("": it is none)."""
+    inner = getattr(error, "exceptions", None)
+    if inner:
+        return next((said for e in inner if (said := sign_in_failure(e))), "")
+    names = {"OAuthFlowError", "OAuthTokenError", "OAuthRegistrationError", "SignInFailed"}
+    return error_line(error) if type(error).__name__ in names else ""
 
 
 def start_failure(server: McpServerConfig, error: BaseException) -> str:

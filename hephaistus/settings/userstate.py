@@ -26,12 +26,12 @@ class WorkspaceRecords:
             folder = state_dir()
         self.path = folder / name
 
-    def get(self, root: Path) -> dict[str, Any]:
+    def get(self, root: Path | str) -> dict[str, Any]:
         """The record of the workspace at `root` ({} when there is none)."""
         record = self._all().get(str(root))
         return record if isinstance(record, dict) else {}
 
-    def put(self, root: Path, record: dict[str, Any] | None) -> None:
+    def put(self, root: Path | str, record: dict[str, Any] | None) -> None:
         """Replace the workspace's record (None removes it)."""
         from hephaistus.locks import locked
         from hephaistus.textfile import atomic_write

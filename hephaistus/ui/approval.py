@@ -106,7 +106,11 @@ def read_line(question: str) -> str:
         import termios
 
         termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
-    return _read_line(question).rstrip("\r\n")
+    try:
+        return _read_line(question).rstrip("\r\n")
+    except (EOFError, KeyboardInterrupt):
+        _say("\n")  # what follows starts a line of its own
+        raise
 
 
 def _read_line(question: str) -> str:
@@ -163,7 +167,7 @@ class TerminalAsker:
         asked = f"{question.heading()}\nAnswer it? [y]es / [n]o: "
         if self._choose(asked, {"y": "yes"}) == "no":
             return DECLINED
-        return fill_in(question, self.ask_line, lambda line: _say(line + "\n"))
+        return fill_in(question, self.ask_line, lambda line: _say(line + "\n"), shown=True)
 
     def _choose(self, question: str, answers: dict[str, Answer]) -> Answer:
         """Ask until the key pressed is one of `answers` (or n, for no)."""

@@ -1,0 +1,153 @@
+"""Signing in to a server at a URL with OAuth (`heph mcp login`), against the mcp package's own
+server and authorization server (tests/oauth_server.py): the person opens the address heph
+prints (here: a "browser" that follows the redirects), heph keeps the tokens in the user's
+state folder, runs send them and renew them, and a workspace's server never gets them."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from test_mcp import observation, user_config
+
+from conftest import environment
+from hephaistus.testing import act, final, heph_command
+
+SERVER = Path(__file__).with_name("oauth_server.py")
+
+
+@pytest.fixture
+def signed_in_server(tmp_path):
+    """The server's URL, factory-made so a test can set its environment first."""
+    started: list[subprocess.Popen] = []
+
+    def start(**env: str) -> str:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        process = subprocess.Popen(
+            [sys.executable, str(SERVER), str(port)],
+            env={**os.environ, **env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        started.append(process)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                return f"http://127.0.0.1:{port}/mcp"
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the OAuth test server did not start")
+
+    yield start
+    for process in started:
+        process.kill()
+        process.wait()
+
+
+def login(home: Path, url: str, name: str = "docs") -> subprocess.CompletedProcess:
+    """`heph mcp login NAME` as a person runs it: the address it prints is opened in a browser
+    (which follows every redirect, the last one back to heph)."""
+    process = subprocess.Popen(
+        [*heph_command(), "mcp", "login", name],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(home, url),
+        cwd=home.parent / "ws",
+    )
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.strip().startswith("http"):
+            with urllib.request.urlopen(line.strip(), timeout=10) as page:
+                assert b"signed in" in page.read()
+            break
+    out, err = process.communicate(timeout=60)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def kept(home: Path) -> dict:
+    path = Path(os.environ["XDG_STATE_HOME"]) / "hephaistus" / "mcp-oauth.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600  # the person's alone
+    return json.loads(path.read_text())
+
+
+def test_a_run_is_refused_until_the_person_signs_in_then_it_sends_the_token(
+    heph, chat_server, home, workspace, signed_in_server
+):
+    url = signed_in_server()
+    user_config(home, f'[mcp_servers.docs]\nurl = "{url}"\n')
+    listed = heph("mcp", "list")
+    assert "refused heph (HTTP 401)" in listed.stdout
+    assert "`heph mcp login docs` does" in listed.stdout
+
+    signed = login(home, url)
+    assert signed.returncode == 0, signed.stderr
+    assert "signed in to docs" in signed.stdout
+    assert kept(home)[url]["tokens"]["access_token"] == "access-1"
+    assert not list(workspace.rglob("*oauth*"))  # never in the workspace
+
+    chat_server.reply(act("mcp__docs__whoami"))
+    chat_server.reply(final("done"))
+    result = heph("--yes", "who am i")
+    assert result.code == 0, result.stderr
+    assert "access-1 of 1" in observation(chat_server, 1)
+
+
+def test_an_expired_token_is_renewed_without_signing_in_again(
+    heph, chat_server, home, workspace, signed_in_server
+):
+    url = signed_in_server()
+    user_config(home, f'[mcp_servers.docs]\nurl = "{url}"\n')
+    assert login(home, url).returncode == 0
+    records = Path(os.environ["XDG_STATE_HOME"]) / "hephaistus" / "mcp-oauth.json"
+    data = json.loads(records.read_text())
+    data[url]["expires_at"] = time.time() - 1  # as a token an hour old is
+    records.write_text(json.dumps(data))
+
+    chat_server.reply(act("mcp__docs__whoami"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "who am i").code == 0
+    assert "access-2 of 2" in observation(chat_server, 1)  # renewed with the refresh token
+    assert kept(home)[url]["tokens"]["access_token"] == "access-2"
+
+
+def test_a_refused_sign_in_says_so_and_keeps_nothing(home, workspace, signed_in_server):
+    url = signed_in_server(OAUTH_TEST_DENY="1")
+    user_config(home, f'[mcp_servers.docs]\nurl = "{url}"\n')
+    signed = login(home, url)
+    assert signed.returncode != 0
+    assert "signing in failed: the authorization server said no: access_denied" in signed.stderr
+    records = Path(os.environ["XDG_STATE_HOME"]) / "hephaistus" / "mcp-oauth.json"
+    assert not records.exists() or "tokens" not in records.read_text()
+
+
+def test_logout_forgets_and_a_workspace_server_is_never_signed_in_to(
+    heph, home, workspace, signed_in_server
+):
+    from hephaistus.mcp.oauth import kept_sign_in
+    from hephaistus.settings.mcp_config import McpServerConfig
+
+    url = signed_in_server()
+    user_config(home, f'[mcp_servers.docs]\nurl = "{url}"\n')
+    assert login(home, url).returncode == 0
+    theirs = McpServerConfig("docs", url=url, from_workspace=True)
+    assert kept_sign_in(theirs) is None  # the same URL, named by a workspace: no token
+    (workspace / ".heph.toml").write_text(f'[mcp_servers.w]\nurl = "{url}"\n')
+    assert heph("trust", "--yes").code == 0
+    refused = heph("mcp", "login", "w")
+    assert refused.code != 0 and "is a workspace's server" in refused.stderr
+
+    out = heph("mcp", "logout", "docs")
+    assert out.code == 0 and "signed out of docs" in out.stdout
+    assert url not in kept(home)
