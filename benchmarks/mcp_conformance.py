@@ -24,7 +24,27 @@ from pathlib import Path
 from typing import Any
 
 SCENARIOS = ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry")
-AUTH = ("auth/metadata-default", "auth/basic-cimd", "auth/token-endpoint-auth-basic")
+AUTH = tuple(
+    f"auth/{name}"
+    for name in (
+        "metadata-default",
+        "metadata-var1",
+        "metadata-var2",
+        "metadata-var3",
+        "basic-cimd",
+        "scope-from-www-authenticate",
+        "scope-from-scopes-supported",
+        "scope-omitted-when-undefined",
+        "scope-step-up",
+        "scope-retry-limit",
+        "token-endpoint-auth-basic",
+        "token-endpoint-auth-post",
+        "token-endpoint-auth-none",
+        "pre-registration",
+        "2025-03-26-oauth-metadata-backcompat",
+        "2025-03-26-oauth-endpoint-fallback",
+    )
+)
 EXAMPLES = {"number": 2, "integer": 3, "boolean": True, "string": "heph", "array": []}
 
 

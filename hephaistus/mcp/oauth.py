@@ -64,17 +64,20 @@ class TokenFile:
         self.records.put(self.url, None)
 
     async def get_tokens(self) -> Any:
+        """The kept tokens (the package's OAuthToken), or None."""
         from mcp.shared.auth import OAuthToken
 
         tokens = self.kept().get("tokens")
         return OAuthToken.model_validate(tokens) if isinstance(tokens, dict) else None
 
     async def set_tokens(self, tokens: Any) -> None:
+        """Keep `tokens`, and when the access token expires."""
         expires = time.time() + tokens.expires_in if tokens.expires_in else None
         self._keep("expires_at", expires)
         self._keep("tokens", tokens.model_dump(mode="json", exclude_none=True))
 
     async def get_client_info(self) -> Any:
+        """heph's kept registration with the authorization server, or None."""
         from mcp.shared.auth import OAuthClientInformationFull
 
         client = self.kept().get("client")
@@ -83,6 +86,7 @@ class TokenFile:
         )
 
     async def set_client_info(self, client_info: Any) -> None:
+        """Keep heph's registration with the authorization server."""
         self._keep("client", client_info.model_dump(mode="json", exclude_none=True))
 
 
