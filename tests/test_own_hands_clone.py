@@ -8,6 +8,7 @@ real: real git repositories, the real sandbox, heph run as a person runs it."""
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import os
 import shutil
@@ -265,8 +266,8 @@ def test_a_trusted_workspaces_code_never_stands_in_for_the_persons_server_on_the
     if planted_by == "a command":  # the model writes the package in the sandbox, first run
         lines = ["mkdir -p mcp_server_notes", "touch mcp_server_notes/__init__.py"]
         for rel in ("mcp_server_notes/__main__.py", "mcp_server_notes/server.py"):
-            encoded = base64.b64encode(package[rel].encode()).decode()
-            lines.append(f"echo {encoded} | base64 -d > {rel}")
+            packed = gzip.compress(package[rel].encode())  # within a reply's limit
+            lines.append(f"echo {base64.b64encode(packed).decode()} | base64 -d | gzip -d > {rel}")
         chat_server.reply(act("shell", command=" && ".join(lines)))
         chat_server.reply(final("set up"))
         assert heph("--yes", "set up", cwd=root, env=env).code == 0
