@@ -167,6 +167,11 @@ async def printout(ctx: Context) -> str:
     return await asked(ctx, "How shall it print?", Copies, "printed")
 
 
+@server.prompt(description="Review a file for one concern.")
+def review(path: str, concern: str = "bugs") -> str:
+    return f"Review {path} for {concern}. \x1b[31mNow.\x1b[0m"
+
+
 @server.resource("notes://today", name="today", description="Today's notes")
 def today() -> str:
     return "Buy milk."

@@ -169,6 +169,8 @@ class Agent:
 
         # "go" after a plan: the task is that plan
         asked = plans.task_for(task, self.state, self.policy.mode, self.workspace.heph_dir)
+        if self.mcp is not None:  # `@server:uri`: that resource read, below the task
+            asked = self.mcp.with_mentioned(asked, self.sink.notice)
         summary = self._workspace_summary(task)  # before the session, so it never dangles
         prompt = self._system_prompt(task)
         if not self.messages:
@@ -313,10 +315,8 @@ class Agent:
         self._decide_window(served=None)
         # The server is asked once: the window it runs (unless set) and what it is (for the
         # step's schema).
-        self.window_asked = bool(self.config.context_window) and self.config.structured in (
-            "json",
-            "off",
-        )
+        structured = self.config.structured
+        self.window_asked = bool(self.config.context_window) and structured in ("json", "off")
 
     def _ask_server_for_the_window(self) -> None:
         """A local server knows the window it runs the model with: ask it (once, cached)."""

@@ -36,7 +36,7 @@ from hephaistus.mcp.failures import (
 )
 from hephaistus.mcp.oauth import kept_sign_in
 from hephaistus.mcp.placement import Placement
-from hephaistus.mcp.results import resource_line, text_of, text_of_contents
+from hephaistus.mcp.results import text_of
 from hephaistus.mcp.waiting import Asking, result_of
 from hephaistus.settings.mcp_config import McpServerConfig
 
@@ -111,12 +111,15 @@ class McpHub:
         work = connection.call(tool, args)
         return self._wait(work, server.tool_timeout_sec, server, tool, connection, ask)
 
-    def resources(self, server: McpServerConfig, env: dict[str, str], uri: str) -> str:
-        """The resource at `uri` of `server` as the model reads it, or its resources listed
-        (`uri` ""); McpError when that cannot be done in time."""
+    def on_session(self, server: McpServerConfig, env: dict[str, str], what: str, work: Any) -> Any:
+        """What `work(session)` (a coroutine function) makes of `server`'s session (its
+        resources, its prompts), in the call's time; McpError when it cannot be done."""
         connection = self._connection(server, env)
-        work = connection.read(uri) if uri else connection.listing()
-        return self._wait(work, server.tool_timeout_sec, server, "resources", connection)
+
+        async def on_it() -> Any:
+            return await work(await connection._started())
+
+        return self._wait(on_it(), server.tool_timeout_sec, server, what, connection)
 
     def running(self) -> list[str]:
         """The servers started so far."""
@@ -256,16 +259,6 @@ class _Connection:
 
         result = await session.call_tool(tool, args, progress_callback=progressed)
         return CallResult(text_of(result), bool(result.is_error))
-
-    async def read(self, uri: str) -> str:
-        session = await self._started()
-        found = await session.read_resource(uri)
-        return text_of_contents(found.contents)
-
-    async def listing(self) -> str:
-        session = await self._started()
-        listed = await session.list_resources()
-        return "\n".join(resource_line(r) for r in listed.resources) or "(no resources)"
 
     async def close(self) -> None:
         if self._closing is not None:

@@ -212,6 +212,12 @@ class McpTools:
         told = [{"name": INSTRUCTIONS, "description": said, "schema": {}}] if said else []
         return [*told, *(d.to_dict() for d in tools)]
 
+    def with_mentioned(self, task: str, say: Callable[[str], None]) -> str:
+        """`task` with the resources it mentions (`@server:uri`) read below it (resources)."""
+        from hephaistus.mcp.resources import with_mentioned
+
+        return with_mentioned(self, task, say)
+
     def pending(self, name: str) -> Pending:
         """The server's definitions as it lists them now (starting it), and what of them is
         new or changed since approved."""

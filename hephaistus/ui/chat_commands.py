@@ -52,13 +52,50 @@ class ChatCommands:
             doc = (getattr(self, f"cmd_{name}").__doc__ or "").strip()
             line = " ".join(doc.split("\n\n")[0].split())  # the first paragraph, whole
             self.console.print(Text(f"/{name:<10}", style="bold") + Text(line))
+        for prompt in self._prompts():
+            said = outside_text(" ".join(prompt.description.split())[:160])
+            self.console.print(Text(prompt.usage(), style="bold") + Text("  ") + said)
         self.console.print(
             Text(
                 "Anything else is a task (a line starting with // or a space too, so "
-                "'//etc/hosts is wrong' is one). @path completes file names.",
+                "'//etc/hosts is wrong' is one). @path completes file names; "
+                "@server:uri reads an MCP server's resource into the task.",
                 style="dim",
             )
         )
+
+    def run_prompt(self, command: str, argument: str) -> bool:
+        """`/mcp__<server>__<prompt> ARGS`: the server's prompt, shown, then run as the turn's
+        task (mcp.prompts)."""
+        from hephaistus.mcp.client import McpError
+        from hephaistus.mcp.prompts import find, task_of
+
+        mcp = self.agent.mcp
+        try:
+            prompt = find(mcp, command) if mcp is not None else None
+            if mcp is None or prompt is None:
+                self._warn(f"no MCP prompt /{command} (/help lists those of running servers)")
+                return True
+            task = task_of(mcp, prompt, argument)
+        except (McpError, ValueError) as error:
+            self._warn(str(error))
+            return True
+        if not task:
+            self._warn(f"/{command}: the server's prompt is empty")
+            return True
+        heading = f"/{command}: the prompt of the MCP server {prompt.server}, as the task:"
+        self.console.print(Text(heading, style="dim"))
+        self.console.print(outside_text(task if len(task) < 2000 else task[:2000] + "…"))
+        self.run_turn(task)
+        return True
+
+    def _prompts(self) -> list[Any]:
+        """The prompts of the MCP servers running now."""
+        if self.agent.mcp is None:
+            return []
+        from hephaistus.mcp.prompts import running_prompts
+
+        return running_prompts(self.agent.mcp)
 
     def cmd_exit(self, argument: str) -> bool:
         """Leave the chat (Ctrl-D does too)."""

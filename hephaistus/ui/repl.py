@@ -171,6 +171,8 @@ class Repl(ChatCommands):
             command = getattr(self, f"cmd_{name}", None)
             if command is not None:
                 return command(argument.strip()) is not False
+            if name.startswith("mcp__"):  # a server's prompt (chat_commands.run_prompt)
+                return self.run_prompt(name, argument.strip())
             if not ("/" in name or "." in name):  # not a path either
                 close = difflib.get_close_matches(name, self.commands(), n=1)
                 hint = f"did you mean /{close[0]}?" if close else "/help lists them"

@@ -1,0 +1,45 @@
+"""A server's prompts as the chat's slash commands (`/mcp__t__review ARGS`), and `@server:uri`
+in a task, against the test server's prompt `review` and resource `notes://today`."""
+
+from __future__ import annotations
+
+from test_mcp import observation, with_server
+from test_mcp_elicit import ENTER, chat_with_server
+
+from hephaistus.testing import final
+
+
+def first_task(model) -> str:
+    """The task of the model's first request (the last user message)."""
+    return [m for m in model.calls[0] if m["role"] == "user"][-1]["content"]
+
+
+def test_a_server_s_prompt_is_a_slash_command_whose_text_is_the_task(workspace, home, monkeypatch):
+    monkeypatch.setenv("HOME", str(home))
+    keys = [
+        "/mcp__t__review" + ENTER,  # its path is needed: said, nothing sent
+        "/mcp__t__nope" + ENTER,
+        "/help" + ENTER,
+        '/mcp__t__review "src/app.py" security' + ENTER,
+        ("/exit" + ENTER, lambda repl: len(repl.agent.model.calls) >= 1),
+    ]
+    shown, model = chat_with_server(workspace, keys, final("reviewed"))
+    assert "path missing: /mcp__t__review PATH [CONCERN]" in shown
+    assert "no MCP prompt /mcp__t__nope" in shown
+    assert "/mcp__t__review PATH [CONCERN]  Review a file for one concern." in shown
+    task = first_task(model)
+    assert "Review src/app.py for security." in task
+    assert "the prompt of the MCP server t, as the task" in shown
+    assert "\x1b" not in shown and "\\x1b[31m" in shown  # the server's escapes spelled out
+    assert len(model.calls) == 1
+
+
+def test_a_mentioned_resource_is_read_into_the_task(heph, chat_server, home):
+    with_server(home)
+    chat_server.reply(final("noted"))
+    result = heph("--yes", "what is on @t:notes://today? and @t:notes://never, @else:x")
+    assert result.code == 0, result.stderr
+    task = observation(chat_server, 0)
+    assert '<resource server="t" uri="notes://today"' in task and "Buy milk." in task
+    assert "@else:x" in task  # no such server: left as written
+    assert "@t:notes://never was not read" in result.stderr
