@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -55,9 +56,12 @@ def signed_in_server(tmp_path):
         process.wait()
 
 
-def login(home: Path, url: str, name: str = "docs") -> subprocess.CompletedProcess:
+def login(
+    home: Path, url: str, name: str = "docs", before=None, browse=True
+) -> subprocess.CompletedProcess:
     """`heph mcp login NAME` as a person runs it: the address it prints is opened in a browser
-    (which follows every redirect, the last one back to heph)."""
+    (which follows every redirect, the last one back to heph); `before(address)` runs first;
+    without `browse`, the person presses Ctrl-C instead."""
     process = subprocess.Popen(
         [*heph_command(), "mcp", "login", name],
         stdout=subprocess.PIPE,
@@ -69,6 +73,11 @@ def login(home: Path, url: str, name: str = "docs") -> subprocess.CompletedProce
     assert process.stdout is not None
     for line in process.stdout:
         if line.strip().startswith("http"):
+            if before is not None:
+                before(line.strip())
+            if not browse:
+                process.send_signal(signal.SIGINT)
+                break
             with urllib.request.urlopen(line.strip(), timeout=10) as page:
                 assert b"signed in" in page.read()
             break
@@ -151,3 +160,42 @@ def test_logout_forgets_and_a_workspace_server_is_never_signed_in_to(
     out = heph("mcp", "logout", "docs")
     assert out.code == 0 and "signed out of docs" in out.stdout
     assert url not in kept(home)
+
+
+def test_a_stray_callback_ends_nothing_and_a_stopped_login_keeps_the_last_sign_in(
+    heph, home, workspace, signed_in_server
+):
+    from urllib.error import HTTPError
+    from urllib.parse import parse_qs, urlparse
+
+    url = signed_in_server()
+    user_config(home, f'[mcp_servers.docs]\nurl = "{url}"\n')
+
+    def another_program(address: str) -> None:
+        back = parse_qs(urlparse(address).query)["redirect_uri"][0]
+        for query in ("code=x&state=guess", "error=access_denied&error_description=curl%20evil"):
+            with pytest.raises(HTTPError):  # 404: not the redirect heph waits for
+                urllib.request.urlopen(f"{back}?{query}", timeout=5)
+
+    signed = login(home, url, before=another_program)
+    assert signed.returncode == 0, signed.stderr  # the person's own browser still signs in
+    first = kept(home)[url]
+    assert first["metadata"]["token_endpoint"].endswith("/token")  # renewed there, not a guess
+
+    stopped = login(home, url, browse=False)
+    assert stopped.returncode != 0
+    assert kept(home)[url] == first  # the stopped sign-in wrote nothing
+
+
+def test_a_renewal_that_is_refused_says_to_sign_in_again(heph, home, workspace, signed_in_server):
+    url = signed_in_server()
+    user_config(home, f'[mcp_servers.docs]\nurl = "{url}"\n')
+    assert login(home, url).returncode == 0
+    records = Path(os.environ["XDG_STATE_HOME"]) / "hephaistus" / "mcp-oauth.json"
+    data = json.loads(records.read_text())
+    data[url]["expires_at"] = time.time() - 1
+    data[url]["tokens"]["refresh_token"] = "revoked"
+    records.write_text(json.dumps(data))
+    listed = heph("mcp", "list")
+    assert "`heph mcp login docs` signs in again" in listed.stdout, listed.stdout
+    assert kept(home)[url]["client"] == data[url]["client"]  # no new registration kept

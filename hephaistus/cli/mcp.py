@@ -119,12 +119,14 @@ def _login(tools: McpTools, server: McpServerConfig, action: str) -> int:
         sys.stdout.flush()  # the address now, whatever stdout is
         say("Waiting for the browser to come back (Ctrl-C stops)…", sys.stderr)
 
+    before = kept.kept().get("tokens")
     tools.hub.auth = SignIn(show).auth
     try:
-        tools.hub.list_tools(replace(server, startup_timeout_sec=LOGIN_SECONDS), tools.env(server))
+        waited = LOGIN_SECONDS + 30  # the browser's own limit says so first
+        tools.hub.list_tools(replace(server, startup_timeout_sec=waited), tools.env(server))
     except McpError as error:
         raise HephError(str(error)) from None
-    if not kept.kept().get("tokens"):
+    if kept.kept().get("tokens") in (None, before):
         say(f"{server.name} answered without asking heph to sign in: nothing to keep")
         return 0
     say(f"signed in to {server.name}; its tokens are kept in {kept.records.path}")

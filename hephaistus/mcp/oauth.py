@@ -14,6 +14,7 @@ where none is kept, or it is refused, the call says to run `heph mcp login NAME`
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -32,27 +33,27 @@ class SignInFailed(Exception):
 
 
 class TokenFile:
-    """The package's TokenStorage for one server: its tokens (and when they expire) and heph's
-    registration with its authorization server, kept under the server's URL."""
+    """The package's TokenStorage for one server: its tokens (and when they expire), heph's
+    registration with its authorization server and that server's metadata (where tokens are
+    renewed), kept under the server's URL as one record.
 
-    def __init__(self, url: str, *, fresh: bool = False) -> None:
+    A sign-in (`signing_in`) keeps what it gathers to itself and writes the whole record only
+    once its tokens come: one that fails, or is stopped, leaves the last sign-in as it was. A
+    run only renews the tokens; it never registers heph anew (that is signing in again)."""
+
+    def __init__(self, url: str, *, signing_in: bool = False, name: str = "") -> None:
         from hephaistus.settings.userstate import WorkspaceRecords
 
         self.url = url
+        self.name = name
         self.records = WorkspaceRecords(RECORDS)
-        # A new sign-in starts from nothing (a new registration, for the listener's new
-        # port); what was kept stays until the first new thing replaces it all.
-        self.fresh = fresh
+        self.signing_in = signing_in
+        self.gathered: dict[str, Any] = {}  # a sign-in's, until its tokens come
+        self.context: Any = None  # the OAuth client's state: the metadata it found
 
     def kept(self) -> dict[str, Any]:
         """What is kept for the server ({} when it was never signed in to)."""
-        return {} if self.fresh else self.records.get(self.url)
-
-    def _keep(self, key: str, value: Any) -> None:
-        kept = self.kept()
-        kept[key] = value
-        self.fresh = False
-        self.records.put(self.url, kept)
+        return self.gathered if self.signing_in else self.records.get(self.url)
 
     def expires_at(self) -> float | None:
         """When the kept access token expires (seconds since the epoch), if it said."""
@@ -71,10 +72,16 @@ class TokenFile:
         return OAuthToken.model_validate(tokens) if isinstance(tokens, dict) else None
 
     async def set_tokens(self, tokens: Any) -> None:
-        """Keep `tokens`, and when the access token expires."""
-        expires = time.time() + tokens.expires_in if tokens.expires_in else None
-        self._keep("expires_at", expires)
-        self._keep("tokens", tokens.model_dump(mode="json", exclude_none=True))
+        """Keep `tokens`, when the access token expires, and where they are renewed."""
+        record = dict(self.kept())
+        record["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
+        record["expires_at"] = time.time() + tokens.expires_in if tokens.expires_in else None
+        found = getattr(self.context, "oauth_metadata", None)
+        if found is not None:
+            record["metadata"] = found.model_dump(mode="json", exclude_none=True)
+            record["auth_server"] = getattr(self.context, "auth_server_url", None)
+        self.signing_in, self.gathered = False, {}
+        self.records.put(self.url, record)
 
     async def get_client_info(self) -> Any:
         """heph's kept registration with the authorization server, or None."""
@@ -86,19 +93,44 @@ class TokenFile:
         )
 
     async def set_client_info(self, client_info: Any) -> None:
-        """Keep heph's registration with the authorization server."""
-        self._keep("client", client_info.model_dump(mode="json", exclude_none=True))
+        """Keep heph's registration (a sign-in's); a run never registers heph anew."""
+        if not self.signing_in:
+            raise SignInFailed(sign_in_again(self.name))
+        self.gathered["client"] = client_info.model_dump(mode="json", exclude_none=True)
+
+    def metadata(self) -> Any:
+        """The kept authorization server metadata (the package's OAuthMetadata), or None."""
+        from mcp.shared.auth import OAuthMetadata
+
+        found = self.kept().get("metadata")
+        return OAuthMetadata.model_validate(found) if isinstance(found, dict) else None
+
+
+def sign_in_again(name: str) -> str:
+    """What a run says when the kept sign-in no longer works."""
+    return (
+        "the token heph keeps was refused and could not be renewed: "
+        f"`heph mcp login {name or 'NAME'}` signs in again"
+    )
 
 
 def signed_in(server: McpServerConfig) -> bool:
     """Whether the person signed in to `server` (theirs, at a URL) with `heph mcp login`."""
-    return bool(server.url and not server.from_workspace and TokenFile(server.url).kept())
+    if not server.url or server.from_workspace:
+        return False
+    return bool(TokenFile(server.url).kept().get("tokens"))
 
 
 def kept_sign_in(server: McpServerConfig) -> Any:
-    """The OAuth client a run uses for `server`: its kept tokens, refreshed when they expire,
-    never a new sign-in (None: the person never signed in to it)."""
-    return provider(server) if signed_in(server) else None
+    """The OAuth client a run uses for `server`: its kept tokens, renewed at the kept token
+    endpoint when they expire, never a new sign-in (None: the person never signed in)."""
+    if not signed_in(server):
+        return None
+
+    async def refused(url: str) -> None:
+        raise SignInFailed(sign_in_again(server.name))
+
+    return provider(server, refused)
 
 
 def provider(
@@ -106,10 +138,10 @@ def provider(
     redirect: Callable[[str], Awaitable[None]] | None = None,
     callback: Callable[[], Awaitable[Any]] | None = None,
     redirect_uri: str = "http://127.0.0.1/callback",
-    fresh: bool = False,
+    signing_in: bool = False,
 ) -> Any:
     """The package's OAuth client (an httpx Auth) for `server`, keeping its tokens in the
-    state folder. Without `redirect` it never signs in: a refused token is an error."""
+    state folder; `redirect` is handed the address the person is to open."""
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientMetadata
 
@@ -117,7 +149,7 @@ def provider(
 
     if server.from_workspace:
         raise ValueError("a workspace's MCP server never gets the person's tokens")
-    storage = TokenFile(server.url, fresh=fresh)
+    storage = TokenFile(server.url, signing_in=signing_in, name=server.name)
     metadata = OAuthClientMetadata(
         client_name="heph",
         software_id="hephaistus",
@@ -130,9 +162,15 @@ def provider(
     class Kept(OAuthClientProvider):  # type: ignore[misc]
         async def _initialize(self) -> None:
             await super()._initialize()
-            self.context.token_expiry_time = storage.expires_at()  # refreshed once it passes
+            self.context.token_expiry_time = storage.expires_at()  # renewed once it passes
+            # Renewed where the sign-in found the authorization server, never at a guess.
+            self.context.oauth_metadata = self.context.oauth_metadata or storage.metadata()
+            kept = storage.kept().get("auth_server")
+            self.context.auth_server_url = self.context.auth_server_url or kept
 
-    return Kept(server.url, metadata, storage, redirect, callback or _no_callback)
+    made = Kept(server.url, metadata, storage, redirect, callback or _no_callback)
+    storage.context = made.context
+    return made
 
 
 async def _no_callback() -> Any:
@@ -152,16 +190,18 @@ class SignIn:
         """The OAuth client for this sign-in (the hub's `auth`)."""
 
         async def redirect(url: str) -> None:
+            self.callback.state = parse_qs(urlparse(url).query).get("state", [""])[0]
             self.show(url)
 
         uri = self.callback.redirect_uri
-        return provider(server, redirect, self.callback.result, uri, fresh=True)
+        return provider(server, redirect, self.callback.result, uri, signing_in=True)
 
 
 class Callback:
     """The listener on 127.0.0.1 the browser is sent back to (bound at once, so the redirect
     URI is known before the flow starts): it takes the one redirect to CALLBACK that carries
-    a code or an error, and answers every other request with 404."""
+    a code or an error and the state of the address shown, and answers every other request
+    with 404 (another program's guess ends nothing)."""
 
     def __init__(self) -> None:
         import socket
@@ -169,6 +209,7 @@ class Callback:
         self.socket = socket.create_server(("127.0.0.1", 0))
         self.redirect_uri = f"http://127.0.0.1:{self.socket.getsockname()[1]}{CALLBACK}"
         self.came: asyncio.Future[dict[str, str]] | None = None
+        self.state = ""  # that of the address the person opens
 
     async def result(self) -> Any:
         """The code and state the browser brought back (the package's AuthorizationCodeResult);
@@ -198,7 +239,9 @@ class Callback:
             target = line.split(" ")[1] if line.count(" ") >= 2 else ""
             parsed = urlparse(target)
             query = {k: v[0] for k, v in parse_qs(parsed.query).items()}
-            wanted = parsed.path == CALLBACK and ("code" in query or "error" in query)
+            said = query.get("state", "")
+            ours = bool(self.state) and secrets.compare_digest(said.encode(), self.state.encode())
+            wanted = parsed.path == CALLBACK and ("code" in query or "error" in query) and ours
             if wanted and self.came is not None and not self.came.done():
                 self.came.set_result(query)
                 page = b"heph: signed in; you can close this tab and go back to the terminal.\n"
@@ -208,7 +251,7 @@ class Callback:
                 writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n")
             writer.write(b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(page) + page)
             await writer.drain()
-        except (OSError, asyncio.TimeoutError, IndexError):
+        except Exception:  # noqa: BLE001 - a request that is none (too long, cut off) is dropped
             pass
         finally:
             writer.close()
