@@ -133,6 +133,13 @@ async def evolve(ctx: Context) -> str:
     return "evolved"
 
 
+@server.tool(description="Add a tool, `grown`, and tell the client.")
+async def grow(ctx: Context) -> str:
+    server.add_tool(lambda: "grown here", name="grown", description="A tool added later.")
+    await ctx.session.send_tool_list_changed()
+    return "grew"
+
+
 class Booking(BaseModel):
     """The form `book` asks the person to fill in."""
 

@@ -263,7 +263,7 @@ def test_a_workspace_file_may_not_hold_a_literal_secret_or_name_read_only_tools(
 def test_heph_mcp_list_and_tools_show_what_the_model_sees(heph, chat_server, mcp_home):
     listed = heph("mcp", "list")
     assert listed.code == 0, listed.stderr
-    assert "t" in listed.stdout and "16 tools" in listed.stdout
+    assert "t" in listed.stdout and "17 tools" in listed.stdout
     tools = heph("mcp", "tools", "t")
     assert tools.code == 0 and "- mcp__t__add(a: integer, b: integer): Add two numbers." in (
         tools.stdout
@@ -321,7 +321,7 @@ def test_slash_mcp_shows_the_servers_and_what_the_model_sees(tmp_path, home, mon
     finally:
         agent.close()
     shown = console.file.getvalue()
-    assert "t: running; 16 tools" in shown
+    assert "t: running; 17 tools" in shown
     assert "  - mcp__t__add(a: integer, b: integer): Add two numbers." in shown
     assert "\\x1b[2J" in shown and "\x1b" not in shown  # spelled out, not sent
 
@@ -700,7 +700,7 @@ def test_mcp_list_asks_the_servers_and_says_so(heph, chat_server, home, tmp_path
     changed_definition(heph, chat_server, home, tmp_path)
     listed = heph("mcp", "list")
     assert listed.code == 0, listed.stderr
-    assert "t (user config): 15 tools, 1 withheld until approved (heph mcp approve t)" in (
+    assert "t (user config): 16 tools, 1 withheld until approved (heph mcp approve t)" in (
         listed.stdout
     )
     assert "as each server lists them now" in listed.stdout
@@ -946,6 +946,36 @@ def test_a_tool_the_server_says_changed_is_asked_again_and_withheld_at_its_next_
     )
 
 
+def test_a_tool_a_server_adds_in_a_chat_is_offered_at_the_next_task_once_approved(
+    tmp_path, home, monkeypatch
+):
+    from hephaistus.engine.agent import Agent
+    from hephaistus.settings.config import Config
+    from hephaistus.settings.mcp_config import McpServerConfig
+    from hephaistus.testing import ScriptedModel
+    from hephaistus.workspace import Workspace
+
+    monkeypatch.setenv("HOME", str(home))
+    root = tmp_path / "ws"
+    server = McpServerConfig("t", command=sys.executable, args=(str(SERVER),), on_host=True)
+    said: list[str] = []
+    model = ScriptedModel([act("mcp__t__grow"), final("grew"), final("seen"), final("now")])
+    agent = Agent(Workspace.at(root), Config(mcp_servers=(server,)), model=model)
+    agent.policy.mode = "auto"
+    agent.sink.notice = said.append  # type: ignore[method-assign]
+    try:
+        assert agent.execute("grow").status == "answered"
+        assert agent.execute("look again").status == "answered"
+        assert "t: grown (new)" in " ".join(said)  # listed again, withheld until approved
+        assert "mcp__t__grown" not in model.calls[-1][0]["content"]
+        assert agent.mcp is not None
+        agent.mcp.approve(agent.mcp.pending("t"))  # what `heph mcp approve t` pins
+        agent.execute("and now")
+    finally:
+        agent.close()
+    assert "- mcp__t__grown(): A tool added later." in model.calls[-1][0]["content"]
+
+
 def test_a_server_of_very_many_tools_takes_a_bounded_part_of_the_prompt(heph, chat_server, home):
     with_server(home, 'env = { MCP_TEST_MANY = "300" }\n')
     chat_server.reply(final("done"))
@@ -981,9 +1011,13 @@ def test_a_call_that_says_it_progresses_outlives_its_timeout_and_a_silent_one_do
     chat_server.reply(act("mcp__t__work", seconds=5))  # the timeout is 3 s
     chat_server.reply(act("mcp__t__sleep", seconds=5))
     chat_server.reply(final("done"))
-    assert heph("--yes", "work, then sleep").code == 0
+    ran = heph("--yes", "work, then sleep")
+    assert ran.code == 0
     assert observation(chat_server, 1) == "Observation: worked"
     assert "did not answer sleep within 3 s" in observation(chat_server, 2)
+    shown = [line for line in ran.stderr.splitlines() if "t work: " in line]
+    assert shown and "t work: 0 of 16 (0%): working" in shown[0]  # how far it got, shown
+    assert len(shown) <= 4  # a line every 2 s at most, not one per notification (16)
 
 
 def test_a_servers_resources_are_listed_and_read_through_one_read_tool(heph, chat_server, mcp_home):

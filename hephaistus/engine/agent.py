@@ -75,8 +75,7 @@ class Agent:
                 f"ignoring {self._state_file}: heph did not make it on this machine (it came "
                 "with the workspace's files, or is damaged); starting from a fresh state"
             )
-        planted = planted_links(workspace.root, workspace.heph_dir)
-        if planted:
+        if planted := planted_links(workspace.root, workspace.heph_dir):
             self.sink.notice(planted)
         self._saved_state: bytes | None = None  # what the last save wrote
         self._saved_fields: dict[str, object] | None = None  # and the state it wrote
@@ -108,6 +107,7 @@ class Agent:
                 workspace.heph_dir,
                 command_line=self.executor.command_line,
                 policy=self.policy,  # whom a server's question is put to (its asker)
+                sink=self.sink,  # where a call's progress is shown
             )
         self.mcp_offered = False
 
@@ -143,8 +143,8 @@ class Agent:
         try:  # the servers asked before the model: the slow part, where a cancel lands
             if not self.window_asked:
                 self._ask_server_for_the_window()
-            if self.mcp is not None and not self.mcp_offered:
-                self._offer_mcp_tools(self.mcp)
+            if self.mcp is not None and (not self.mcp_offered or self.mcp.tools_changed()):
+                self._offer_mcp_tools(self.mcp)  # again when a server's tools changed
         except KeyboardInterrupt:
             # Stopped before the model heard of it: a follow-up ("it is incorrect") still
             # knows the task it follows.
@@ -322,8 +322,7 @@ class Agent:
         """A local server knows the window it runs the model with: ask it (once, cached)."""
         self.window_asked = True
         ask = getattr(self.model, "served_window", None)
-        served = ask(self.workspace.heph_dir / "cache" / "windows.json") if ask else None
-        if served:
+        if served := ask(self.workspace.heph_dir / "cache" / "windows.json") if ask else None:
             self._decide_window(served)
 
     def _decide_window(self, served: tuple[int, str] | None) -> None:

@@ -37,7 +37,7 @@ from hephaistus.mcp.failures import (
 from hephaistus.mcp.oauth import kept_sign_in
 from hephaistus.mcp.placement import Placement
 from hephaistus.mcp.results import text_of
-from hephaistus.mcp.waiting import Asking, result_of
+from hephaistus.mcp.waiting import Asking, Shown, result_of
 from hephaistus.settings.mcp_config import McpServerConfig
 
 CLOSE_SECONDS = 10.0
@@ -89,7 +89,12 @@ class McpHub:
             connection.listed = self._wait(
                 work, server.startup_timeout_sec, server, "list", connection
             )
+            connection.changed = False
         return connection.listed
+
+    def tools_changed(self) -> list[str]:
+        """The servers that said their tools changed since they were last listed."""
+        return [name for name, c in self._connections.items() if c.changed]
 
     def instructions(self, server: McpServerConfig) -> str:
         """What the running `server` said of itself as it started ("": nothing)."""
@@ -103,13 +108,15 @@ class McpHub:
         tool: str,
         args: dict[str, Any],
         ask: Elicit | None = None,
+        show: Shown | None = None,
     ) -> CallResult:
         """Call `tool` of `server` with `args`; McpError when it cannot be done in time. A
         server that broke off is started again at the next call. What the server asks the
-        person meanwhile is put to them through `ask`, on this thread (None: declined)."""
+        person meanwhile is put to them through `ask`, on this thread (None: declined), and
+        how far it got, through `show`."""
         connection = self._connection(server, env)
         work = connection.call(tool, args)
-        return self._wait(work, server.tool_timeout_sec, server, tool, connection, ask)
+        return self._wait(work, server.tool_timeout_sec, server, tool, connection, ask, show)
 
     def on_session(self, server: McpServerConfig, env: dict[str, str], what: str, work: Any) -> Any:
         """What `work(session)` (a coroutine function) makes of `server`'s session (its
@@ -174,12 +181,13 @@ class McpHub:
         what: str,
         connection: Any,
         ask: Elicit | None = None,
+        show: Shown | None = None,
     ) -> Any:
         assert self._loop is not None
         future = asyncio.run_coroutine_threadsafe(work, self._loop)
         log = f"(its log: {connection.log})"
         try:
-            return result_of(future, timeout, connection, ask)
+            return result_of(future, timeout, connection, ask, show)
         except FutureTimeout:
             future.cancel()
             if connection.session is None:  # it never started: stop it, try afresh next time
@@ -230,6 +238,7 @@ class _Connection:
         self.progressed = 0.0  # when it last said a call of its made progress (monotonic)
         self.asking: Asking | None = None  # where the call in progress takes its questions
         self.listed: list[ToolDefinition] | None = None
+        self.changed = False  # it said its tools changed (list_changed) since listed
         self._ready: asyncio.Future[None] | None = None
         self._closing: asyncio.Event | None = None
         self._holder: asyncio.Task[None] | None = None
@@ -256,6 +265,8 @@ class _Connection:
 
         async def progressed(progress: float, total: float | None, message: str | None) -> None:
             self.progressed = time.monotonic()  # still working: the timeout starts again
+            if self.asking is not None:  # and said how far, to show
+                self.asking.progressed(progress, total, message)
 
         result = await session.call_tool(tool, args, progress_callback=progressed)
         return CallResult(text_of(result), bool(result.is_error))
@@ -321,7 +332,7 @@ class _Connection:
 
         async def notified(message: Any) -> None:  # its tools changed: asked again when needed
             if getattr(message, "method", "") == "notifications/tools/list_changed":
-                self.listed = None
+                self.listed, self.changed = None, True
 
         async with ClientSession(
             read,

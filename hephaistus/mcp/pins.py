@@ -54,3 +54,18 @@ class Pins:
         if self.changed:
             self.records.put(self.root, self.pins)
             self.changed = False
+
+
+def definition_diff(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """What changed in a definition since it was approved, as a unified diff (escaped)."""
+    import difflib
+    import json
+
+    from hephaistus.escape import visible
+
+    def lines(definition: dict[str, Any]) -> list[str]:
+        text = json.dumps(definition, indent=1, sort_keys=True, ensure_ascii=False)
+        return [visible(line) for line in text.splitlines()]
+
+    diff = difflib.unified_diff(lines(before), lines(after), "approved", "now", n=1, lineterm="")
+    return "\n".join(diff)

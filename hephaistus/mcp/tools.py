@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from hephaistus.mcp.pins import PERSONS, Pins
+from hephaistus.mcp.pins import PERSONS, Pins, definition_diff
 from hephaistus.settings.mcp_config import McpServerConfig, expanded_env, live
 from hephaistus.values import Proposal, ToolCallRequest, ToolResult
 
@@ -67,15 +67,18 @@ class McpTools:
         command_line: Callable[..., list[str]] | None = None,
         environ: dict[str, str] | None = None,
         policy: Any = None,
+        sink: Any = None,
     ) -> None:
         self.servers = {s.name: s for s in servers if s.enabled}
         self.policy = policy  # its asker answers a server's questions (none: declined)
+        self.sink = sink  # where a call's progress is shown
         self.root = root
         self.heph_dir = heph_dir
         self.environ = dict(os.environ if environ is None else environ)
         self.command_line = command_line
         self._hub: Any = None
         self._placement: Any = None
+        self.withheld = False  # the last offer withheld some
 
     @property
     def placement(self) -> Any:
@@ -125,6 +128,10 @@ class McpTools:
         if self._hub is not None:
             self._hub.close()
 
+    def tools_changed(self) -> bool:
+        """Whether a server's tools changed, or some were withheld, since the last offer."""
+        return self.withheld or (self._hub is not None and bool(self._hub.tools_changed()))
+
     def offer(self, *, fresh: bool = False) -> Offer:
         """Every enabled server's tools that the entry lets through and whose definition is
         pinned as it is now; listing a server only when its cache is missing or stale (or
@@ -133,9 +140,10 @@ class McpTools:
         every: dict[bool, Pins] = {}  # the workspace's pins and the person's, read once
         named: dict[str, str] = {}  # a tool's name for the model -> whose tool it is
         spent, left_out = 0, dict[str, int]()  # the prompt's characters they take; beyond
+        changed = self._hub.tools_changed() if self._hub is not None else []
         for server in self.servers.values():
             try:
-                definitions = self.definitions(server, fresh=fresh)
+                definitions = self.definitions(server, fresh=fresh or server.name in changed)
             except Exception as error:  # one line; the other servers' tools still work
                 offer.failed.append(str(error))
                 continue
@@ -181,6 +189,7 @@ class McpTools:
                 offer.tools.append(tool)
         for pins in every.values():
             pins.save()
+        self.withheld = bool(offer.withheld)
         if self.servers:  # their resources: one read tool for all of them
             from hephaistus.mcp.resources import resource_tool
 
@@ -232,7 +241,7 @@ class McpTools:
             tool = definition["name"]
             if pinned.get(tool) != definition_digest(definition):
                 before = pins.definition(name, tool)
-                diff = _definition_diff(before, definition) if before is not None else ""
+                diff = definition_diff(before, definition) if before is not None else ""
                 changes.append((f"{tool} ({'new' if tool not in pinned else 'changed'})", diff))
         return Pending(name, definitions, tuple(changes))
 
@@ -326,7 +335,12 @@ class McpTools:
                         return ToolResult(False, changed)
                     ask = getattr(getattr(self.policy, "asker", None), "elicit", None)
                     live, env = self.live(server), self.env(server)
-                    result = self.hub.call(live, env, tool, sent, ask)
+                    show = (
+                        (lambda line: self.sink.notice(f"{server.name} {tool}: {line}"))
+                        if self.sink
+                        else None
+                    )
+                    result = self.hub.call(live, env, tool, sent, ask, show)
                 except McpError as error:
                     return ToolResult(False, str(error))
                 if result.is_error:
@@ -343,19 +357,6 @@ class McpTools:
             )
 
         return call
-
-
-def _definition_diff(before: dict[str, Any], after: dict[str, Any]) -> str:
-    import difflib
-
-    from hephaistus.escape import visible
-
-    def lines(definition: dict[str, Any]) -> list[str]:
-        text = json.dumps(definition, indent=1, sort_keys=True, ensure_ascii=False)
-        return [visible(line) for line in text.splitlines()]
-
-    diff = difflib.unified_diff(lines(before), lines(after), "approved", "now", n=1, lineterm="")
-    return "\n".join(diff)
 
 
 def tool_name(server: str, tool: str) -> str:

@@ -1,13 +1,15 @@
 """Waiting for a server's answer: the timeout, which a server's progress notifications start
-again (PROGRESS_CAP times it at most), and the questions it puts to the person meanwhile
-(mcp.elicit), which the waiting thread answers as they come: the person's time is not the
-server's.
+again (PROGRESS_CAP times it at most), the questions it puts to the person meanwhile
+(mcp.elicit), which the waiting thread answers as they come (the person's time is not the
+server's), and its progress, which the waiting thread shows (a line every PROGRESS_EVERY
+seconds at most).
 """
 
 from __future__ import annotations
 
 import queue
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -15,15 +17,22 @@ from typing import Any
 from hephaistus.mcp.elicit import DECLINED, Elicit, Question, Reply
 
 PROGRESS_CAP = 10  # a call that keeps saying it progresses runs at most 10 times its timeout
+PROGRESS_EVERY = 2.0  # seconds between two progress lines shown
+Shown = Callable[[str], None]  # shows the person a line of a call's progress
 DONE = None  # what Asking carries when the call it waits on ended
 
 
 class Asking:
-    """Questions from a server's event loop to the thread waiting for the call, and the end
-    of that call, on one queue: the waiting thread answers each question as it comes."""
+    """Questions and progress from a server's event loop to the thread waiting for the call,
+    and the end of that call, on one queue: the waiting thread answers each question and
+    shows the progress as they come."""
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[tuple[Question, Future[Reply]] | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[Question, Future[Reply]] | str | None] = queue.Queue()
+
+    def progressed(self, progress: float, total: float | None, message: str | None) -> None:
+        """The server said how far the call got (from the loop)."""
+        self._queue.put(progress_line(progress, total, message))
 
     def put(self, question: Question) -> Future[Reply]:
         """Hand `question` to the waiting thread (from the loop); its answer comes in the
@@ -36,8 +45,9 @@ class Asking:
         """The call waited on ended (a future's done callback)."""
         self._queue.put(DONE)
 
-    def next(self, timeout: float) -> tuple[Question, Future[Reply]] | None:
-        """The next question, or DONE when the call ended; queue.Empty after `timeout`."""
+    def next(self, timeout: float) -> tuple[Question, Future[Reply]] | str | None:
+        """The next question, a progress line, or DONE when the call ended; queue.Empty
+        after `timeout`."""
         return self._queue.get(timeout=max(timeout, 0.0))
 
     def close(self) -> None:
@@ -47,20 +57,22 @@ class Asking:
                 item = self._queue.get_nowait()
             except queue.Empty:
                 return
-            if item is not DONE:
+            if isinstance(item, tuple):
                 item[1].set_result(Reply("cancel"))
 
 
-def result_of(future: Any, timeout: float, connection: Any, ask: Elicit | None) -> Any:
+def result_of(
+    future: Any, timeout: float, connection: Any, ask: Elicit | None, show: Shown | None = None
+) -> Any:
     """The future's result: FutureTimeout once `timeout` seconds pass without a word of
     progress from the server (PROGRESS_CAP times the timeout at most, progress or not). The
     server's questions meanwhile are put to the person through `ask`; their time answering
     is not the server's."""
     asking = Asking()
     future.add_done_callback(asking.ended)
-    if ask is not None:
+    if ask is not None or show is not None:
         connection.asking = asking
-    began = time.monotonic()
+    began, last_shown = time.monotonic(), 0.0
     try:
         while True:
             quiet_since = max(began, connection.progressed)
@@ -73,6 +85,11 @@ def result_of(future: Any, timeout: float, connection: Any, ask: Elicit | None) 
                 continue  # progress may have come meanwhile
             if item is DONE:
                 return future.result(0)
+            if isinstance(item, str):
+                if show is not None and time.monotonic() - last_shown >= PROGRESS_EVERY:
+                    last_shown = time.monotonic()
+                    show(item)
+                continue
             question, answer = item
             asked_at = time.monotonic()
             try:
@@ -97,3 +114,13 @@ def answered(ask: Elicit | None, question: Question) -> Reply:
         return ask(question)
     except EOFError:
         return DECLINED
+
+
+def progress_line(progress: float, total: float | None, message: str | None) -> str:
+    """How far a call got, as the person reads it: `3 of 10 (30%): indexing`."""
+    from hephaistus.escape import one_line
+
+    done = f"{progress:g}"
+    if total:
+        done += f" of {total:g} ({100 * progress / total:.0f}%)"
+    return done + (f": {one_line(message, 200)}" if message else "")
