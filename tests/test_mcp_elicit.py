@@ -67,7 +67,7 @@ def chat_with_server(workspace: Path, keys: list, *replies):
             assert repl.run() == 0
     finally:
         agent.close()
-    return console.file.getvalue(), model
+    return console.file.getvalue(), model, repl
 
 
 def counted(repl):
@@ -105,7 +105,7 @@ def test_the_person_fills_in_a_server_s_form_in_the_chat(workspace, home, monkey
         ("n" + ENTER, line_question(7, "breakfast")),
         ("/exit" + ENTER, turn_over),
     ]
-    shown, model = chat_with_server(workspace, keys, act("mcp__t__book"), final("booked it"))
+    shown, model, _ = chat_with_server(workspace, keys, act("mcp__t__book"), final("booked it"))
     seen = model.calls[1][-1]["content"]
     booked = json.loads(seen.split("booked: ", 1)[1])
     assert booked == {"name": "Ada", "nights": 2, "room": "single", "breakfast": False}
@@ -184,7 +184,7 @@ def test_ctrl_c_at_a_field_in_the_chat_cancels_the_turn(workspace, home, monkeyp
         (CTRL_C, line_question(1, "Your name")),
         ("/exit" + ENTER, lambda repl: repl.asking is None),
     ]
-    shown, model = chat_with_server(workspace, keys, act("mcp__t__book"), final("never"))
+    shown, model, _ = chat_with_server(workspace, keys, act("mcp__t__book"), final("never"))
     assert "cancelled; the session was saved" in shown
     assert len(model.calls) == 1  # the turn ended at the question
 

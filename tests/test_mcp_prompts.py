@@ -23,7 +23,7 @@ def test_a_server_s_prompt_is_a_slash_command_whose_text_is_the_task(workspace, 
         '/mcp__t__review "src/app.py" security' + ENTER,
         ("/exit" + ENTER, lambda repl: len(repl.agent.model.calls) >= 1),
     ]
-    shown, model = chat_with_server(workspace, keys, final("reviewed"))
+    shown, model, repl = chat_with_server(workspace, keys, final("reviewed"))
     assert "path missing: /mcp__t__review PATH [CONCERN]" in shown
     assert "no MCP prompt /mcp__t__nope" in shown
     assert "/mcp__t__review PATH [CONCERN]  Review a file for one concern." in shown
@@ -32,6 +32,7 @@ def test_a_server_s_prompt_is_a_slash_command_whose_text_is_the_task(workspace, 
     assert "the prompt of the MCP server t, as the task" in shown
     assert "\x1b" not in shown and "\\x1b[31m" in shown  # the server's escapes spelled out
     assert len(model.calls) == 1
+    assert "mcp__t__review" in repl.prompt.completer.commands  # completed after a slash
 
 
 def test_a_mentioned_resource_is_read_into_the_task(heph, chat_server, home):
@@ -43,3 +44,39 @@ def test_a_mentioned_resource_is_read_into_the_task(heph, chat_server, home):
     assert '<resource server="t" uri="notes://today"' in task and "Buy milk." in task
     assert "@else:x" in task  # no such server: left as written
     assert "@t:notes://never was not read" in result.stderr
+
+
+def test_an_editor_is_offered_the_prompts_and_runs_one(chat_server, home, workspace):
+    import asyncio
+
+    from test_acp import Editor
+    from test_acp_editor import connected, last_turn
+
+    with_server(home)
+    chat_server.reply(final("reviewed"))
+    chat_server.reply(final("again"))
+
+    async def scenario():
+        editor = Editor([])
+        process, connection, _ = await connected(editor, home, chat_server.url, workspace)
+        started = await connection.new_session(cwd=str(workspace), mcp_servers=[])
+        from acp import text_block
+
+        sid = started.session_id
+        await connection.prompt(session_id=sid, prompt=[text_block("/mcp__t__review app.py")])
+        await last_turn(connection, process, sid, "/mcp__t__review")  # its path missing
+        return editor
+
+    editor = asyncio.run(scenario())
+    assert "Review app.py for bugs." in observation(chat_server, 0)
+    assert len(chat_server.requests) == 1  # the second prompt never reached the model
+    offered = [
+        [c.name for c in u.available_commands]
+        for u in editor.updates
+        if u.session_update == "available_commands_update"
+    ]
+    assert "mcp__t__review" not in offered[0] and "mcp__t__review" in offered[-1]
+    said = " ".join(
+        u.content.text for u in editor.updates if u.session_update == "agent_message_chunk"
+    )
+    assert "path missing: /mcp__t__review PATH [CONCERN]" in said

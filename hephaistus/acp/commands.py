@@ -5,6 +5,7 @@ only where the person's own settings chose it: no editor, and no workspace, turn
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ from hephaistus.settings.permissions import MEANING, MODES
 if TYPE_CHECKING:
     from hephaistus.acp.updates import AcpSink
     from hephaistus.engine.agent import Agent
+    from hephaistus.mcp.prompts import Prompt
 
 NAMES = {"ask": "Ask", "edits": "Edits", "plan": "Plan", "auto": "Auto"}
 COMMANDS = {
@@ -39,11 +41,19 @@ def mode_state(current: str, allow_auto: bool) -> dict[str, Any]:
     }
 
 
-def available() -> list[dict[str, Any]]:
-    """ACP's AvailableCommand list of heph's slash commands."""
+def available(prompts: Iterable[Prompt] = ()) -> list[dict[str, Any]]:
+    """ACP's AvailableCommand list of heph's slash commands, and the prompts of the MCP
+    servers running (`mcp__server__prompt`, mcp.prompts)."""
     listed = []
     for name, (description, hint) in COMMANDS.items():
         command: dict[str, Any] = {"name": name, "description": description}
+        if hint:
+            command["input"] = {"hint": hint}
+        listed.append(command)
+    for prompt in prompts:
+        said = " ".join(prompt.description.split())[:200] or f"a prompt of {prompt.server}"
+        command = {"name": prompt.command, "description": f"{said} (MCP server {prompt.server})"}
+        hint = prompt.usage().partition(" ")[2]
         if hint:
             command["input"] = {"hint": hint}
         listed.append(command)

@@ -52,6 +52,7 @@ class _Session:
     sink: AcpSink
     said: list[str] = field(default_factory=list)  # told once, at the first answer
     allow_auto: bool = False  # the person's own settings chose auto: it may be chosen here
+    commands_sent: list[dict[str, Any]] | None = None  # the commands the editor was last sent
 
 
 class AcpServer:
@@ -185,10 +186,39 @@ class AcpServer:
         return commands.mode_state(session.agent.policy.mode, session.allow_auto)
 
     def _commands_of(self, session_id: Any) -> None:
+        """heph's commands and the running MCP servers' prompts, to the editor (again only
+        when they changed)."""
         session = self.sessions.get(str(session_id))
-        if session is not None:
-            commands_update = {"sessionUpdate": "available_commands_update"}
-            session.sink.update({**commands_update, "availableCommands": commands.available()})
+        if session is None:
+            return
+        prompts = []
+        if session.agent.mcp is not None:
+            from hephaistus.mcp.prompts import running_prompts
+
+            prompts = running_prompts(session.agent.mcp)
+        listed = commands.available(prompts)
+        if listed != session.commands_sent:
+            session.commands_sent = listed
+            update = {"sessionUpdate": "available_commands_update", "availableCommands": listed}
+            session.sink.update(update)
+
+    def _prompt_of(self, session: _Session, typed: str) -> str | None:
+        """`/mcp__server__prompt ARGS`: the server's prompt as the task (said first), or None
+        when there is none to run (why said)."""
+        from hephaistus.mcp.client import McpError
+        from hephaistus.mcp.prompts import find, task_of
+
+        mcp, say = session.agent.mcp, session.sink.text
+        command, _, argument = typed.strip()[1:].partition(" ")
+        try:
+            prompt = find(mcp, command) if mcp is not None else None
+            if mcp is None or prompt is None:
+                return say("agent_message_chunk", f"no MCP prompt /{command}")
+            task = task_of(mcp, prompt, argument.strip())
+        except (McpError, ValueError) as error:
+            return say("agent_message_chunk", str(error))
+        say("agent_thought_chunk", f"(heph: /{command} is this prompt of {prompt.server}:)\n{task}")
+        return task or None
 
     @staticmethod
     def _with_editor_servers(opened: Any, entries: Any) -> list[str]:
@@ -235,6 +265,8 @@ class AcpServer:
         if self.editor_terminal:  # the shell's commands run where the person watches them
             agent.executor.terminal = EditorTerminal(self.channel, sink)
         agent.thread = session_id
+        if agent.mcp is not None:  # started meanwhile: the first call finds them, prompts listed
+            agent.mcp.warm()
         allow_auto = opened.config.mode == "auto"  # no workspace file may say auto
         session = self.sessions[session_id] = _Session(agent, sink, opened.said, allow_auto)
         self._last_opened = session_id
@@ -252,8 +284,8 @@ class AcpServer:
             session.sink.text("agent_message_chunk", f"{shown}\n")
         session.said = []
         slash = commands.slash_of(task)
-        if slash is not None:
-            carried = self._command(session, slash)
+        if slash is not None or task.strip().startswith("/mcp__"):
+            carried = self._command(session, slash) if slash else self._prompt_of(session, task)
             if carried is None:
                 return {"stopReason": "end_turn"}
             task = carried
@@ -271,6 +303,7 @@ class AcpServer:
         finally:
             self.running = None
             session.sink.end_open_call()
+            self._commands_of(session.sink.session_id)  # a server's prompts, once it runs
         if outcome.status == "failed":
             if "step limit" in outcome.message:  # ACP's own stop reason for it
                 session.sink.text("agent_message_chunk", outcome.message)

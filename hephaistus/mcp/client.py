@@ -37,7 +37,7 @@ from hephaistus.mcp.failures import (
 from hephaistus.mcp.oauth import kept_sign_in
 from hephaistus.mcp.placement import Placement
 from hephaistus.mcp.results import text_of
-from hephaistus.mcp.waiting import Asking, Shown, result_of
+from hephaistus.mcp.waiting import Asking, Shown, result_of, time_for
 from hephaistus.settings.mcp_config import McpServerConfig
 
 CLOSE_SECONDS = 10.0
@@ -116,7 +116,7 @@ class McpHub:
         how far it got, through `show`."""
         connection = self._connection(server, env)
         work = connection.call(tool, args)
-        return self._wait(work, server.tool_timeout_sec, server, tool, connection, ask, show)
+        return self._wait(work, time_for(server, connection), server, tool, connection, ask, show)
 
     def on_session(self, server: McpServerConfig, env: dict[str, str], what: str, work: Any) -> Any:
         """What `work(session)` (a coroutine function) makes of `server`'s session (its
@@ -126,7 +126,7 @@ class McpHub:
         async def on_it() -> Any:
             return await work(await connection._started())
 
-        return self._wait(on_it(), server.tool_timeout_sec, server, what, connection)
+        return self._wait(on_it(), time_for(server, connection), server, what, connection)
 
     def running(self) -> list[str]:
         """The servers started so far."""

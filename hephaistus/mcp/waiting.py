@@ -61,6 +61,11 @@ class Asking:
                 item[1].set_result(Reply("cancel"))
 
 
+def time_for(server: Any, connection: Any) -> float:
+    """The time a call may take: its timeout, and its server's start when it is not running."""
+    return server.tool_timeout_sec + (0 if connection.session else server.startup_timeout_sec)
+
+
 def result_of(
     future: Any, timeout: float, connection: Any, ask: Elicit | None, show: Shown | None = None
 ) -> Any:

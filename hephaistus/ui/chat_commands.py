@@ -89,6 +89,10 @@ class ChatCommands:
         self.run_turn(task)
         return True
 
+    def _prompt_commands(self) -> list[str]:
+        """The commands of the MCP servers' prompts (`mcp__server__prompt`)."""
+        return [prompt.command for prompt in self._prompts()]
+
     def _prompts(self) -> list[Any]:
         """The prompts of the MCP servers running now."""
         if self.agent.mcp is None:

@@ -144,6 +144,8 @@ class Repl(ChatCommands):
         )
         while True:
             try:
+                completer: Any = self.prompt.completer  # the servers' prompts, as they run
+                completer.commands = sorted([*self.commands(), *self._prompt_commands()])
                 line = self.prompt.prompt(self._prompt_line, default=self._take_kept())
             except KeyboardInterrupt:
                 if self._interrupted_at_prompt:
