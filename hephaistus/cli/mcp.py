@@ -19,7 +19,8 @@ from hephaistus.errors import ConfigError, HephError, Refused
 from hephaistus.wording import counted
 
 if TYPE_CHECKING:
-    from hephaistus.mcp.tools import McpTools, Offer, Pending
+    from hephaistus.mcp.offer import Offer
+    from hephaistus.mcp.tools import McpTools, Pending
     from hephaistus.settings.config import Config
     from hephaistus.settings.mcp_config import McpServerConfig
 
@@ -157,12 +158,14 @@ def _list(tools: McpTools) -> int:
         return 0
     # Asked now, not from the cache: a definition changed behind it shows as withheld here.
     say("MCP servers, and their tools as each server lists them now (started to ask):")
-    offer = tools.offer(fresh=True)
+    from hephaistus.mcp.offer import offered
+
+    offer = offered(tools, fresh=True)
     for name, server in tools.servers.items():
-        offered = [t for t in offer.tools if t.name.startswith(f"mcp__{name}__")]
+        its = [t for t in offer.tools if t.name.startswith(f"mcp__{name}__")]
         where = _where_it_runs(tools, server)
         failed = _failures(offer, name)
-        state = failed[0] if failed else counted(len(offered), "tool")
+        state = failed[0] if failed else counted(len(its), "tool")
         withheld = [w for w in offer.withheld if w.startswith(f"{name}:")]
         extra = (
             f", {len(withheld)} withheld until approved (heph mcp approve {name})"
@@ -192,9 +195,10 @@ def _where_it_runs(tools: McpTools, server: McpServerConfig) -> str:
 
 
 def _tools(tools: McpTools, name: str) -> int:
+    from hephaistus.mcp.offer import offered
     from hephaistus.tools import Registry
 
-    offer = tools.offer()
+    offer = offered(tools)
     mine = Registry(t for t in offer.tools if t.name.startswith(f"mcp__{name}__"))
     failed = _failures(offer, name)
     if failed and not mine.names:

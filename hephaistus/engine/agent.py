@@ -144,7 +144,10 @@ class Agent:
             if not self.window_asked:
                 self._ask_server_for_the_window()
             if self.mcp is not None and (not self.mcp_offered or self.mcp.tools_changed()):
-                self._offer_mcp_tools(self.mcp)  # again when a server's tools changed
+                from hephaistus.mcp.offer import offer_to  # again when a server's tools changed
+
+                self.mcp_offered = True
+                offer_to(self.mcp, self.registry, self.sink.notice)
         except KeyboardInterrupt:
             # Stopped before the model heard of it: a follow-up ("it is incorrect") still
             # knows the task it follows.
@@ -287,24 +290,6 @@ class Agent:
         """End what the run keeps going: the MCP servers it started."""
         if self.mcp is not None:
             self.mcp.close()
-
-    def _offer_mcp_tools(self, mcp: McpTools) -> None:
-        """The MCP servers' tools join the registry (listed from the cache, or by starting a
-        server once); what could not be listed, or changed since it was approved, is said in
-        one line each."""
-        self.mcp_offered = True
-        offer = mcp.offer()
-        for tool in offer.tools:
-            if self.registry.get(tool.name) is None:
-                self.registry.add(tool)
-        for failure in offer.failed:
-            self.sink.notice(failure)
-        if offer.withheld:
-            servers = sorted({line.split(":", 1)[0] for line in offer.withheld})
-            self.sink.notice(
-                f"MCP tools withheld until you approve them (heph mcp approve "
-                f"{' / '.join(servers)}): {', '.join(offer.withheld)}"
-            )
 
     def use_model(self, model: Model) -> None:
         """Talk to `model` from the next request on. Its context window is decided here, the

@@ -18,7 +18,7 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,16 +44,6 @@ class Pending:
     server: str
     definitions: tuple[dict[str, Any], ...]
     changes: tuple[tuple[str, str], ...]  # ("add (changed)", the diff, or "")
-
-
-@dataclass
-class Offer:
-    """What the servers give a run: their tools, the definitions withheld (new or changed
-    since pinned), and the servers that could not be listed (one line each)."""
-
-    tools: list[Any] = field(default_factory=list)  # hephaistus.tools.Tool
-    withheld: list[str] = field(default_factory=list)  # "server: tool (changed)"
-    failed: list[str] = field(default_factory=list)
 
 
 class McpTools:
@@ -131,76 +121,6 @@ class McpTools:
     def tools_changed(self) -> bool:
         """Whether a server's tools changed, or some were withheld, since the last offer."""
         return self.withheld or (self._hub is not None and bool(self._hub.tools_changed()))
-
-    def offer(self, *, fresh: bool = False) -> Offer:
-        """Every enabled server's tools that the entry lets through and whose definition is
-        pinned as it is now; listing a server only when its cache is missing or stale (or
-        each of them, `fresh`: starting it to ask)."""
-        offer = Offer()
-        every: dict[bool, Pins] = {}  # the workspace's pins and the person's, read once
-        named: dict[str, str] = {}  # a tool's name for the model -> whose tool it is
-        spent, left_out = 0, dict[str, int]()  # the prompt's characters they take; beyond
-        changed = self._hub.tools_changed() if self._hub is not None else []
-        for server in self.servers.values():
-            try:
-                definitions = self.definitions(server, fresh=fresh or server.name in changed)
-            except Exception as error:  # one line; the other servers' tools still work
-                offer.failed.append(str(error))
-                continue
-            if server.from_workspace not in every:
-                every[server.from_workspace] = self._pins(server)
-            pins = every[server.from_workspace]
-            pinned = pins.of(server.name)
-            first = not pinned
-            instructions = ""
-            for definition in definitions:
-                told = definition["name"] == INSTRUCTIONS  # what it says of itself
-                if not told and not server.offers(definition["name"]):
-                    continue
-                digest = definition_digest(definition)
-                if first:
-                    pins.pin(server.name, definition["name"], digest, definition)
-                elif pinned.get(definition["name"]) != digest:
-                    what = "new" if definition["name"] not in pinned else "changed"
-                    offer.withheld.append(f"{server.name}: {definition['name']} ({what})")
-                    continue
-                if told:
-                    instructions = definition.get("description") or ""
-                    continue
-                tool = self._tool(server, definition)
-                if isinstance(tool, str):  # one line: the rest of its tools still work
-                    offer.failed.append(f"MCP tool {server.name}: {definition['name']} {tool}")
-                    continue
-                size = len(tool.describe())
-                if spent + size > MCP_PROMPT_CHARS or len(offer.tools) >= MCP_TOOLS:
-                    left_out[server.name] = left_out.get(server.name, 0) + 1
-                    continue
-                spent += size
-                if instructions:  # said above its first tool, as its text, clipped
-                    said = described(instructions, INSTRUCTION_CHARS)
-                    tool = replace(tool, preface=f"- (MCP server {server.name} says: {said})")
-                    instructions = ""
-                whose = f"{server.name}: {definition['name']}"
-                if tool.name in named:  # `a` + `b__c` and `a__b` + `c` are one name
-                    taken = named[tool.name]
-                    offer.failed.append(f"MCP tool {whose} is left out: {tool.name} is {taken}'s")
-                    continue
-                named[tool.name] = whose
-                offer.tools.append(tool)
-        for pins in every.values():
-            pins.save()
-        self.withheld = bool(offer.withheld)
-        if self.servers:  # their resources: one read tool for all of them
-            from hephaistus.mcp.resources import resource_tool
-
-            offer.tools.append(resource_tool(self))
-        for name, count in left_out.items():
-            offer.failed.append(
-                f"{count} tools of MCP server {name} are left out: the MCP tools offered take "
-                f"at most {MCP_PROMPT_CHARS:,} characters of the prompt and {MCP_TOOLS} tools "
-                "(enabled_tools in its entry chooses which)"
-            )
-        return offer
 
     def definitions(self, server: McpServerConfig, *, fresh: bool = False) -> list[dict[str, Any]]:
         """The server's tool definitions: from the cache, or listed (starting the server)."""
