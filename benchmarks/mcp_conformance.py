@@ -107,6 +107,7 @@ def call_each_tool(url: str, folder: Path) -> int:
     """List the server's tools and call each one, a person at hand who answers its questions
     with their defaults."""
     from hephaistus.mcp.client import McpError
+    from hephaistus.mcp.waiting import During
     from hephaistus.ui.approval import TerminalAsker
 
     person = TerminalAsker(None, ask=lambda question: "y", ask_line=lambda question: "")
@@ -115,7 +116,7 @@ def call_each_tool(url: str, folder: Path) -> int:
         for tool in hub.list_tools(server, {}):
             args = example_args(tool.schema)
             try:
-                done = hub.call(server, {}, tool.name, args, person.elicit)
+                done = hub.call(server, {}, tool.name, args, During(ask=person.elicit))
                 print(f"{tool.name}({json.dumps(args)}): {done.text[:200]}")
             except McpError as error:
                 print(f"{tool.name}: {error}")

@@ -140,6 +140,20 @@ async def grow(ctx: Context) -> str:
     return "grew"
 
 
+@server.tool(description="Ask the client's model a question.")
+async def think(question: str, ctx: Context) -> str:
+    from mcp.types import SamplingMessage
+
+    asked = SamplingMessage(role="user", content=TextContent(type="text", text=question))
+    try:
+        answer = await ctx.session.create_message(
+            messages=[asked], max_tokens=50, system_prompt="Be brief."
+        )
+    except Exception as error:
+        return f"no model: {error}"
+    return f"the model said: {answer.content.text}"
+
+
 class Booking(BaseModel):
     """The form `book` asks the person to fill in."""
 

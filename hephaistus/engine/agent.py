@@ -30,7 +30,7 @@ from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import Registry, ToolContext, default_registry
 from hephaistus.tools import git as git_tools
 from hephaistus.tools.context import Buffer
-from hephaistus.values import Message, Outcome
+from hephaistus.values import Message, ModelReply, Outcome
 from hephaistus.workspace import Workspace, instructions, project_commands
 from hephaistus.workspace.repomap import Focus, RepoMap, code_words
 
@@ -108,6 +108,7 @@ class Agent:
                 command_line=self.executor.command_line,
                 policy=self.policy,  # whom a server's question is put to (its asker)
                 sink=self.sink,  # where a call's progress is shown
+                lend=self._lend_model,  # to a server the person's entry lends it to
             )
         self.mcp_offered = False
 
@@ -290,6 +291,17 @@ class Agent:
         """End what the run keeps going: the MCP servers it started."""
         if self.mcp is not None:
             self.mcp.close()
+
+    def _lend_model(self, messages: list[Message], cap: int, server: str) -> ModelReply:
+        """An MCP server's request for the model (mcp.sampling): answered in prose, as a span
+        of the task's session, its tokens counted with the rest."""
+        if self.session is None:
+            raise HephError("no task runs")
+        with self.session.span("LLM", self.model.name, {"sampled_for": server}) as span:
+            reply = self.model.complete(messages, max_tokens=cap, plain=True)
+            span.output, span.usage = reply.text, reply.usage.to_dict()
+        self.sink.model_replied(reply.usage)
+        return reply
 
     def use_model(self, model: Model) -> None:
         """Talk to `model` from the next request on. Its context window is decided here, the

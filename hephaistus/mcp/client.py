@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hephaistus.mcp.elicit import Elicit, question_of
+from hephaistus.mcp.elicit import question_of
 from hephaistus.mcp.failures import (
     broken,
     error_line,
@@ -36,8 +36,9 @@ from hephaistus.mcp.failures import (
 )
 from hephaistus.mcp.oauth import kept_sign_in
 from hephaistus.mcp.placement import Placement
-from hephaistus.mcp.results import text_of
-from hephaistus.mcp.waiting import Asking, Shown, result_of, time_for
+from hephaistus.mcp.results import CallResult, text_of
+from hephaistus.mcp.sampling import answered as sampled
+from hephaistus.mcp.waiting import Asking, During, Sample, result_of, time_for
 from hephaistus.settings.mcp_config import McpServerConfig
 
 CLOSE_SECONDS = 10.0
@@ -60,14 +61,6 @@ class ToolDefinition:
     def to_dict(self) -> dict[str, Any]:
         """The definition as the cache keeps it, and as its pin's hash is taken."""
         return {"name": self.name, "description": self.description, "schema": self.schema}
-
-
-@dataclass(frozen=True)
-class CallResult:
-    """What a call gave back: its text (content joined), and whether the tool said it failed."""
-
-    text: str
-    is_error: bool
 
 
 class McpHub:
@@ -107,16 +100,14 @@ class McpHub:
         env: dict[str, str],
         tool: str,
         args: dict[str, Any],
-        ask: Elicit | None = None,
-        show: Shown | None = None,
+        during: During | None = None,
     ) -> CallResult:
         """Call `tool` of `server` with `args`; McpError when it cannot be done in time. A
-        server that broke off is started again at the next call. What the server asks the
-        person meanwhile is put to them through `ask`, on this thread (None: declined), and
-        how far it got, through `show`."""
+        server that broke off is started again at the next call. What the server asks of heph
+        meanwhile (the person's answer, heph's model) is done `during` it, on this thread."""
         connection = self._connection(server, env)
         work = connection.call(tool, args)
-        return self._wait(work, time_for(server, connection), server, tool, connection, ask, show)
+        return self._wait(work, time_for(server, connection), server, tool, connection, during)
 
     def on_session(self, server: McpServerConfig, env: dict[str, str], what: str, work: Any) -> Any:
         """What `work(session)` (a coroutine function) makes of `server`'s session (its
@@ -180,14 +171,13 @@ class McpHub:
         server: McpServerConfig,
         what: str,
         connection: Any,
-        ask: Elicit | None = None,
-        show: Shown | None = None,
+        during: During | None = None,
     ) -> Any:
         assert self._loop is not None
         future = asyncio.run_coroutine_threadsafe(work, self._loop)
         log = f"(its log: {connection.log})"
         try:
-            return result_of(future, timeout, connection, ask, show)
+            return result_of(future, timeout, connection, during)
         except FutureTimeout:
             future.cancel()
             if connection.session is None:  # it never started: stop it, try afresh next time
@@ -341,6 +331,7 @@ class _Connection:
             list_roots_callback=roots,
             message_handler=notified,
             elicitation_callback=self._elicited,
+            sampling_callback=self._sampled if self.server.sampling else None,
         ) as session:
             started = await session.initialize()
             self.instructions = started.instructions or ""
@@ -361,6 +352,12 @@ class _Connection:
             return types.ElicitResult(action="decline")
         reply = await asyncio.wrap_future(asking.put(question))
         return types.ElicitResult(action=reply.action, content=reply.content or None)
+
+    async def _sampled(self, context: Any, params: Any) -> Any:
+        """heph's model for the server, lent by the thread waiting for its call (sampling)."""
+        if self.asking is None:  # no call waits: refused
+            return sampled(None, params, self.server.name)
+        return await asyncio.wrap_future(self.asking.put(Sample(self.server.name, params)))
 
     async def _started(self) -> Any:
         if self._ready is None:

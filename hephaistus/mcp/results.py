@@ -9,7 +9,16 @@ text, unless the text already says the same (as the SDKs' servers write it).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """What a call gave back: its text (content joined), and whether the tool said it failed."""
+
+    text: str
+    is_error: bool
 
 
 def text_of(result: Any) -> str:

@@ -58,10 +58,12 @@ class McpTools:
         environ: dict[str, str] | None = None,
         policy: Any = None,
         sink: Any = None,
+        lend: Any = None,
     ) -> None:
         self.servers = {s.name: s for s in servers if s.enabled}
         self.policy = policy  # its asker answers a server's questions (none: declined)
         self.sink = sink  # where a call's progress is shown
+        self.lend = lend  # heph's model, for the servers the person lends it to (sampling)
         self.root = root
         self.heph_dir = heph_dir
         self.environ = dict(os.environ if environ is None else environ)
@@ -218,6 +220,17 @@ class McpTools:
                 passed.update(OFFLINE)
         return {**passed, **expanded_env(server, self.environ)}
 
+    def _during(self, server: McpServerConfig, tool: str) -> Any:
+        """What the waiting thread does for `server` during a call of `tool` (mcp.waiting):
+        the person answers its questions, its progress is shown, heph's model is lent to it
+        where the person's entry says `sampling = true`."""
+        from hephaistus.mcp.waiting import During
+
+        ask = getattr(getattr(self.policy, "asker", None), "elicit", None)
+        sink = self.sink
+        show = (lambda line: sink.notice(f"{server.name} {tool}: {line}")) if sink else None
+        return During(ask, show, self.lend if server.sampling else None)
+
     def _tool(self, server: McpServerConfig, definition: dict[str, Any]) -> Any:
         """The Tool of a definition, or why it is left out."""
         from hephaistus.tools import Tool
@@ -253,14 +266,8 @@ class McpTools:
                     changed = self._changed_since_pinned(server, tool)
                     if changed:
                         return ToolResult(False, changed)
-                    ask = getattr(getattr(self.policy, "asker", None), "elicit", None)
                     live, env = self.live(server), self.env(server)
-                    show = (
-                        (lambda line: self.sink.notice(f"{server.name} {tool}: {line}"))
-                        if self.sink
-                        else None
-                    )
-                    result = self.hub.call(live, env, tool, sent, ask, show)
+                    result = self.hub.call(live, env, tool, sent, self._during(server, tool))
                 except McpError as error:
                     return ToolResult(False, str(error))
                 if result.is_error:

@@ -12,9 +12,12 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from typing import Any
 
 from hephaistus.mcp.elicit import DECLINED, Elicit, Question, Reply
+from hephaistus.mcp.sampling import Lend
+from hephaistus.mcp.sampling import answered as sampled
 
 PROGRESS_CAP = 10  # a call that keeps saying it progresses runs at most 10 times its timeout
 PROGRESS_EVERY = 2.0  # seconds between two progress lines shown
@@ -28,13 +31,14 @@ class Asking:
     shows the progress as they come."""
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[tuple[Question, Future[Reply]] | str | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[Question | Sample, Future[Reply]] | str | None]
+        self._queue = queue.Queue()
 
     def progressed(self, progress: float, total: float | None, message: str | None) -> None:
         """The server said how far the call got (from the loop)."""
         self._queue.put(progress_line(progress, total, message))
 
-    def put(self, question: Question) -> Future[Reply]:
+    def put(self, question: Question | Sample) -> Future[Reply]:
         """Hand `question` to the waiting thread (from the loop); its answer comes in the
         future."""
         answer: Future[Reply] = Future()
@@ -45,7 +49,7 @@ class Asking:
         """The call waited on ended (a future's done callback)."""
         self._queue.put(DONE)
 
-    def next(self, timeout: float) -> tuple[Question, Future[Reply]] | str | None:
+    def next(self, timeout: float) -> tuple[Question | Sample, Future[Reply]] | str | None:
         """The next question, a progress line, or DONE when the call ended; queue.Empty
         after `timeout`."""
         return self._queue.get(timeout=max(timeout, 0.0))
@@ -66,16 +70,35 @@ def time_for(server: Any, connection: Any) -> float:
     return server.tool_timeout_sec + (0 if connection.session else server.startup_timeout_sec)
 
 
-def result_of(
-    future: Any, timeout: float, connection: Any, ask: Elicit | None, show: Shown | None = None
-) -> Any:
+@dataclass(frozen=True)
+class During:
+    """What the thread waiting for a call does for its server meanwhile: puts its questions
+    to the person (`ask`), shows its progress (`show`), lends it heph's model (`lend`, where
+    the person's entry allows it)."""
+
+    ask: Elicit | None = None
+    show: Shown | None = None
+    lend: Lend | None = None
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A server's request for heph's model (its params, as the package gives them)."""
+
+    server: str
+    params: Any
+
+
+def result_of(future: Any, timeout: float, connection: Any, during: During | None = None) -> Any:
     """The future's result: FutureTimeout once `timeout` seconds pass without a word of
-    progress from the server (PROGRESS_CAP times the timeout at most, progress or not). The
-    server's questions meanwhile are put to the person through `ask`; their time answering
-    is not the server's."""
+    progress from the server (PROGRESS_CAP times the timeout at most, progress or not). What
+    the server asks meanwhile is done `during` it; the person's time answering, and the
+    model's, is not the server's."""
+    during = during or During()
+    ask, show = during.ask, during.show
     asking = Asking()
     future.add_done_callback(asking.ended)
-    if ask is not None or show is not None:
+    if ask is not None or show is not None or during.lend is not None:
         connection.asking = asking
     began, last_shown = time.monotonic(), 0.0
     try:
@@ -97,6 +120,11 @@ def result_of(
                 continue
             question, answer = item
             asked_at = time.monotonic()
+            if isinstance(question, Sample):
+                lent = sampled(during.lend, question.params, question.server)
+                answer.set_result(lent)  # type: ignore[arg-type]
+                began += time.monotonic() - asked_at
+                continue
             try:
                 answer.set_result(answered(ask, question))
             except KeyboardInterrupt:  # the person stopped: the server is told, the call ends

@@ -25,8 +25,10 @@ class Model(Protocol):
         on_retry: Callable[[str, float], None] | None = None,
         on_text: Callable[[str], None] | None = None,
         schema: StepSchema | None = None,
+        plain: bool = False,
     ) -> ModelReply:
         """The model's reply to `messages`, at most `max_tokens` long when given; `on_retry`
         hears why a request is retried and how long until the next try; `schema`, the step's
-        schema, for a server that can enforce it."""
+        schema, for a server that can enforce it; `plain`: a reply in prose, not a step (an
+        MCP server's sampling request)."""
         ...

@@ -75,6 +75,7 @@ class ChatModel:
         on_retry: Callable[[str, float], None] | None = None,
         on_text: Callable[[str], None] | None = None,
         schema: StepSchema | None = None,
+        plain: bool = False,
     ) -> ModelReply:
         """The model's reply to `messages`. Transient failures (429, 5xx, resets, a timeout once)
         are retried with backoff within a time budget; ModelError when they persist or the
@@ -82,7 +83,7 @@ class ChatModel:
         `schema` goes with it where the server is known to enforce it (see schema_shape)."""
         # `pause` is looked up at each call, so that a test can replace `llm.pause`.
         (text, usage, finish), attempt = retrying(
-            lambda: self._request(messages, max_tokens, on_text, schema),
+            lambda: self._request(messages, max_tokens, on_text, schema, plain),
             self,
             self.pause or pause,
             on_retry,
@@ -156,6 +157,7 @@ class ChatModel:
         max_tokens: int | None = None,
         on_text: Callable[[str], None] | None = None,
         schema: StepSchema | None = None,
+        plain: bool = False,
     ) -> tuple[str, Usage, str | None]:
         import openai
 
@@ -166,7 +168,7 @@ class ChatModel:
         self.sent_shape = self.schema_shape() if schema is not None else None
         if schema is not None and self.sent_shape:
             params["response_format"] = schema.request_format(self.sent_shape)
-        elif self.json_mode and self.structured != "off":
+        elif self.json_mode and self.structured != "off" and not plain:
             params["response_format"] = {"type": "json_object"}
         if self.config.stream and self.stream_usage:
             params["stream_options"] = {"include_usage": True}

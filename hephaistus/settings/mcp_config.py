@@ -29,7 +29,8 @@ LIST_KEYS = ("args", "enabled_tools", "disabled_tools", "read_only_tools")
 NUMBER_KEYS = ("startup_timeout_sec", "tool_timeout_sec")
 HEADER_KEYS = ("http_headers", "env_http_headers")  # Codex's: header = value, header = VAR
 MODEL_KEY = "OPENAI_API_KEY"  # the key heph sends its model: no workspace's server gets it
-KEYS = {*STRING_KEYS, *LIST_KEYS, *NUMBER_KEYS, *HEADER_KEYS, "env", "enabled", "on_host"}
+FLAGS = ("enabled", "on_host", "sampling")
+KEYS = {*STRING_KEYS, *LIST_KEYS, *NUMBER_KEYS, *HEADER_KEYS, "env", *FLAGS}
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class McpServerConfig:
     env_http_headers: tuple[tuple[str, str], ...] = ()  # header, the variable holding its value
     from_workspace: bool = False  # a trusted workspace's: runs in the sandbox
     on_host: bool = False  # the person's, run as them in a workspace they trusted (user config)
+    sampling: bool = False  # it may ask heph's model during its calls (user config)
 
     @property
     def digest(self) -> str:
@@ -98,7 +100,7 @@ def _server(name: str, entry: dict[str, Any], at: str, in_workspace: bool) -> Mc
             value = tuple(value)
         if key in NUMBER_KEYS and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise ConfigError(f"{at}: '{key}' must be a number of seconds")
-        if key in ("enabled", "on_host") and not isinstance(value, bool):
+        if key in FLAGS and not isinstance(value, bool):
             raise ConfigError(f"{at}: '{key}' must be true or false")
         if key == "env":
             value = _env(value, at, in_workspace)
@@ -117,6 +119,11 @@ def _server(name: str, entry: dict[str, Any], at: str, in_workspace: bool) -> Mc
         raise ConfigError(
             f"{at}: 'on_host' is for your user config only (a workspace's servers run in the "
             "sandbox)"
+        )
+    if in_workspace and values.get("sampling"):
+        raise ConfigError(
+            f"{at}: 'sampling' is for your user config only (a workspace may not spend your "
+            "model's tokens)"
         )
     if in_workspace and values.get("read_only_tools"):
         raise ConfigError(

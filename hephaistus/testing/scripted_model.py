@@ -37,6 +37,7 @@ class ScriptedModel:
         on_retry: Callable[[str, float], None] | None = None,
         on_text: Callable[[str], None] | None = None,
         schema: StepSchema | None = None,
+        plain: bool = False,
     ) -> ModelReply:
         """The next queued reply (an exception is raised instead), with usage estimated from the
         text; AssertionError when none is left."""
