@@ -78,7 +78,19 @@ def hub_and_server(url: str, folder: Path) -> tuple[Any, Any]:
     from hephaistus.settings.mcp_config import McpServerConfig
 
     placement = Placement(folder, dict(os.environ), None, contain_persons=False)
-    server = McpServerConfig("conformance", url=url, startup_timeout_sec=10, tool_timeout_sec=10)
+    given = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")  # a client to use
+    if given.get("client_secret"):
+        os.environ["CONFORMANCE_CLIENT_SECRET"] = given["client_secret"]
+    server = McpServerConfig(
+        "conformance",
+        url=url,
+        startup_timeout_sec=10,
+        tool_timeout_sec=10,
+        oauth_client_id=given.get("client_id", ""),
+        oauth_client_secret_env_var="CONFORMANCE_CLIENT_SECRET"
+        if given.get("client_secret")
+        else "",
+    )
     return McpHub(folder / "logs", placement), server
 
 

@@ -6,7 +6,8 @@ straight back), so a test's "browser" only follows redirects.
     python oauth_server.py PORT
 
 OAUTH_TEST_TTL: seconds an access token lives (default 3600). OAUTH_TEST_DENY: the
-authorization is refused. The tool `whoami` says which token called and how many were issued.
+authorization is refused. OAUTH_TEST_CLIENT=ID:SECRET: a client registered beforehand. The tool
+`whoami` says which token called, how many were issued and how many clients registered.
 """
 
 import os
@@ -34,12 +35,23 @@ class Approving:
 
     def __init__(self) -> None:
         self.clients, self.codes, self.access, self.refresh = {}, {}, {}, {}
-        self.issued = 0
+        self.issued = self.registered = 0
+        if os.environ.get("OAUTH_TEST_CLIENT"):
+            from mcp.shared.auth import OAuthClientInformationFull
+
+            client_id, _, secret = os.environ["OAUTH_TEST_CLIENT"].partition(":")
+            self.clients[client_id] = OAuthClientInformationFull(
+                client_id=client_id,
+                client_secret=secret,
+                redirect_uris=[os.environ.get("OAUTH_TEST_REDIRECT", "http://127.0.0.1/callback")],
+                token_endpoint_auth_method="client_secret_basic",
+            )
 
     async def get_client(self, client_id):
         return self.clients.get(client_id)
 
     async def register_client(self, client_info):
+        self.registered += 1
         self.clients[client_info.client_id] = client_info
 
     async def authorize(self, client, params):
@@ -113,7 +125,8 @@ def whoami() -> str:
     from mcp.server.auth.middleware.auth_context import get_access_token
 
     token = get_access_token()
-    return f"{token.token if token else None} of {provider.issued}"
+    tokens = f"{token.token if token else None} of {provider.issued}"
+    return f"{tokens} ({provider.registered} registered)"
 
 
 if __name__ == "__main__":

@@ -469,6 +469,11 @@ def test_heph_mcp_import_converts_what_carries_over_and_says_what_does_not(heph,
                     },
                     "cursor": {"url": "https://cursor.invalid/mcp", "headers": {"X-Plain": "a"}},
                     "old": {"type": "sse", "url": "https://sse.invalid/sse"},
+                    "owned": {  # a client the person registered (Claude Code's oauth)
+                        "type": "http",
+                        "url": "https://owned.invalid/mcp",
+                        "oauth": {"clientId": "abc", "callbackPort": 8765, "scope": "x"},
+                    },
                 }
             }
         )
@@ -487,8 +492,14 @@ def test_heph_mcp_import_converts_what_carries_over_and_says_what_does_not(heph,
             "env_http_headers": {"X-Api-Key": "API_KEY"},
         },
         "cursor": {"url": "https://cursor.invalid/mcp", "http_headers": {"X-Plain": "a"}},
+        "owned": {
+            "url": "https://owned.invalid/mcp",
+            "oauth_client_id": "abc",
+            "oauth_callback_port": 8765,
+        },
     }
     assert "# my-server: envFile is not carried over" in done.stdout
+    assert "# owned: oauth scope is not carried over" in done.stdout
     assert '# old: left out: type "sse" is the older HTTP+SSE transport' in done.stdout
     assert "not built yet" not in done.stdout
     mcp_servers(parsed["mcp_servers"], "imported", in_workspace=False)  # heph takes it

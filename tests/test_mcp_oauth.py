@@ -57,7 +57,7 @@ def signed_in_server(tmp_path):
 
 
 def login(
-    home: Path, url: str, name: str = "docs", before=None, browse=True
+    home: Path, url: str, name: str = "docs", before=None, browse=True, env=None
 ) -> subprocess.CompletedProcess:
     """`heph mcp login NAME` as a person runs it: the address it prints is opened in a browser
     (which follows every redirect, the last one back to heph); `before(address)` runs first;
@@ -67,7 +67,7 @@ def login(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=environment(home, url),
+        env=environment(home, url, env),
         cwd=home.parent / "ws",
     )
     assert process.stdout is not None
@@ -199,3 +199,32 @@ def test_a_renewal_that_is_refused_says_to_sign_in_again(heph, home, workspace, 
     listed = heph("mcp", "list")
     assert "`heph mcp login docs` signs in again" in listed.stdout, listed.stdout
     assert kept(home)[url]["client"] == data[url]["client"]  # no new registration kept
+
+
+def test_a_client_the_person_registered_signs_in_without_registering(
+    heph, chat_server, home, workspace, signed_in_server
+):
+    from hephaistus.errors import ConfigError
+    from hephaistus.settings.mcp_config import mcp_servers
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    back = f"http://127.0.0.1:{port}/callback"  # the redirect URI the person registered
+    url = signed_in_server(OAUTH_TEST_CLIENT="mine:s3cret", OAUTH_TEST_REDIRECT=back)
+    user_config(
+        home,
+        f'[mcp_servers.docs]\nurl = "{url}"\noauth_client_id = "mine"\n'
+        f'oauth_client_secret_env_var = "MINE_SECRET"\noauth_callback_port = {port}\n',
+    )
+    process_env = {"MINE_SECRET": "s3cret"}
+    signed = login(home, url, env=process_env)
+    assert signed.returncode == 0, signed.stderr
+    assert "client" not in kept(home)[url]  # the person's own, from their config
+    chat_server.reply(act("mcp__docs__whoami"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "who", env=process_env).code == 0
+    assert "access-1 of 1 (0 registered)" in observation(chat_server, 1)
+    theirs = {"w": {"url": url, "oauth_client_id": "mine"}}
+    with pytest.raises(ConfigError, match="oauth_client_id is for your user config only"):
+        mcp_servers(theirs, ".heph.toml", in_workspace=True)

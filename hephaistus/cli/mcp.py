@@ -121,7 +121,10 @@ def _login(tools: McpTools, server: McpServerConfig, action: str) -> int:
         say("Waiting for the browser to come back (Ctrl-C stops)…", sys.stderr)
 
     before = kept.kept().get("tokens")
-    tools.hub.auth = SignIn(show).auth
+    try:
+        tools.hub.auth = SignIn(show, server.oauth_callback_port).auth
+    except OSError as error:
+        raise HephError(f"cannot listen on 127.0.0.1 for the browser: {error}") from None
     try:
         waited = LOGIN_SECONDS + 30  # the browser's own limit says so first
         tools.hub.list_tools(replace(server, startup_timeout_sec=waited), tools.env(server))
@@ -212,7 +215,8 @@ def _tools(tools: McpTools, name: str) -> int:
 
 # What Claude Code's and Cursor's files call a server heph reaches over Streamable HTTP.
 HTTP_TYPES = ("http", "streamable-http", "streamableHttp")
-CARRIED = {"type", "command", "args", "env", "cwd", "url", "headers", "disabled"}
+CARRIED = {"type", "command", "args", "env", "cwd", "url", "headers", "disabled", "oauth"}
+OAUTH = ("clientId", "callbackPort")  # its client secret stays where Claude keeps it
 WHOLE_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 CURSOR_VARIABLE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -292,6 +296,13 @@ def _converted(entry: dict[str, Any]) -> tuple[list[str], list[str]]:
         header_lines, header_dropped = _headers(headers)
         lines += header_lines
         dropped += header_dropped
+    oauth = entry.get("oauth")  # Claude Code's client registered beforehand
+    if isinstance(oauth, dict):
+        if isinstance(oauth.get("clientId"), str):
+            lines.append(f"oauth_client_id = {_toml(oauth['clientId'])}")
+        if type(oauth.get("callbackPort")) is int:
+            lines.append(f"oauth_callback_port = {oauth['callbackPort']}")
+        dropped += [f"oauth {key} is not carried over" for key in oauth if key not in OAUTH]
     return lines, dropped
 
 

@@ -106,6 +106,24 @@ class TokenFile:
         return OAuthMetadata.model_validate(found) if isinstance(found, dict) else None
 
 
+def registered(server: McpServerConfig, redirect_uri: str) -> Any:
+    """The client the person registered with the server's authorization server (their
+    config's `oauth_client_id`, its secret from `oauth_client_secret_env_var`)."""
+    import os
+
+    from mcp.shared.auth import OAuthClientInformationFull
+
+    variable = server.oauth_client_secret_env_var
+    secret = os.environ.get(variable) if variable else None
+    return OAuthClientInformationFull(
+        client_id=server.oauth_client_id,
+        client_secret=secret or None,
+        redirect_uris=[redirect_uri],  # type: ignore[list-item]
+        grant_types=["authorization_code", "refresh_token"],
+        token_endpoint_auth_method="client_secret_basic" if secret else "none",
+    )
+
+
 def sign_in_again(name: str) -> str:
     """What a run says when the kept sign-in no longer works."""
     return (
@@ -162,6 +180,8 @@ def provider(
     class Kept(OAuthClientProvider):  # type: ignore[misc]
         async def _initialize(self) -> None:
             await super()._initialize()
+            if server.oauth_client_id:  # registered by the person: never a registration of ours
+                self.context.client_info = registered(server, redirect_uri)
             self.context.token_expiry_time = storage.expires_at()  # renewed once it passes
             # Renewed where the sign-in found the authorization server, never at a guess.
             self.context.oauth_metadata = self.context.oauth_metadata or storage.metadata()
@@ -182,8 +202,8 @@ class SignIn:
     handed the address the person opens (it must not wait for the browser: the listener
     answers on the same loop)."""
 
-    def __init__(self, show: Callable[[str], None]) -> None:
-        self.callback = Callback()
+    def __init__(self, show: Callable[[str], None], port: int = 0) -> None:
+        self.callback = Callback(port)
         self.show = show
 
     def auth(self, server: McpServerConfig) -> Any:
@@ -203,10 +223,10 @@ class Callback:
     a code or an error and the state of the address shown, and answers every other request
     with 404 (another program's guess ends nothing)."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         import socket
 
-        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.socket = socket.create_server(("127.0.0.1", port))  # OSError: the port is taken
         self.redirect_uri = f"http://127.0.0.1:{self.socket.getsockname()[1]}{CALLBACK}"
         self.came: asyncio.Future[dict[str, str]] | None = None
         self.state = ""  # that of the address the person opens

@@ -24,13 +24,15 @@ NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")  # ${VAR}, ${VAR:-x}
 HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
-STRING_KEYS = ("command", "cwd", "url", "bearer_token_env_var")
+OAUTH_KEYS = ("oauth_client_id", "oauth_client_secret_env_var")  # a client registered already
+STRING_KEYS = ("command", "cwd", "url", "bearer_token_env_var", *OAUTH_KEYS)
 LIST_KEYS = ("args", "enabled_tools", "disabled_tools", "read_only_tools")
 NUMBER_KEYS = ("startup_timeout_sec", "tool_timeout_sec")
 HEADER_KEYS = ("http_headers", "env_http_headers")  # Codex's: header = value, header = VAR
 MODEL_KEY = "OPENAI_API_KEY"  # the key heph sends its model: no workspace's server gets it
 FLAGS = ("enabled", "on_host", "sampling")
-KEYS = {*STRING_KEYS, *LIST_KEYS, *NUMBER_KEYS, *HEADER_KEYS, "env", *FLAGS}
+PORT_KEY = "oauth_callback_port"  # where the browser comes back to, for a client registered so
+KEYS = {*STRING_KEYS, *LIST_KEYS, *NUMBER_KEYS, *HEADER_KEYS, "env", *FLAGS, PORT_KEY}
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,9 @@ class McpServerConfig:
     tool_timeout_sec: float = 60.0
     url: str = ""  # Streamable HTTP
     bearer_token_env_var: str = ""
+    oauth_client_id: str = ""  # signing in as this client (user config), not registering one
+    oauth_client_secret_env_var: str = ""  # the variable holding its secret
+    oauth_callback_port: int = 0  # the port its redirect URI names (0: any free one)
     http_headers: tuple[tuple[str, str], ...] = ()  # sent with every request to `url`
     env_http_headers: tuple[tuple[str, str], ...] = ()  # header, the variable holding its value
     from_workspace: bool = False  # a trusted workspace's: runs in the sandbox
@@ -100,6 +105,8 @@ def _server(name: str, entry: dict[str, Any], at: str, in_workspace: bool) -> Mc
             value = tuple(value)
         if key in NUMBER_KEYS and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise ConfigError(f"{at}: '{key}' must be a number of seconds")
+        if key == PORT_KEY and (type(value) is not int or not 0 < value < 65536):
+            raise ConfigError(f"{at}: '{key}' must be a port number (1 to 65535)")
         if key in FLAGS and not isinstance(value, bool):
             raise ConfigError(f"{at}: '{key}' must be true or false")
         if key == "env":
@@ -153,7 +160,8 @@ def _tokens_stay_the_persons(values: dict[str, Any], at: str) -> None:
     """A workspace's entry never chooses which of the person's tokens goes to its URL."""
     from hephaistus.redact import CREDENTIAL_TEXT, SECRET_NAME
 
-    chosen = [key for key in ("bearer_token_env_var", "env_http_headers") if values.get(key)]
+    tokens = ("bearer_token_env_var", "env_http_headers", *OAUTH_KEYS)
+    chosen = [key for key in tokens if values.get(key)]
     if VARIABLE.search(values.get("url", "")):
         chosen.append("a variable in 'url'")
     for name, text in values.get("http_headers", ()):
