@@ -38,7 +38,7 @@ from hephaistus.mcp.oauth import kept_sign_in
 from hephaistus.mcp.placement import Placement
 from hephaistus.mcp.results import CallResult, text_of
 from hephaistus.mcp.sampling import answered as sampled
-from hephaistus.mcp.waiting import Asking, During, Sample, result_of, time_for
+from hephaistus.mcp.waiting import Asking, During, Sample, listening, result_of, time_for
 from hephaistus.settings.mcp_config import McpServerConfig
 
 CLOSE_SECONDS = 10.0
@@ -174,10 +174,11 @@ class McpHub:
         during: During | None = None,
     ) -> Any:
         assert self._loop is not None
+        asking = listening(connection, during)  # before the work starts: nothing is missed
         future = asyncio.run_coroutine_threadsafe(work, self._loop)
         log = f"(its log: {connection.log})"
         try:
-            return result_of(future, timeout, connection, during)
+            return result_of(future, timeout, connection, during, asking)
         except FutureTimeout:
             future.cancel()
             if connection.session is None:  # it never started: stop it, try afresh next time

@@ -89,17 +89,30 @@ class Sample:
     params: Any
 
 
-def result_of(future: Any, timeout: float, connection: Any, during: During | None = None) -> Any:
+def listening(connection: Any, during: During | None) -> Asking:
+    """The queue a call's questions and progress come by, set on `connection` (before the
+    call starts, so that none is missed) where someone will take them."""
+    asking = Asking()
+    if during is not None and (during.ask or during.show or during.lend):
+        connection.asking = asking
+    return asking
+
+
+def result_of(
+    future: Any,
+    timeout: float,
+    connection: Any,
+    during: During | None = None,
+    asking: Asking | None = None,
+) -> Any:
     """The future's result: FutureTimeout once `timeout` seconds pass without a word of
     progress from the server (PROGRESS_CAP times the timeout at most, progress or not). What
     the server asks meanwhile is done `during` it; the person's time answering, and the
     model's, is not the server's."""
     during = during or During()
     ask, show = during.ask, during.show
-    asking = Asking()
+    asking = asking or listening(connection, during)
     future.add_done_callback(asking.ended)
-    if ask is not None or show is not None or during.lend is not None:
-        connection.asking = asking
     began, last_shown = time.monotonic(), 0.0
     try:
         while True:
