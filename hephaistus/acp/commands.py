@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from hephaistus.acp.updates import AcpSink
     from hephaistus.engine.agent import Agent
     from hephaistus.mcp.prompts import Prompt
+    from hephaistus.workspace.slash_commands import SlashCommand
 
 NAMES = {"ask": "Ask", "edits": "Edits", "plan": "Plan", "auto": "Auto"}
 COMMANDS = {
@@ -41,14 +42,21 @@ def mode_state(current: str, allow_auto: bool) -> dict[str, Any]:
     }
 
 
-def available(prompts: Iterable[Prompt] = ()) -> list[dict[str, Any]]:
-    """ACP's AvailableCommand list of heph's slash commands, and the prompts of the MCP
-    servers running (`mcp__server__prompt`, mcp.prompts)."""
+def available(
+    prompts: Iterable[Prompt] = (), files: Iterable[SlashCommand] = ()
+) -> list[dict[str, Any]]:
+    """ACP's AvailableCommand list of heph's slash commands, the person's command files
+    (workspace.slash_commands) and the prompts of the MCP servers running (mcp.prompts)."""
     listed = []
     for name, (description, hint) in COMMANDS.items():
         command: dict[str, Any] = {"name": name, "description": description}
         if hint:
             command["input"] = {"hint": hint}
+        listed.append(command)
+    for file in files:
+        command = {"name": file.name, "description": file.description or f"from {file.source}"}
+        if file.hint:
+            command["input"] = {"hint": file.hint}
         listed.append(command)
     for prompt in prompts:
         said = " ".join(prompt.description.split())[:200] or f"a prompt of {prompt.server}"
@@ -125,3 +133,50 @@ def undo_last(agent: Agent, sink: AcpSink, argument: str) -> str:
         for path in result.restored:
             sink.write_through(agent.workspace.root / path)
     return "\n".join(["took back the last turn that changed files:", *undo_report(result)])
+
+
+def foreign_commands(agent: Agent) -> tuple[list[Prompt], list[SlashCommand]]:
+    """The running MCP servers' prompts, and the person's command files (a trusted
+    workspace's too) that heph's own commands leave free."""
+    from hephaistus.settings.userdirs import config_dir
+    from hephaistus.workspace.slash_commands import found
+
+    prompts: list[Prompt] = []
+    if agent.mcp is not None:
+        from hephaistus.mcp.prompts import running_prompts
+
+        prompts = running_prompts(agent.mcp)
+    trusted = agent.config.workspace_trusted
+    files, _ = found(agent.workspace, trusted, config_dir() / "commands")
+    return prompts, [f for name, f in files.items() if name not in COMMANDS]
+
+
+def is_foreign(agent: Agent, text: str) -> bool:
+    """Whether `text` starts with a server's prompt or one of the person's command files."""
+    word = text.strip()[1:].partition(" ")[0] if text.strip().startswith("/") else ""
+    if not word:
+        return False
+    return word.startswith("mcp__") or any(f.name == word for f in foreign_commands(agent)[1])
+
+
+def foreign_task(agent: Agent, typed: str, say: Any) -> str | None:
+    """The task of `/mcp__server__prompt ARGS` (the server's prompt) or `/NAME ARGS` (the
+    person's command file), said first; None when there is none to run (why said)."""
+    from hephaistus.mcp.client import McpError
+    from hephaistus.mcp.prompts import find, task_of
+
+    command, _, argument = typed.strip()[1:].partition(" ")
+    if not command.startswith("mcp__"):
+        file = next(f for f in foreign_commands(agent)[1] if f.name == command)
+        say("agent_thought_chunk", f"(heph: /{command} is {file.source})")
+        return file.task(argument.strip())
+    mcp = agent.mcp
+    try:
+        prompt = find(mcp, command) if mcp is not None else None
+        if mcp is None or prompt is None:
+            return say("agent_message_chunk", f"no MCP prompt /{command}")
+        task = task_of(mcp, prompt, argument.strip())
+    except (McpError, ValueError) as error:
+        return say("agent_message_chunk", str(error))
+    say("agent_thought_chunk", f"(heph: /{command} is this prompt of {prompt.server}:)\n{task}")
+    return task or None

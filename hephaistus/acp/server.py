@@ -186,39 +186,16 @@ class AcpServer:
         return commands.mode_state(session.agent.policy.mode, session.allow_auto)
 
     def _commands_of(self, session_id: Any) -> None:
-        """heph's commands and the running MCP servers' prompts, to the editor (again only
-        when they changed)."""
+        """heph's commands, the person's command files and the running MCP servers' prompts,
+        to the editor (again only when they changed)."""
         session = self.sessions.get(str(session_id))
         if session is None:
             return
-        prompts = []
-        if session.agent.mcp is not None:
-            from hephaistus.mcp.prompts import running_prompts
-
-            prompts = running_prompts(session.agent.mcp)
-        listed = commands.available(prompts)
+        listed = commands.available(*commands.foreign_commands(session.agent))
         if listed != session.commands_sent:
             session.commands_sent = listed
             update = {"sessionUpdate": "available_commands_update", "availableCommands": listed}
             session.sink.update(update)
-
-    def _prompt_of(self, session: _Session, typed: str) -> str | None:
-        """`/mcp__server__prompt ARGS`: the server's prompt as the task (said first), or None
-        when there is none to run (why said)."""
-        from hephaistus.mcp.client import McpError
-        from hephaistus.mcp.prompts import find, task_of
-
-        mcp, say = session.agent.mcp, session.sink.text
-        command, _, argument = typed.strip()[1:].partition(" ")
-        try:
-            prompt = find(mcp, command) if mcp is not None else None
-            if mcp is None or prompt is None:
-                return say("agent_message_chunk", f"no MCP prompt /{command}")
-            task = task_of(mcp, prompt, argument.strip())
-        except (McpError, ValueError) as error:
-            return say("agent_message_chunk", str(error))
-        say("agent_thought_chunk", f"(heph: /{command} is this prompt of {prompt.server}:)\n{task}")
-        return task or None
 
     @staticmethod
     def _with_editor_servers(opened: Any, entries: Any) -> list[str]:
@@ -284,8 +261,13 @@ class AcpServer:
             session.sink.text("agent_message_chunk", f"{shown}\n")
         session.said = []
         slash = commands.slash_of(task)
-        if slash is not None or task.strip().startswith("/mcp__"):
-            carried = self._command(session, slash) if slash else self._prompt_of(session, task)
+        if slash is not None or commands.is_foreign(session.agent, task):
+            say = session.sink.text
+            carried = (
+                self._command(session, slash)
+                if slash
+                else commands.foreign_task(session.agent, task, say)
+            )
             if carried is None:
                 return {"stopReason": "end_turn"}
             task = carried

@@ -20,6 +20,7 @@ from hephaistus.records.checkpoints import (
 from hephaistus.records.undo import redo as redo_session
 from hephaistus.records.undo import undo as undo_session
 from hephaistus.records.undo_words import refusal
+from hephaistus.ui.foreign_commands import ForeignCommands
 
 if TYPE_CHECKING:
     from hephaistus.engine.agent import Agent
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 TASK_SHOWN = 60  # characters of a turn's task /undo shows
 
 
-class ChatCommands:
+class ChatCommands(ForeignCommands):
     """The slash commands of the chat."""
 
     agent: Agent
@@ -52,6 +53,10 @@ class ChatCommands:
             doc = (getattr(self, f"cmd_{name}").__doc__ or "").strip()
             line = " ".join(doc.split("\n\n")[0].split())  # the first paragraph, whole
             self.console.print(Text(f"/{name:<10}", style="bold") + Text(line))
+        for command in self._custom_commands().values():
+            said = outside_text(command.description or f"(from {command.source})")
+            usage = f"/{command.name} {command.hint}".rstrip()
+            self.console.print(Text(usage, style="bold") + Text("  ") + said)
         for prompt in self._prompts():
             said = outside_text(" ".join(prompt.description.split())[:160])
             self.console.print(Text(prompt.usage(), style="bold") + Text("  ") + said)
@@ -63,43 +68,6 @@ class ChatCommands:
                 style="dim",
             )
         )
-
-    def run_prompt(self, command: str, argument: str) -> bool:
-        """`/mcp__<server>__<prompt> ARGS`: the server's prompt, shown, then run as the turn's
-        task (mcp.prompts)."""
-        from hephaistus.mcp.client import McpError
-        from hephaistus.mcp.prompts import find, task_of
-
-        mcp = self.agent.mcp
-        try:
-            prompt = find(mcp, command) if mcp is not None else None
-            if mcp is None or prompt is None:
-                self._warn(f"no MCP prompt /{command} (/help lists those of running servers)")
-                return True
-            task = task_of(mcp, prompt, argument)
-        except (McpError, ValueError) as error:
-            self._warn(str(error))
-            return True
-        if not task:
-            self._warn(f"/{command}: the server's prompt is empty")
-            return True
-        heading = f"/{command}: the prompt of the MCP server {prompt.server}, as the task:"
-        self.console.print(Text(heading, style="dim"))
-        self.console.print(outside_text(task if len(task) < 2000 else task[:2000] + "…"))
-        self.run_turn(task)
-        return True
-
-    def _prompt_commands(self) -> list[str]:
-        """The commands of the MCP servers' prompts (`mcp__server__prompt`)."""
-        return [prompt.command for prompt in self._prompts()]
-
-    def _prompts(self) -> list[Any]:
-        """The prompts of the MCP servers running now."""
-        if self.agent.mcp is None:
-            return []
-        from hephaistus.mcp.prompts import running_prompts
-
-        return running_prompts(self.agent.mcp)
 
     def cmd_exit(self, argument: str) -> bool:
         """Leave the chat (Ctrl-D does too)."""

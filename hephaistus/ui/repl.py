@@ -145,7 +145,8 @@ class Repl(ChatCommands):
         while True:
             try:
                 completer: Any = self.prompt.completer  # the servers' prompts, as they run
-                completer.commands = sorted([*self.commands(), *self._prompt_commands()])
+                extra = [*self._prompt_commands(), *self._custom_commands()]
+                completer.commands = sorted({*self.commands(), *extra})
                 line = self.prompt.prompt(self._prompt_line, default=self._take_kept())
             except KeyboardInterrupt:
                 if self._interrupted_at_prompt:
@@ -175,6 +176,8 @@ class Repl(ChatCommands):
                 return command(argument.strip()) is not False
             if name.startswith("mcp__"):  # a server's prompt (chat_commands.run_prompt)
                 return self.run_prompt(name, argument.strip())
+            if name in (custom := self._custom_commands()):  # the person's own (a file's)
+                return self.run_custom(custom[name], argument.strip())
             if not ("/" in name or "." in name):  # not a path either
                 close = difflib.get_close_matches(name, self.commands(), n=1)
                 hint = f"did you mean /{close[0]}?" if close else "/help lists them"
