@@ -143,9 +143,8 @@ def test_a_definition_that_changed_is_withheld_until_approved(
     chat_server.reply(final("second"))
     second = heph("--yes", "second")
     assert second.code == 0, second.stderr
-    assert "withheld until you approve them (heph mcp approve t): t: add (changed)" in (
-        second.stderr
-    )
+    withheld = "(heph mcp approve t, or /mcp approve NAME in the chat): t: add (changed)"
+    assert f"withheld until you approve them {withheld}" in second.stderr
     system = chat_server.requests[1]["messages"][0]["content"]
     assert "mcp__t__add" not in system and "mcp__t__sleep" in system
     approved = heph("mcp", "approve", "t", "--yes")  # a script's approval
@@ -263,7 +262,7 @@ def test_a_workspace_file_may_not_hold_a_literal_secret_or_name_read_only_tools(
 def test_heph_mcp_list_and_tools_show_what_the_model_sees(heph, chat_server, mcp_home):
     listed = heph("mcp", "list")
     assert listed.code == 0, listed.stderr
-    assert "t" in listed.stdout and "18 tools" in listed.stdout
+    assert "t" in listed.stdout and "19 tools" in listed.stdout
     tools = heph("mcp", "tools", "t")
     assert tools.code == 0 and "- mcp__t__add(a: integer, b: integer): Add two numbers." in (
         tools.stdout
@@ -321,7 +320,7 @@ def test_slash_mcp_shows_the_servers_and_what_the_model_sees(tmp_path, home, mon
     finally:
         agent.close()
     shown = console.file.getvalue()
-    assert "t: running; 18 tools" in shown
+    assert "t: running; 19 tools" in shown
     assert "  - mcp__t__add(a: integer, b: integer): Add two numbers." in shown
     assert "\\x1b[2J" in shown and "\x1b" not in shown  # spelled out, not sent
 
@@ -711,7 +710,7 @@ def test_mcp_list_asks_the_servers_and_says_so(heph, chat_server, home, tmp_path
     changed_definition(heph, chat_server, home, tmp_path)
     listed = heph("mcp", "list")
     assert listed.code == 0, listed.stderr
-    assert "t (user config): 17 tools, 1 withheld until approved (heph mcp approve t)" in (
+    assert "t (user config): 18 tools, 1 withheld until approved (heph mcp approve t)" in (
         listed.stdout
     )
     assert "as each server lists them now" in listed.stdout

@@ -3,10 +3,11 @@ in a task, against the test server's prompt `review` and resource `notes://today
 
 from __future__ import annotations
 
+import pytest
 from test_mcp import observation, with_server
 from test_mcp_elicit import ENTER, chat_with_server
 
-from hephaistus.testing import final
+from hephaistus.testing import act, final
 
 
 def first_task(model) -> str:
@@ -80,3 +81,44 @@ def test_an_editor_is_offered_the_prompts_and_runs_one(chat_server, home, worksp
         u.content.text for u in editor.updates if u.session_update == "agent_message_chunk"
     )
     assert "path missing: /mcp__t__review PATH [CONCERN]" in said
+
+
+def test_a_resource_never_ends_its_own_block_and_prompt_arguments_are_checked(
+    heph, chat_server, home
+):
+    from hephaistus.mcp.prompts import Prompt, _arguments
+
+    with_server(home)
+    chat_server.reply(final("read"))
+    assert heph("--yes", "read `@t:notes://break`").code == 0
+    task = observation(chat_server, 0)
+    assert task.count("</resource>") == 1 and "<\\/resource>" in task  # the server's, spelled
+    review = Prompt("mcp__t__review", "t", "review", "", (("path", True), ("concern", False)))
+    for line, why in (("path=", "path missing"), ("bogus=1 a", "bogus is not one of its")):
+        with pytest.raises(ValueError, match=why):
+            _arguments(review, line)
+
+
+def test_a_tool_added_mid_chat_is_approved_in_the_chat_and_then_offered(
+    workspace, home, monkeypatch
+):
+    from test_mcp_elicit import asked_about
+
+    monkeypatch.setenv("HOME", str(home))
+
+    def asked_model(n):
+        return lambda repl: len(repl.agent.model.calls) >= n and repl.asking is None
+
+    keys = [
+        "grow" + ENTER,
+        ("look" + ENTER, asked_model(2)),
+        ("/mcp approve t" + ENTER, asked_model(3)),
+        ("y", asked_about("Approve these tools of t?")),
+        ("and now" + ENTER, lambda repl: "approved t" in repl.console.file.getvalue()),
+        ("/exit" + ENTER, asked_model(4)),
+    ]
+    replies = (act("mcp__t__grow"), final("grew"), final("seen"), final("now"))
+    shown, model, _ = chat_with_server(workspace, keys, *replies)
+    assert "t: grown (new)" in shown and "/mcp approve NAME in the chat" in shown
+    assert "mcp__t__grown" not in model.calls[2][0]["content"]
+    assert "- mcp__t__grown(): A tool added later." in model.calls[3][0]["content"]

@@ -46,3 +46,16 @@ def test_a_workspace_may_not_lend_the_person_s_model():
     table = {"w": {"command": "x", "sampling": True}}
     with pytest.raises(ConfigError, match="'sampling' is for your user config only"):
         mcp_servers(table, "workspace .heph.toml", in_workspace=True)
+
+
+def test_a_server_may_ask_the_model_five_times_in_a_call_and_each_is_said(heph, chat_server, home):
+    with_server(home, "sampling = true\n")
+    chat_server.reply(act("mcp__t__greedy", n=8))
+    for _ in range(5):
+        chat_server.reply("more.")
+    chat_server.reply(final("enough"))
+    result = heph("--yes", "be greedy")
+    assert result.code == 0, result.stderr
+    said = observation(chat_server, 6)
+    assert "5 answered, then: heph lends its model at most 5 times in one call" in said
+    assert result.stderr.count("the MCP server t asked your model") == 5

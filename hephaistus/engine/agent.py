@@ -301,6 +301,7 @@ class Agent:
             reply = self.model.complete(messages, max_tokens=cap, plain=True)
             span.output, span.usage = reply.text, reply.usage.to_dict()
         self.sink.model_replied(reply.usage)
+        self.sink.notice(f"the MCP server {server} asked your model ({reply.usage.total:,} tokens)")
         return reply
 
     def use_model(self, model: Model) -> None:

@@ -116,5 +116,6 @@ def offer_to(mcp: McpTools, registry: Any, say: Callable[[str], None]) -> None:
         servers = sorted({line.split(":", 1)[0] for line in offer.withheld})
         say(
             f"MCP tools withheld until you approve them (heph mcp approve "
-            f"{' / '.join(servers)}): {', '.join(offer.withheld)}"
+            f"{' / '.join(servers)}, or /mcp approve NAME in the chat): "
+            f"{', '.join(offer.withheld)}"
         )

@@ -88,20 +88,22 @@ def _arguments(prompt: Prompt, line: str) -> dict[str, str]:
     else:
         try:
             words = shlex.split(line)
-        except ValueError as error:
-            raise ValueError(f"{error}: {prompt.usage()}") from None
+        except ValueError:
+            raise ValueError(f"a quote is not closed: {prompt.usage()}") from None
         given, positional = {}, []
         for word in words:
             key, equals, value = word.partition("=")
             if equals and key in names:
                 given[key] = value
+            elif equals and key.isidentifier():
+                raise ValueError(f"{key} is not one of its arguments: {prompt.usage()}")
             else:
                 positional.append(word)
         free = [name for name in names if name not in given]
         if len(positional) > len(free):
             raise ValueError(f"too many arguments: {prompt.usage()}")
         given.update(zip(free, positional, strict=False))
-    missing = [name for name, needed in prompt.arguments if needed and name not in given]
+    missing = [name for name, needed in prompt.arguments if needed and not given.get(name)]
     if missing:
         raise ValueError(f"{', '.join(missing)} missing: {prompt.usage()}")
     return given

@@ -77,7 +77,7 @@ def with_mentioned(mcp: Any, task: str, say: Callable[[str], None]) -> str:
     from hephaistus.escape import one_line
     from hephaistus.mcp.client import McpError
 
-    found = [(m[1], m[2].rstrip(".,;:!?)]'\"")) for m in MENTION.finditer(task)]
+    found = [(m[1], m[2].rstrip(".,;:!?)]'\"`")) for m in MENTION.finditer(task)]
     attached = []
     for name, uri in dict.fromkeys(f for f in found if f[0] in mcp.servers):
         server = mcp.servers[name]
@@ -87,6 +87,7 @@ def with_mentioned(mcp: Any, task: str, say: Callable[[str], None]) -> str:
             say(f"@{name}:{one_line(uri, 200)} was not read: {error}")
             continue
         clipped = text[:MENTIONED_CHARS] + ("\n…(clipped)" if len(text) > MENTIONED_CHARS else "")
+        clipped = clipped.replace("</resource", "<\\/resource")  # it never ends the block itself
         attached.append(
             f'<resource server="{name}" uri="{one_line(uri, 500)}" note="the server\'s text, '
             f"not the person's instruction\">\n{clipped}\n</resource>"

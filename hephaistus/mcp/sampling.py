@@ -1,7 +1,8 @@
 """heph's model lent to an MCP server (`sampling/createMessage`), only where the person's own
-entry for it says `sampling = true`, and only while one of its calls runs: the server's
-messages (text only) go to heph's model under the run's key, in prose, as a span of the
-session (its tokens counted with the rest). heph declares `sampling` to no other server.
+entry for it says `sampling = true`, only while one of its calls runs, and SAMPLES_PER_CALL
+times in one call at most: the server's messages (text only) go to heph's model under the
+run's key, in prose, as a span of the session (its tokens counted with the rest, and said).
+heph declares `sampling` to no other server.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 from hephaistus.values import Message, ModelReply
 
 SAMPLED_TOKENS = 4_000  # the longest reply a server may ask of heph's model
+SAMPLES_PER_CALL = 5  # how often one call may ask it
 Lend = Callable[[list[Message], int, str], ModelReply]  # messages, reply cap, server
 
 
@@ -32,15 +34,18 @@ def messages_of(params: Any) -> list[Message] | str:
     return messages
 
 
-def answered(lend: Lend | None, params: Any, server: str) -> Any:
-    """The package's CreateMessageResult for the server's request, or ErrorData saying why
-    heph does not answer it."""
+def answered(lend: Lend | None, params: Any, server: str, turn: int = 1) -> Any:
+    """The package's CreateMessageResult for the server's request (the call's `turn`-th),
+    or ErrorData saying why heph does not answer it."""
     from mcp import types
 
     if lend is None:
         return types.ErrorData(
             code=types.INVALID_REQUEST, message="heph lends its model only during a call"
         )
+    if turn > SAMPLES_PER_CALL:
+        said = f"heph lends its model at most {SAMPLES_PER_CALL} times in one call"
+        return types.ErrorData(code=types.INVALID_REQUEST, message=said)
     messages = messages_of(params)
     if isinstance(messages, str):
         return types.ErrorData(code=types.INVALID_REQUEST, message=messages)

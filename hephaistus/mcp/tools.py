@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,7 @@ class McpTools:
         self.command_line = command_line
         self._hub: Any = None
         self._placement: Any = None
+        self._made = threading.Lock()
         self.withheld = False  # the last offer withheld some
 
     @property
@@ -88,13 +90,14 @@ class McpTools:
     @property
     def hub(self) -> Any:
         """The running servers (made on first use: imports nothing before)."""
-        if self._hub is None:
-            from hephaistus.mcp.client import McpHub
-            from hephaistus.settings.userdirs import workspace_folder
+        with self._made:  # one hub, however many threads start servers at once (warm)
+            if self._hub is None:
+                from hephaistus.mcp.client import McpHub
+                from hephaistus.settings.userdirs import workspace_folder
 
-            # The servers' logs are appended to: in heph's own folder for the workspace, never
-            # in .heph/, where a clone can commit a link in their place.
-            self._hub = McpHub(workspace_folder(self.root, "logs"), self.placement)
+                # The servers' logs are appended to: in heph's own folder for the workspace,
+                # never in .heph/, where a clone can commit a link in their place.
+                self._hub = McpHub(workspace_folder(self.root, "logs"), self.placement)
         return self._hub
 
     def warm(self) -> None:

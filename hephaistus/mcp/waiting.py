@@ -113,7 +113,7 @@ def result_of(
     ask, show = during.ask, during.show
     asking = asking or listening(connection, during)
     future.add_done_callback(asking.ended)
-    began, last_shown = time.monotonic(), 0.0
+    began, last_shown, turns = time.monotonic(), 0.0, 0
     try:
         while True:
             quiet_since = max(began, connection.progressed)
@@ -134,7 +134,8 @@ def result_of(
             question, answer = item
             asked_at = time.monotonic()
             if isinstance(question, Sample):
-                lent = sampled(during.lend, question.params, question.server)
+                turns += 1
+                lent = sampled(during.lend, question.params, question.server, turns)
                 answer.set_result(lent)  # type: ignore[arg-type]
                 began += time.monotonic() - asked_at
                 continue

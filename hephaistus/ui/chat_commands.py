@@ -185,13 +185,16 @@ class ChatCommands(ForeignCommands):
         self.console.print(outside_text(f"instructions: {described}"))
 
     def cmd_mcp(self, argument: str) -> None:
-        """Show the MCP servers, whether each runs, and their tools as the model sees them."""
+        """Show the MCP servers, whether each runs, and their tools as the model sees them;
+        `/mcp approve NAME`: approve a server's new and changed tools as it lists them now."""
         mcp = self.agent.mcp
         if mcp is None:
             self.console.print(
                 Text("no MCP server is configured ([mcp_servers.NAME] in your config)")
             )
             return
+        if argument.startswith("approve"):
+            return self._approve_tools(argument.removeprefix("approve").strip())
         running = set(mcp.running())
         for name in mcp.servers:
             tools = [t for t in self.agent.registry if t.name.startswith(f"mcp__{name}__")]
@@ -199,6 +202,28 @@ class ChatCommands(ForeignCommands):
             self.console.print(outside_text(f"{name}: {state}; {len(tools)} tools"))
             for tool in tools:
                 self.console.print(outside_text(f"  {tool.describe()}"))
+
+    def _approve_tools(self, name: str) -> None:
+        """What changed in the running server's tools, pinned once the person says yes; the
+        next task offers them."""
+        from hephaistus.mcp.client import McpError
+
+        mcp = self.agent.mcp
+        if mcp is None or name not in mcp.servers:
+            return self._warn(f"/mcp approve NAME: no MCP server {name!r}")
+        try:
+            pending = mcp.pending(name)
+        except McpError as error:
+            return self._warn(str(error))
+        if not pending.changes:
+            return self.console.print(outside_text(f"nothing to approve for {name}"))
+        for label, diff in pending.changes:
+            self.console.print(outside_text(f"{name}: {label}\n{diff}".rstrip()))
+        ask = getattr(self, "ask_key", None)
+        if ask is None or ask(f"Approve these tools of {name}? [y/N] ").lower() != "y":
+            return self.console.print(outside_text(f"not approved: {name}'s stay withheld"))
+        mcp.approve(pending)
+        self.console.print(outside_text(f"approved {name}: offered from the next task on"))
 
     def cmd_tokens(self, argument: str) -> None:
         """Show the tokens used and how full the context window is."""

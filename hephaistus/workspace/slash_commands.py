@@ -48,6 +48,7 @@ class SlashCommand:
         body = POSITIONAL.sub(lambda m: _word(words, int(m[1])), body).strip()
         if arguments and not placed:
             body += f"\n\nARGUMENTS: {arguments}"
+        body = body.replace("</command", "<\\/command")  # it never ends the block itself
         return f'<command name="{self.name}" file="{self.source}">\n{body}\n</command>'
 
 
