@@ -136,19 +136,22 @@ def undo_last(agent: Agent, sink: AcpSink, argument: str) -> str:
 
 
 def foreign_commands(agent: Agent) -> tuple[list[Prompt], list[SlashCommand]]:
-    """The running MCP servers' prompts, and the person's command files (a trusted
-    workspace's too) that heph's own commands leave free."""
-    from hephaistus.settings.userdirs import config_dir
-    from hephaistus.workspace.slash_commands import found
-
+    """The running MCP servers' prompts, and the person's command files."""
     prompts: list[Prompt] = []
     if agent.mcp is not None:
         from hephaistus.mcp.prompts import running_prompts
 
         prompts = running_prompts(agent.mcp)
-    trusted = agent.config.workspace_trusted
-    files, _ = found(agent.workspace, trusted, config_dir() / "commands")
-    return prompts, [f for name, f in files.items() if name not in COMMANDS]
+    return prompts, list(command_files(agent).values())
+
+
+def command_files(agent: Agent) -> dict[str, SlashCommand]:
+    """The person's command files (a trusted workspace's too) that heph's own commands leave
+    free, by name."""
+    from hephaistus.workspace.slash_commands import found
+
+    files, _ = found(agent.workspace, agent.config.workspace_trusted)
+    return {name: f for name, f in files.items() if name not in COMMANDS}
 
 
 def is_foreign(agent: Agent, text: str) -> bool:
@@ -156,27 +159,23 @@ def is_foreign(agent: Agent, text: str) -> bool:
     word = text.strip()[1:].partition(" ")[0] if text.strip().startswith("/") else ""
     if not word:
         return False
-    return word.startswith("mcp__") or any(f.name == word for f in foreign_commands(agent)[1])
+    return word.startswith("mcp__") or word in command_files(agent)
 
 
 def foreign_task(agent: Agent, typed: str, say: Any) -> str | None:
     """The task of `/mcp__server__prompt ARGS` (the server's prompt) or `/NAME ARGS` (the
     person's command file), said first; None when there is none to run (why said)."""
     from hephaistus.mcp.client import McpError
-    from hephaistus.mcp.prompts import find, task_of
+    from hephaistus.mcp.prompts import prompt_task
 
     command, _, argument = typed.strip()[1:].partition(" ")
     if not command.startswith("mcp__"):
-        file = next(f for f in foreign_commands(agent)[1] if f.name == command)
+        file = command_files(agent)[command]
         say("agent_thought_chunk", f"(heph: /{command} is {file.source})")
         return file.task(argument.strip())
-    mcp = agent.mcp
     try:
-        prompt = find(mcp, command) if mcp is not None else None
-        if mcp is None or prompt is None:
-            return say("agent_message_chunk", f"no MCP prompt /{command}")
-        task = task_of(mcp, prompt, argument.strip())
-    except (McpError, ValueError) as error:
+        prompt, task = prompt_task(agent.mcp, command, argument.strip())
+    except (LookupError, McpError, ValueError) as error:
         return say("agent_message_chunk", str(error))
     say("agent_thought_chunk", f"(heph: /{command} is this prompt of {prompt.server}:)\n{task}")
     return task or None

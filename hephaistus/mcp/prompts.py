@@ -13,7 +13,6 @@ from typing import Any
 
 from hephaistus.mcp.tools import McpTools, tool_name
 
-PREFIX = "mcp__"
 PROMPT_CHARS = 20_000  # what of a prompt's messages becomes the task
 
 
@@ -65,6 +64,16 @@ def find(mcp: McpTools, command: str) -> Prompt | None:
         if command.startswith(tool_name(name, "")):
             return next((p for p in prompts(mcp, name) if p.command == command), None)
     return None
+
+
+def prompt_task(mcp: McpTools | None, command: str, line: str) -> tuple[Prompt, str]:
+    """The prompt `/command` names and the task it makes of `line`; LookupError when there
+    is no such prompt, ValueError when an argument is missing (saying the usage), McpError
+    when its server cannot say."""
+    prompt = find(mcp, command) if mcp is not None else None
+    if mcp is None or prompt is None:
+        raise LookupError(f"no MCP prompt /{command}")
+    return prompt, task_of(mcp, prompt, line)
 
 
 def task_of(mcp: McpTools, prompt: Prompt, line: str) -> str:

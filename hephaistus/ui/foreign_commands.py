@@ -33,15 +33,13 @@ class ForeignCommands:
         """`/mcp__<server>__<prompt> ARGS`: the server's prompt, shown, then run as the turn's
         task (mcp.prompts)."""
         from hephaistus.mcp.client import McpError
-        from hephaistus.mcp.prompts import find, task_of
+        from hephaistus.mcp.prompts import prompt_task
 
-        mcp = self.agent.mcp
         try:
-            prompt = find(mcp, command) if mcp is not None else None
-            if mcp is None or prompt is None:
-                self._warn(f"no MCP prompt /{command} (/help lists those of running servers)")
-                return True
-            task = task_of(mcp, prompt, argument)
+            prompt, task = prompt_task(self.agent.mcp, command, argument)
+        except LookupError as error:
+            self._warn(f"{error} (/help lists those of running servers)")
+            return True
         except (McpError, ValueError) as error:
             self._warn(str(error))
             return True
@@ -64,11 +62,9 @@ class ForeignCommands:
     def _custom_commands(self) -> dict[str, Any]:
         """The person's command files and, in a trusted workspace, its own (heph's commands
         win on a clash); read afresh, as they may change during the chat."""
-        from hephaistus.settings.userdirs import config_dir
         from hephaistus.workspace.slash_commands import found
 
-        trusted = self.agent.config.workspace_trusted
-        commands, held = found(self.agent.workspace, trusted, config_dir() / "commands")
+        commands, held = found(self.agent.workspace, self.agent.config.workspace_trusted)
         if held and not getattr(self, "_said_held", False):
             self._said_held = True
             self._warn(

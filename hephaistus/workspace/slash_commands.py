@@ -57,9 +57,14 @@ def _word(words: list[str], n: int) -> str:
 
 
 def found(
-    workspace: Workspace, trusted: bool, persons: Path
+    workspace: Workspace, trusted: bool, persons: Path | None = None
 ) -> tuple[dict[str, SlashCommand], list[str]]:
-    """(the commands by name, the workspace's held back because it is not trusted)."""
+    """(the commands by name, the workspace's held back because it is not trusted); the
+    person's are in `persons` (default: `commands/` of their config folder)."""
+    if persons is None:
+        from hephaistus.settings.userdirs import config_dir
+
+        persons = config_dir() / "commands"
     commands: dict[str, SlashCommand] = {}
     held: list[str] = []
     for folder in FOLDERS:
