@@ -92,6 +92,10 @@ def own_user_folders(tmp_path, tmp_path_factory, monkeypatch) -> None:
     from hephaistus.runtime import sandbox
 
     monkeypatch.setattr(sandbox, "_started", [])
+    # Nor the developer's skills (~/.agents/skills, ~/.claude/skills): the test's home's.
+    from hephaistus.workspace import skills
+
+    monkeypatch.setattr(skills, "home", lambda: tmp_path / "home")
 
 
 @pytest.fixture

@@ -85,6 +85,7 @@ def test_system_prompt_lists_every_registered_tool_with_its_arguments(tmp_path):
         "git_commit",
         "run_command",
         "shell",
+        "skill",
     }
 
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hephaistus.engine import Engine, ReactEngine, Run
-from hephaistus.engine.runner import Runtime, denied_tools
+from hephaistus.engine import Engine, ReactEngine, Run, briefing
+from hephaistus.engine.runner import Runtime
 from hephaistus.errors import HephError, KeyRejected, ModelError, Terminated
 from hephaistus.eventsink import EventSink, NullSink
 from hephaistus.model.base import Model
 from hephaistus.model.compaction import LEARNED, Compactor, context_window
-from hephaistus.model.prompting import system_prompt
 from hephaistus.model.steps import StepSchema
 from hephaistus.records.checkpoints import Checkpoints
 from hephaistus.records.session import TASK_SESSION, RecordedSession, Session, SessionStore
@@ -28,14 +27,14 @@ from hephaistus.settings.config import Config
 from hephaistus.settings.userstate import planted_links
 from hephaistus.textfile import remove_stale_temp_files
 from hephaistus.tools import Registry, ToolContext, default_registry
-from hephaistus.tools import git as git_tools
 from hephaistus.tools.context import Buffer
 from hephaistus.values import Message, ModelReply, Outcome
 from hephaistus.workspace import Workspace, instructions, project_commands
-from hephaistus.workspace.repomap import Focus, RepoMap, code_words
+from hephaistus.workspace.repomap import Focus, RepoMap
 
 if TYPE_CHECKING:
     from hephaistus.mcp.tools import McpTools
+    from hephaistus.workspace.skills import Skill
 
 
 class Agent:
@@ -97,6 +96,9 @@ class Agent:
         self.executor = Contained(workspace.root, config.sandbox)
         self.policy.contained = self.executor.contained
         self.said_uncontained = False
+        self.said: set[str] = set()  # what the person was told once (skills held back)
+        self.skills: dict[str, Skill] = {}  # what the `skill` tool loads (read at each task)
+        self.left_out: set[str] = set()  # the tools the prompt leaves out (engine.briefing)
         self.mcp: McpTools | None = None  # the MCP servers' tools, offered at the first task
         if config.mcp_servers:
             from hephaistus.mcp.tools import McpTools
@@ -176,7 +178,7 @@ class Agent:
         if self.mcp is not None:  # `@server:uri`: that resource read, below the task
             asked = self.mcp.with_mentioned(asked, self.sink.notice)
         summary = self._workspace_summary(task)  # before the session, so it never dangles
-        prompt = self._system_prompt(task)
+        prompt = briefing.system_prompt_for(self, task)
         if not self.messages:
             self.messages = [{"role": "system", "content": prompt}]
         elif self.messages[0]["role"] == "system" and self.messages[0]["content"] != prompt:
@@ -213,6 +215,7 @@ class Agent:
             journal=self.journal,  # git_commit commits what heph changed in the chat
             sessions=tuple(self.session_ids),
             buffer=self.buffer,
+            skills=self.skills,
         )
         run = Run(
             self.model,
@@ -344,42 +347,6 @@ class Agent:
             remember(
                 self.workspace.heph_dir / "cache" / "windows.json", window, self.compactor.source
             )
-
-    def _system_prompt(self, task: str) -> str:
-        """The system prompt for this task, with the project's instructions read afresh."""
-        in_play = [
-            *code_words(task)[0],
-            self.state.last_modified_file or "",
-            *self.state.active_files,
-        ]
-        self.instructions = instructions.load(
-            self.workspace, self.config.instructions, [p for p in in_play if p]
-        )
-        missing = [s for s in self.instructions.sources if s.problem]
-        if self.announce or missing:
-            self.sink.notice(f"instructions: {self.instructions.describe()}")
-        # Tools the mode denies are not offered at all (and refused if named anyway).
-        leave_out = {*denied_tools(self.registry, self.policy.mode)}
-        if not self.executor.sandboxed():
-            leave_out.add("shell")  # there is no shell without a sandbox
-        if self._no_git():
-            leave_out |= git_tools.NAMES
-        self.left_out = leave_out  # the step schema offers the same tools
-        commands = "" if "run_command" in leave_out else project_commands.describe(self.commands)
-        return system_prompt(
-            self.registry,
-            self.workspace.root if self.config.workspace_trusted else None,
-            commands,
-            leave_out=leave_out,
-            instructions=self.instructions.text,
-            planning=self.policy.mode == "plan",
-        )
-
-    def _no_git(self) -> bool:
-        """The git tools are not offered outside a repository, nor where heph runs no git."""
-        from hephaistus.runtime.gitlocation import is_disabled
-
-        return self.workspace.git_dir() is None or is_disabled(self.workspace.root)
 
     def _workspace_summary(self, task: str) -> str:
         focus = Focus(task, [self.state.last_modified_file or "", *self.state.active_files])

@@ -41,14 +41,18 @@ def system_prompt(
     leave_out: Collection[str] = (),
     instructions: str = "",
     planning: bool = False,
+    skills: str = "",
 ) -> str:
     """The system prompt: the template with the tool list and the project commands filled in.
     Tools in `leave_out` (the git tools outside a repository, those the mode denies) are not
     offered: every request would carry them, and each call would fail. In plan mode the plan
-    template says what the answer is; the project's instructions follow."""
+    template says what the answer is; the skills' lines and the project's instructions
+    follow."""
     template = load_template("system.md", trusted_workspace)
     tools = registry.describe(leave_out)
     prompt = template.replace("{{tools}}", tools).replace("{{commands}}", commands).rstrip()
+    if skills:
+        prompt += "\n\n" + skills
     if planning:
         prompt += "\n\n" + load_template("plan.md", trusted_workspace).rstrip()
     return f"{prompt}\n\n{instructions}\n" if instructions else prompt + "\n"

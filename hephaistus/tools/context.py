@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from hephaistus.records.checkpoints import Checkpoints
     from hephaistus.records.snapshots import Snapshots
     from hephaistus.textfile import TextFile
+    from hephaistus.workspace.skills import Skill
 
 
 Buffer = Callable[[Path], "str | None"]  # a file's text in an editor, by its real path
@@ -46,6 +47,7 @@ class ToolContext:
     # An editor's text of a file (ACP's fs/read_text_file), unsaved changes and all; None
     # where it has none. Reads and edits take it over the disk's.
     buffer: Buffer | None = None
+    skills: dict[str, Skill] = field(default_factory=dict)  # what the `skill` tool loads
 
 
 def as_buffered(ctx: ToolContext, real: Path, found: TextFile) -> TextFile:

@@ -4,6 +4,10 @@
 (its words) put in; without a placeholder, ARGS follow the body. Front matter `description` and
 `argument-hint` show in `/help` and completion. A file in a folder is `folder:name`.
 
+A skill (workspace.skills) is a command too, where no command file has its name. A
+`` !`cmd` `` in a body is no command heph runs on its own: the task asks the model to run it,
+so it goes through the shell's sandbox and the mode's approval like any other command.
+
 A workspace's commands count only in a trusted workspace (else they are held back, and named
 as such); its files pass the containment and secret checks every path passes, so a link
 cannot bring in a file from outside. The person's win over the workspace's on a clash. The
@@ -17,14 +21,14 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from hephaistus.frontmatter import split
-from hephaistus.textfile import NotTextError, decode, read_real
-from hephaistus.workspace import Workspace, real_path
+from hephaistus.workspace import Workspace
+from hephaistus.workspace.markdown_files import read_markdown
 
 FOLDERS = (".heph/commands", ".claude/commands")
 BODY_BYTES = 32_000  # of one command file
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*(:[A-Za-z0-9][A-Za-z0-9_.-]*)*")
 POSITIONAL = re.compile(r"\$([1-9])")
+INLINE_COMMAND = re.compile(r"!`([^`\n]+)`")
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,11 @@ class SlashCommand:
         body = POSITIONAL.sub(lambda m: _word(words, int(m[1])), body).strip()
         if arguments and not placed:
             body += f"\n\nARGUMENTS: {arguments}"
+        if asked := INLINE_COMMAND.findall(body):
+            body = INLINE_COMMAND.sub(lambda m: f"`{m[1]}`", body)
+            body += "\n\nFirst run, with the shell tool, and use what they print: " + ", ".join(
+                f"`{command}`" for command in asked
+            )
         body = body.replace("</command", "<\\/command")  # it never ends the block itself
         return f'<command name="{self.name}" file="{self.source}">\n{body}\n</command>'
 
@@ -81,6 +90,13 @@ def found(
         made = _command(persons, persons / path, str(persons / path))
         if made is not None:
             commands[made.name] = made  # the person's win
+    from hephaistus.workspace import skills
+
+    found_skills, _ = skills.found(workspace, trusted)  # held ones: the agent says so
+    for skill in found_skills.values():
+        if NAME.fullmatch(skill.name):
+            made = SlashCommand(skill.name, skill.description, "", skill.as_command(), skill.source)
+            commands.setdefault(skill.name, made)
     return commands, held
 
 
@@ -93,14 +109,10 @@ def _markdown(folder: Path, base: Path) -> list[str]:
 
 def _command(folder: Path, path: Path, shown: str) -> SlashCommand | None:
     name = ":".join(path.relative_to(folder).with_suffix("").parts)
-    real = real_path(path)
-    if not NAME.fullmatch(name) or real is None:
+    read = read_markdown(path, shown, BODY_BYTES) if NAME.fullmatch(name) else None
+    if read is None:
         return None
-    try:
-        text = decode(read_real(Path(real), BODY_BYTES), shown).text
-    except (OSError, NotTextError):
-        return None
-    keys, body = split(text)
+    keys, body, _ = read
     description = " ".join(keys.get("description", "").split())[:200]
     hint = " ".join(keys.get("argument-hint", "").split())[:100]
     return SlashCommand(name, description, hint, body, shown)

@@ -72,7 +72,8 @@ class Decision:
 def settings_needing_trust(root: Path) -> list[Setting]:
     """Every setting of the workspace's files that applies only in a trusted workspace, each
     command followed by the workspace files it names."""
-    return _config_settings(root) + _git_settings(root) + _prompt_settings(root)
+    found = _config_settings(root) + _git_settings(root) + _prompt_settings(root)
+    return found + _extension_settings(root)
 
 
 def _config_settings(root: Path) -> list[Setting]:
@@ -126,6 +127,29 @@ def _git_settings(root: Path) -> list[Setting]:
         Setting(GIT_PREFIX + item.source, item.key, _spelled(item.value))
         for item in beyond_a_clone(root)
     ]
+
+
+def _extension_settings(root: Path) -> list[Setting]:
+    """The workspace's command files and skills: text the model would be given as the
+    person's, each known by its digest."""
+    from hephaistus.workspace import skills, slash_commands
+
+    found: list[Setting] = []
+    for kind, folders, pattern in (
+        ("command", slash_commands.FOLDERS, "*.md"),
+        ("skill", skills.FOLDERS, f"*/{skills.SKILL_FILE}"),
+    ):
+        for name in folders:
+            folder = root / name
+            if not folder.is_dir() or folder.is_symlink():
+                continue
+            for path in sorted(
+                folder.rglob(pattern) if kind == "command" else folder.glob(pattern)
+            ):
+                rel = str(path.relative_to(root))
+                proof, shown = _file_proof(root, rel)
+                found.append(Setting(rel, kind, shown, proof))
+    return found
 
 
 def _prompt_settings(root: Path) -> list[Setting]:
