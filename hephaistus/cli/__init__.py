@@ -6,7 +6,7 @@ declaration per subcommand) is in `grammar`; the commands are in `task`, `record
 `setup`.
 
 May import: `settings`, `runtime`, `workspace`, `records`, `tools`, `mcp`, `model`, `docs`,
-`engine`, `ui`, `acp`.
+`engine`, `ui`, `acp`, `hooks`.
 """
 
 from __future__ import annotations

@@ -128,6 +128,11 @@ def _mcp_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", nargs="?", metavar="NAME|FILE")
 
 
+def _hooks_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", nargs="?", default="list", choices=("list", "import"))
+    parser.add_argument("file", nargs="?", metavar="FILE")
+
+
 # The options a command that settles the workspace's trust and settings reads.
 SETTLED = ("workspace", "trust")
 SUBCOMMANDS = (
@@ -202,6 +207,15 @@ SUBCOMMANDS = (
         "mcp:mcp",
         takes=(*SETTLED, "yes"),
         options=_mcp_options,
+    ),
+    Subcommand(
+        "hooks",
+        "[list | import FILE]",
+        "the hooks in force here and their state; copy the hooks of a Claude Code\n"
+        ".claude/settings.json or a Codex .codex/hooks.json into yours",
+        "hooks:hooks",
+        takes=SETTLED,
+        options=_hooks_options,
     ),
     Subcommand(
         "trust",

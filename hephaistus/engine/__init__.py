@@ -3,7 +3,7 @@ swapped in): the JSON-mode ReAct loop, the runner (the one call the loop makes p
 the Agent that runs the loop (a model, a toolchain and the workspace's sessions, one task at a
 time).
 
-May import: `settings`, `runtime`, `workspace`, `records`, `tools`, `mcp`, `model`.
+May import: `settings`, `runtime`, `workspace`, `records`, `tools`, `mcp`, `model`, `hooks`.
 """
 
 from hephaistus.engine.base import Engine, Run

@@ -33,6 +33,8 @@ from hephaistus.workspace import Workspace, instructions, project_commands
 from hephaistus.workspace.repomap import Focus, RepoMap
 
 if TYPE_CHECKING:
+    from hephaistus.hooks.definitions import Hook
+    from hephaistus.hooks.fired import Hooks
     from hephaistus.mcp.tools import McpTools
     from hephaistus.workspace.skills import Skill
 
@@ -52,6 +54,7 @@ class Agent:
         sink: EventSink | None = None,
         policy: Policy | None = None,
         announce: bool = False,
+        hooks: list[Hook] | None = None,
     ) -> None:
         if model is None:
             from hephaistus.model.llm import ChatModel
@@ -113,6 +116,15 @@ class Agent:
                 lend=self._lend_model,  # to a server the person's entry lends it to
             )
         self.mcp_offered = False
+        self.hooks: Hooks | None = None  # the person's checks around each step, when any
+        if hooks:
+            from hephaistus.hooks.fired import Hooks
+            from hephaistus.tools.run_command import child_environment
+
+            self.hooks = Hooks(
+                hooks, workspace.root, self.executor, child_environment, self.sink.notice
+            )
+            self.hooks.common = self._hook_fields
 
     @property
     def _state_file(self) -> Path:
@@ -219,7 +231,7 @@ class Agent:
         )
         run = Run(
             self.model,
-            Runtime(self.registry, tools, self.policy, self.sink),
+            Runtime(self.registry, tools, self.policy, self.sink, self.hooks),
             session,
             self.state,
             self.sink,
@@ -236,7 +248,12 @@ class Agent:
         )
         outcome = Outcome("failed", "the run did not finish")
         try:
-            outcome = self.engine.run(asked, run)
+            blocked = None
+            if self.hooks is not None:
+                self.hooks.span = session.span
+                resumed = len(self.session_ids) > 1
+                asked, blocked = self.hooks.before_task(asked, task, resumed=resumed)
+            outcome = Outcome("failed", blocked) if blocked else self.engine.run(asked, run)
             if outcome.status == "answered" and self.policy.mode == "plan":
                 self._keep_plan(session.id, outcome.message)
         except ModelError as error:
@@ -292,8 +309,21 @@ class Agent:
 
     def close(self) -> None:
         """End what the run keeps going: the MCP servers it started."""
+        if self.hooks is not None:
+            self.hooks.ended()
         if self.mcp is not None:
             self.mcp.close()
+
+    def _hook_fields(self) -> dict[str, str]:
+        """What every hook is told of the run (Claude Code's common input)."""
+        from hephaistus.hooks.fired import PERMISSION_MODES
+
+        session = self.session
+        return {
+            "session_id": session.id if session else "",
+            "transcript_path": str(session.path) if session else "",
+            "permission_mode": PERMISSION_MODES.get(self.policy.mode, self.policy.mode),
+        }
 
     def _lend_model(self, messages: list[Message], cap: int, server: str) -> ModelReply:
         """An MCP server's request for the model (mcp.sampling): answered in prose, as a span

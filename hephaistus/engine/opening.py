@@ -18,6 +18,7 @@ from hephaistus.errors import ConfigError
 if TYPE_CHECKING:
     from hephaistus.engine.agent import Agent
     from hephaistus.eventsink import EventSink
+    from hephaistus.hooks.definitions import Hook
     from hephaistus.runtime.policy import Asker, Policy
     from hephaistus.settings.approvals import SavedApprovals
     from hephaistus.settings.config import Config
@@ -53,6 +54,7 @@ class Opened:
     decision: Decision
     config: Config
     said: list[str] = field(default_factory=list)
+    hooks: list[Hook] = field(default_factory=list)  # those that run here (hooks.in_force)
 
     def policy(
         self,
@@ -79,7 +81,14 @@ class Opened:
         """The Agent that runs tasks here, reporting to `sink` under `policy`."""
         from hephaistus.engine.agent import Agent
 
-        return Agent(self.workspace, self.config, sink=sink, policy=policy, announce=announce)
+        return Agent(
+            self.workspace,
+            self.config,
+            sink=sink,
+            policy=policy,
+            announce=announce,
+            hooks=self.hooks,
+        )
 
 
 def open_workspace(
@@ -106,4 +115,10 @@ def open_workspace(
         from hephaistus.settings.permissions import MEANING
 
         said.append(f"heph: {config.mode} mode, set by {chosen_by}: {MEANING[config.mode]}")
-    return Opened(workspace, decision, config, [line for line in said if line])
+    from hephaistus.hooks import in_force
+
+    # A workspace's hook is approved only by a question put to the person: never under auto.
+    approver = ask if config.mode != "auto" else None
+    hooks, unused = in_force(workspace.root, trusted=decision.trusted, ask=approver)
+    said += unused
+    return Opened(workspace, decision, config, [line for line in said if line], hooks)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hephaistus.engine.base import Run
+from hephaistus.engine.hooked import stop_blocked
 from hephaistus.errors import ContextOverflow
 from hephaistus.model.compaction import (
     CUTTING_KINDS,
@@ -57,6 +58,7 @@ class _Progress:
     repeats: int = 0  # the same call in a row
     last_call: str = ""
     unchecked: bool = False  # files were written since the verify commands last ran
+    stop_blocks: int = 0  # answers a Stop hook blocked
 
 
 class ReactEngine:
@@ -81,6 +83,8 @@ class ReactEngine:
                 self._stop_a_loop(reply, progress)
                 result = self._act(run, reply)
                 self._observe(run, reply, result, progress)
+                if run.runtime.stopped:  # a hook's `continue: false`
+                    raise _Stop(Outcome("failed", f"a hook stopped the run: {run.runtime.stopped}"))
         except _Stop as stop:
             return stop.outcome
         return Outcome(
@@ -152,7 +156,12 @@ class ReactEngine:
         failed = self._verify(run) if run.verify and progress.unchecked else None
         progress.unchecked = False
         if failed is None:
-            raise _Stop(self._answer(run, final))
+            again = stop_blocked(run, final.message, progress.stop_blocks)
+            if again is None:
+                raise _Stop(self._answer(run, final))
+            progress.stop_blocks += 1  # the model goes on
+            self._say(run, again)
+            return
         name, result = failed
         if result.refused:
             raise _Stop(Outcome("refused", result.output))
@@ -235,6 +244,9 @@ class ReactEngine:
 
     def _fit(self, run: Run, task_index: int) -> None:
         before = run.compactor.size(run.messages)
+        hooks = run.runtime.hooks
+        if hooks is not None and not run.compactor.fits(run.messages):
+            hooks.fire("PreCompact", {"trigger": "auto", "custom_instructions": ""})
         protected = max(task_index + 1, len(run.messages) - KEEP_RECENT_MESSAGES)
         if not run.compactor.fit(run.messages, protected, task_index):
             return

@@ -9,10 +9,11 @@ limit, made printable, and the call's effects go into the journal.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hephaistus import wording
 from hephaistus.eventsink import EventSink, NullSink
+from hephaistus.hooks.calls import response_fields, tool_fields, updated_args
 from hephaistus.runtime.journal import Journal
 from hephaistus.runtime.policy import Decision, Policy
 from hephaistus.settings.permissions import decide
@@ -27,6 +28,9 @@ from hephaistus.values import (
     ToolResult,
     clip,
 )
+
+if TYPE_CHECKING:
+    from hephaistus.hooks.fired import Hooks
 
 NOUN = {"write": "write", "command": "command", "git": "commit", "external": "tool call"}
 WHAT_ASKS = {
@@ -46,11 +50,14 @@ class Runtime:
         context: ToolContext,
         policy: Policy | None = None,
         sink: EventSink | None = None,
+        hooks: Hooks | None = None,
     ) -> None:
         self.registry = registry
         self.context = context
         self.policy = policy or Policy()  # asks no one: what would be asked is refused
         self.sink = sink or NullSink()
+        self.hooks = hooks  # the person's checks around each call (PreToolUse, PostToolUse)
+        self.stopped: str | None = None  # a hook's `continue: false`: the run ends, this said
 
     @property
     def journal(self) -> Journal:
@@ -68,18 +75,77 @@ class Runtime:
             result = ToolResult(False, f"unknown tool '{name}' (the tools are: {known})")
         elif self.policy.verdict(tool.effect, tool.name) == "deny":  # whatever was approved
             result = ToolResult(False, self._denial(tool), decision="deny")
+        elif self.hooks is not None:
+            result = self._hooked(tool, args)
         else:
-            self.context.read_only = self.policy.mode == "plan"  # plan mode's shell only looks
-            prepared = tool(args, self.context)
-            result = self._decide(tool, prepared) if isinstance(prepared, Proposal) else prepared
+            result = self.run_tool(tool, args)
         limit = self.context.observation_limit if limit is None else limit
         # An undecodable file name must not break the observation, the session or the screen.
         result = replace(result, output=clip(encodable(result.output), limit))
         self.journal.note(result)
         return result
 
-    def _decide(self, tool: Tool, proposal: Proposal) -> ToolResult:
-        decision = self.policy.decide(proposal)
+    def run_tool(self, tool: Tool, args: dict[str, Any], hooked: str | None = None) -> ToolResult:
+        """Run `tool`; what it prepared decided by the policy (and a hook's `hooked` word)."""
+        self.context.read_only = self.policy.mode == "plan"  # plan mode's shell only looks
+        prepared = tool(args, self.context)
+        if isinstance(prepared, Proposal):
+            return self._decide(tool, prepared, hooked)
+        return prepared
+
+    def _hooked(self, tool: Tool, args: dict[str, Any]) -> ToolResult:
+        """The call between its hooks: PreToolUse first (it may block the call, decide its
+        approval, rewrite its arguments or add a word for the model), then PostToolUse."""
+        hooks, ctx = self.hooks, self.context
+        assert hooks is not None
+        root = ctx.workspace.root
+        fields = tool_fields(tool.name, args, root, ctx.commands)
+        before = hooks.fire("PreToolUse", fields, tool.name)
+        self.stopped = before.stop
+        why = before.blocked
+        if why is None and before.permission == "deny":
+            why = before.reason or "a hook denied it"
+        if why is None and before.stop:
+            why = f"a hook stopped the run: {before.stop}"
+        if why is not None:
+            return ToolResult(False, f"blocked by a hook: {why}; nothing was done", decision="deny")
+        if before.updated_input is not None:
+            args = updated_args(args, before.updated_input, {a.name for a in tool.args}, root)
+            fields = tool_fields(tool.name, args, root, ctx.commands)
+        result = self.run_tool(tool, args, before.permission)
+        if said := before.added_context():
+            result = replace(result, output=f"{result.output}\n{said}")
+        if hooks.any_for("PostToolUse", tool.name) and result.decision != "skip":
+            result = self._after(tool, fields, result)
+        return result
+
+    def _after(self, tool: Tool, fields: dict[str, Any], result: ToolResult) -> ToolResult:
+        """PostToolUse, inside a snapshot of the workspace: what its hooks change (a
+        formatter) joins the call's changes, recorded with them and undone with them."""
+        from hephaistus.records.snapshots import command_effects
+
+        hooks, ctx = self.hooks, self.context
+        assert hooks is not None
+        snapshots = ctx.snapshots if not ctx.read_only else None
+        taken = snapshots.take() if snapshots is not None else None
+        answer = response_fields(result.ok, result.output)
+        after = hooks.fire("PostToolUse", {**fields, **answer}, tool.name)
+        made = command_effects(snapshots, taken, ctx.checkpoints) if snapshots and taken else ()
+        output = result.output
+        if made:
+            output += _command_changes(made).replace("The command", "A PostToolUse hook")
+        if after.blocked:
+            output += f"\nA PostToolUse hook says: {after.blocked}"
+        if said := after.added_context():
+            output += f"\n{said}"
+        self.stopped = self.stopped or after.stop
+        diff = (result.diff or "") + "".join(c.diff for c in made) if made else result.diff
+        return replace(result, output=output, changed=result.changed + made, diff=diff)
+
+    def _decide(self, tool: Tool, proposal: Proposal, hooked: str | None = None) -> ToolResult:
+        if self.hooks is not None and hooked != "allow":
+            self._notify_if_asking(proposal)
+        decision = self.policy.decide(proposal, hooked)
         if decision == "allow":
             try:
                 result = self._carry_out(proposal)
@@ -135,6 +201,15 @@ class Runtime:
             return replace(result, output=told)
         diff = "".join(c.diff for c in made)
         return replace(result, output=told, diff=diff, changed=result.changed + made)
+
+    def _notify_if_asking(self, proposal: Proposal) -> None:
+        """The Notification hooks hear that heph is about to ask the person."""
+        asks = self.policy.verdict(proposal.effect, proposal.name) == "ask"
+        if self.hooks is not None and asks and self.policy.asker and not self.policy.dry_run:
+            message = f"heph needs your permission to {describe(proposal.request)}"
+            self.hooks.fire(
+                "Notification", {"message": message, "notification_type": "permission_prompt"}
+            )
 
     def _not_done(self, decision: Decision, tool: Tool, proposal: Proposal) -> str:
         what = describe(proposal.request)

@@ -33,7 +33,7 @@ from hephaistus.workspace import provenance
 
 MAC = "mac"  # the field that signs each line
 FORMAT_VERSION = 2  # 2: the header says the session's kind; TOOL spans say the approval decision
-SPAN_KINDS = ("INPUT", "LLM", "TOOL", "MEMO", "ANSWER")
+SPAN_KINDS = ("INPUT", "LLM", "TOOL", "HOOK", "MEMO", "ANSWER")
 HEADER_TASK_CHARS = 2000  # the header's task is for listings; the INPUT span holds it whole
 # Session kinds, in the header: an agent task, or a `heph docs --fix` run (not the agent protocol).
 TASK_SESSION, DOCS_SESSION = "task", "docs"

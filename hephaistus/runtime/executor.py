@@ -1,5 +1,5 @@
 """The executor: the one place heph starts a project's processes (run_command, the verify
-commands). A protocol, so a sandbox can take the local executor's place.
+commands, the person's hooks). A protocol, so a sandbox can take the local executor's place.
 
 The local executor gives no standard input, puts the process in a group of its own, and on a
 timeout or Ctrl-C kills the whole group (SIGTERM, then SIGKILL).
@@ -161,6 +161,48 @@ class _Tail:
         """The output kept (`seen` says how much there was)."""
         with self.lock:
             return bytes(self.kept[-KEPT_OUTPUT:]).decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class Answered:
+    """How a process given input ended: its exit code (None: it timed out), its stdout and
+    stderr apart (their first KEPT_OUTPUT bytes each), how long it took."""
+
+    exit_code: int | None
+    stdout: bytes
+    stderr: bytes
+    seconds: float
+
+
+def run_with_input(
+    argv: list[str], data: bytes, *, cwd: Path, env: dict[str, str], timeout: float
+) -> Answered:
+    """Run `argv` (a hook: a sandbox's line for a workspace's) with `data` on its stdin, in a
+    group of its own that a timeout or Ctrl-C kills whole; OSError when it cannot start."""
+    started = time.monotonic()
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(data, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(process)
+        try:
+            out, err = process.communicate(timeout=KILL_GRACE)
+        except subprocess.TimeoutExpired:  # something escaped the group and holds a pipe
+            out, err = b"", b""
+        return Answered(None, out[:KEPT_OUTPUT], err[:KEPT_OUTPUT], time.monotonic() - started)
+    except BaseException:
+        kill_group(process)
+        raise
+    code = process.returncode
+    return Answered(code, out[:KEPT_OUTPUT], err[:KEPT_OUTPUT], time.monotonic() - started)
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:

@@ -56,11 +56,18 @@ class Policy:
             return "ask"  # no sandbox: nothing runs unasked
         return verdict
 
-    def decide(self, proposal: Proposal) -> Decision:
-        """What happens to `proposal`; asks the person when the table says so."""
+    def decide(self, proposal: Proposal, hooked: str | None = None) -> Decision:
+        """What happens to `proposal`; asks the person when the table says so. A PreToolUse
+        hook's `hooked` decision (allow or ask) changes what would be asked or allowed, never
+        a denial, nor the question asked of every command where there is no sandbox."""
         verdict = self.verdict(proposal.effect, proposal.name)
         if verdict == "deny":
             return "deny"
+        uncontained = proposal.effect == "command" and not self.contained()
+        if hooked == "allow" and not uncontained:
+            verdict = "allow"
+        elif hooked == "ask":
+            verdict = "ask"
         if self.dry_run:
             return "skip"
         if verdict == "allow":

@@ -29,6 +29,7 @@ from hephaistus.settings.config_sections import (
     check_sandbox_table,
     mode_asking_more,
     sandbox_keys,
+    without_hooks,
 )
 from hephaistus.settings.config_values import check_known, check_type, coerce, documented
 from hephaistus.settings.permissions import DEFAULT_MODE, MODES
@@ -153,8 +154,7 @@ class Config:
             "(else CLAUDE.md, CONVENTIONS.md) at the root and on the way to the files in play"
         ),
     )
-    # Not settable from files: the key comes from the environment only, so it never lands in a
-    # file that might be committed.
+    # Not settable from files: from the environment only, never in a file that may be committed.
     api_key: str | None = field(default=None, repr=False, metadata=documented(""))
     # Not settable either: how the settings were arrived at. Where each value set came from
     # (key → source, e.g. "base_url" → "environment variable OPENAI_BASE_URL"), and whether
@@ -193,7 +193,7 @@ class Config:
 OPENAI_URL = "https://api.openai.com/v1"
 STRUCTURED = ("auto", "schema", "json", "off")
 NOT_IN_FILES = {"api_key", "sources", "workspace_trusted", "ignored"}
-FILE_KEYS = {f.name for f in fields(Config)} - NOT_IN_FILES
+FILE_KEYS = {f.name for f in fields(Config)} - NOT_IN_FILES | {"hooks"}  # hooks.definitions
 HARMLESS_KEYS = {f.name for f in fields(Config) if f.metadata.get("harmless")}
 LIST_KEYS = {"verify_after_edits", "pass_env", "instructions"}  # lists of strings in a file
 WORKSPACE_FILES = (("pyproject.toml", ("tool", "hephaistus")), (".heph.toml", None))
@@ -208,8 +208,7 @@ ENV_KEYS = {
 
 
 def is_loopback_url(url: str | None) -> bool:
-    """Whether `url` names this machine (localhost, 127.0.0.0/8 or ::1); False for no URL or a
-    malformed one."""
+    """Whether `url` names this machine (localhost, 127.0.0.0/8, ::1); False for a bad one."""
     if not url:
         return False
     try:
@@ -298,6 +297,7 @@ def load_config(
             found = mode_asking_more(found, source, own_mode, ignored, quiet=chosen)
         if not whole:
             found = {key: value for key, value in found.items() if not needs_trust(key)}
+        found = without_hooks(found, source, in_workspace, ignored)  # hooks: hooks.definitions
         docs.update(found.pop("docs", {}))
         if "mcp_servers" in found:  # a later file's entry of a name replaces the earlier's
             from hephaistus.settings.mcp_config import mcp_servers
@@ -395,6 +395,6 @@ def _read_toml_table(path: Path, table: tuple[str, ...] | None) -> dict[str, Any
                     f"{where}: 'mode' must be one of {', '.join(MODES)} (auto only in your "
                     "user config or a flag)"
                 )
-        else:
+        elif key != "hooks":  # hooks.definitions reads and checks the person's
             check_type(key, value, where, Config)
     return dict(data)

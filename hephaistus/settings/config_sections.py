@@ -96,6 +96,19 @@ def sandbox_keys(
     return {key: value for key, value in table.items() if key not in USER_ONLY_SANDBOX_KEYS}
 
 
+def without_hooks(
+    table: dict[str, Any], source: str, in_workspace: list[Any], ignored: list[str]
+) -> dict[str, Any]:
+    """A table without its `hooks` (the person's are read with the other hooks: see
+    hooks.definitions); a workspace's file may not define any, and is told so."""
+    if "hooks" in table and source in dict(in_workspace):
+        ignored.append(
+            f"{source}: hooks is ignored: a workspace keeps its hooks in .heph/hooks.json, "
+            "which you approve one by one"
+        )
+    return {key: value for key, value in table.items() if key != "hooks"}
+
+
 def mode_asking_more(
     found: dict[str, Any], source: str, own: str, ignored: list[str], *, quiet: bool
 ) -> dict[str, Any]:

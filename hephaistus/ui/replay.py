@@ -53,6 +53,10 @@ def replay(recorded: RecordedSession, sink: ConsoleSink) -> None:
                     command=CommandRun(span.name, "") if span.name in commands else None,
                 ),
             )
+        elif span.kind == "HOOK":  # shown as it ran, never run again
+            out = span.output if isinstance(span.output, dict) else {}
+            ran = f"exit {out.get('exit')}, {out.get('decision', '')}" if span.ok else span.error
+            sink.notice(f"hook {span.name}: {span.args.get('command', '')} ({ran})")
         elif span.kind == "MEMO":
             _memo(span, sink)
         elif span.kind == "ANSWER":

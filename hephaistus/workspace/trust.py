@@ -130,26 +130,20 @@ def _git_settings(root: Path) -> list[Setting]:
 
 
 def _extension_settings(root: Path) -> list[Setting]:
-    """The workspace's command files and skills: text the model would be given as the
-    person's, each known by its digest."""
+    """The workspace's hooks, command files and skills: what would run at each step, and
+    text the model would be given as the person's, each known by its digest."""
     from hephaistus.workspace import skills, slash_commands
 
-    found: list[Setting] = []
-    for kind, folders, pattern in (
-        ("command", slash_commands.FOLDERS, "*.md"),
-        ("skill", skills.FOLDERS, f"*/{skills.SKILL_FILE}"),
-    ):
-        for name in folders:
-            folder = root / name
-            if not folder.is_dir() or folder.is_symlink():
-                continue
-            for path in sorted(
-                folder.rglob(pattern) if kind == "command" else folder.glob(pattern)
-            ):
-                rel = str(path.relative_to(root))
-                proof, shown = _file_proof(root, rel)
-                found.append(Setting(rel, kind, shown, proof))
-    return found
+    named = [f"{HEPH_DIR}/hooks.json"] if os.path.lexists(root / HEPH_DIR / "hooks.json") else []
+    for folders, pattern in ((slash_commands.FOLDERS, "**/*.md"), (skills.FOLDERS, "*/SKILL.md")):
+        for folder in (root / name for name in folders):
+            if folder.is_dir() and not folder.is_symlink():
+                named += sorted(str(p.relative_to(root)) for p in folder.glob(pattern))
+    kinds = {"hooks.json": "hooks", "SKILL.md": "skill"}
+    return [
+        Setting(rel, kinds.get(Path(rel).name, "command"), *reversed(_file_proof(root, rel)))
+        for rel in named
+    ]
 
 
 def _prompt_settings(root: Path) -> list[Setting]:

