@@ -528,3 +528,22 @@ def test_hooks_in_the_persons_config_toml_run_and_a_workspaces_toml_hooks_do_not
     (folder / "config.toml").write_text("[[hooks.Later]]\nhooks = []\n")
     wrong = heph("hello")
     assert wrong.code == 2 and "unknown hook event 'Later'" in wrong.stderr
+
+
+@needs_sandbox
+def test_updated_input_rewrites_a_shell_command(heph, chat_server, workspace, home):
+    (workspace / "keep.txt").write_text("kept\n")
+    answer = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "updatedInput": {"command": "echo rewritten"},
+        }
+    }
+    persons_hooks(home, definition("PreToolUse", says(home, "rewrite", answer), "Bash"))
+    chat_server.reply(act("shell", command="rm keep.txt"))
+    chat_server.reply(final("done"))
+    assert heph("--yes", "clean").code == 0
+    assert (workspace / "keep.txt").exists()
+    said = chat_server.requests[1]["messages"][-1]["content"]
+    assert "$ echo rewritten" in said and "rewritten" in said

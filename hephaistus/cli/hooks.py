@@ -27,7 +27,7 @@ def _list(args: argparse.Namespace) -> int:
     from hephaistus.hooks.approvals import HookApprovals
     from hephaistus.hooks.definitions import persons_hooks, workspace_hooks
 
-    done = opened(args, ask=False)
+    done = opened(args, ask=False, notice=False)  # the list says each hook's state
     root = done.workspace.root
     lines = [f"{visible(h.describe())}  ({h.source}: runs, as you)" for h in persons_hooks()]
     try:
