@@ -547,3 +547,22 @@ def test_updated_input_rewrites_a_shell_command(heph, chat_server, workspace, ho
     assert (workspace / "keep.txt").exists()
     said = chat_server.requests[1]["messages"][-1]["content"]
     assert "$ echo rewritten" in said and "rewritten" in said
+
+
+def test_a_workspace_hooks_script_in_heph_folder_is_said_not_runnable(
+    heph, chat_server, workspace, home
+):
+    """The sandbox hides `.heph/`: python would say "can't open file" with exit 2, a block."""
+    (workspace / ".heph").mkdir()
+    (workspace / ".heph" / "check.py").write_text("import sys\nsys.exit(0)\n")
+    workspace_hook(workspace, "PreToolUse", "python3 .heph/check.py")
+    from hephaistus.hooks.definitions import workspace_hooks
+
+    HookApprovals(workspace).approve(workspace_hooks(workspace)[0])
+    (workspace / "a.py").write_text("A = 1\n")
+    chat_server.reply(act("read_file", path="a.py"))
+    chat_server.reply(final("ok"))
+    result = heph("--trust", "read")
+    assert result.code == 0, result.stderr
+    assert "A = 1" in chat_server.requests[1]["messages"][-1]["content"]
+    assert "its script .heph/check.py is in .heph/, which the sandbox hides" in result.stderr

@@ -17,6 +17,17 @@ from hephaistus.hooks.definitions import Hook
 
 __all__ = ["Hook", "in_force"]
 
+WHEN = {  # an event, as the approval question says it
+    "PreToolUse": "before the tool calls it matches",
+    "PostToolUse": "after the tool calls it matches",
+    "UserPromptSubmit": "at each task you give",
+    "Stop": "at each final answer",
+    "SessionStart": "as each run or chat starts",
+    "SessionEnd": "as each run or chat ends",
+    "PreCompact": "before heph compacts the conversation",
+    "Notification": "when heph is about to ask you something",
+}
+
 
 def in_force(
     root: Path, *, trusted: bool, ask: Callable[[str], str] | None
@@ -58,7 +69,7 @@ def _approved_now(hook: Hook, root: Path, ask: Callable[[str], str]) -> bool:
     runs = f" (it runs {', '.join(files)})" if files else ""
     question = (
         f"This workspace's {hook.source} has a hook{runs}:\n  {_shown(hook)}\n"
-        "It would run in the sandbox, without network, at that event. Run it? [y/N]: "
+        f"It runs in the sandbox, without network, {WHEN[hook.event]}. Run it? [y/N]: "
     )
     try:
         return ask(question).strip().lower() in ("y", "yes")

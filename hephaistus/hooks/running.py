@@ -46,6 +46,9 @@ def run_hook(
     missing = missing_script(hook.command, root)
     if missing:  # python says so with exit 2, which would block
         return HookRun(None, "", "", 0.0, f"its script {missing} is missing")
+    hidden = hook.workspace and hidden_script(hook.command, root)
+    if hidden:
+        return HookRun(None, "", "", 0.0, hidden)
     argv = ["sh", "-c", hook.command]
     if hook.workspace:
         try:
@@ -67,9 +70,34 @@ def run_hook(
 INTERPRETERS = {"python", "python3", "node", "bash", "sh", "zsh", "ruby", "perl", "bun", "deno"}
 
 
+def hidden_script(command: str, root: Path) -> str | None:
+    """Why a workspace hook's script cannot run in the sandbox: it is in `.heph/`, which the
+    sandbox hides from every command (heph's own records are there); else None."""
+    script = script_of(command, root)
+    if script is None:
+        return None
+    path = Path(os.path.expanduser(script))
+    path = path if path.is_absolute() else root / path
+    if path.resolve().is_relative_to((root / ".heph").resolve()):
+        return (
+            f"its script {script} is in .heph/, which the sandbox hides from commands and "
+            "hooks: keep a workspace's hook scripts elsewhere (.claude/hooks/, say)"
+        )
+    return None
+
+
 def missing_script(command: str, root: Path) -> str | None:
-    """The script a hook's command runs when it does not exist (`python3 .claude/hooks/x.py`,
-    `./check.sh`, `"$CLAUDE_PROJECT_DIR"/hooks/x.sh`), else None."""
+    """The script a hook's command runs when it does not exist, else None."""
+    script = script_of(command, root)
+    if script is None:
+        return None
+    path = Path(os.path.expanduser(script))
+    return None if (path if path.is_absolute() else root / path).exists() else script
+
+
+def script_of(command: str, root: Path) -> str | None:
+    """The script a hook's command runs (`python3 .claude/hooks/x.py`, `./check.sh`,
+    `"$CLAUDE_PROJECT_DIR"/hooks/x.sh`), or None when it names none."""
     for name in ("$CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}", "$HEPH_PROJECT_DIR"):
         command = command.replace(name, str(root))
     try:
@@ -80,13 +108,12 @@ def missing_script(command: str, root: Path) -> str | None:
         return None
     script = words[0]
     if os.path.basename(script) in INTERPRETERS or re.fullmatch(r"python3?\.\d+", script):
-        script = next((w for w in words[1:] if not w.startswith("-")), "")
         if words[1:2] and words[1] in ("-c", "-m", "-e"):
             return None
+        script = next((w for w in words[1:] if not w.startswith("-")), "")
     if "/" not in script and not script.endswith((".py", ".sh", ".js", ".ts", ".rb")):
         return None
-    path = Path(os.path.expanduser(script))
-    return None if (path if path.is_absolute() else root / path).exists() else script
+    return script
 
 
 def _text(data: bytes) -> str:
