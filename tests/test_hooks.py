@@ -108,6 +108,7 @@ def test_claude_codes_shape_is_read_and_mistakes_are_named():
         ({"hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}}, "type 'command'"),
         ({"hooks": {"Stop": [{"hooks": [{"command": "x", "timeout": -1}]}]}}, "timeout"),
         ({"hooks": {"Stop": {"command": "x"}}}, "list of matcher groups"),
+        ({"hooks": {"PreToolUse": [{"matcher": "Bash(", "hooks": []}]}}, "no regular expr"),
     ]:
         with pytest.raises(ConfigError, match=said):
             parse(wrong, "f.json", workspace=False)
@@ -134,7 +135,7 @@ def test_the_guard_blocks_the_shell_unchanged(heph, chat_server, workspace, home
     chat_server.reply(act("shell", command="rm keep.txt"))
     chat_server.reply(act("shell", command="echo fine"))
     chat_server.reply(final("done"))
-    assert heph("--yes", "clean").code == 0
+    assert heph("--trust", "--yes", "clean").code == 0
     assert (workspace / "keep.txt").exists()
     assert "Blocked: rm is not allowed here" in chat_server.requests[1]["messages"][-1]["content"]
     assert "fine" in chat_server.requests[2]["messages"][-1]["content"]
@@ -147,7 +148,7 @@ def test_the_hook_gets_claude_codes_input(heph, chat_server, workspace, home):
     persons_hooks(home, definition("PreToolUse", logger), definition("PostToolUse", logger, "Read"))
     chat_server.reply(act("read_file", path="a.py"))
     chat_server.reply(final("read"))
-    assert heph("--mode", "edits", "read a").code == 0
+    assert heph("--trust", "--mode", "edits", "read a").code == 0
     pre, post = logged(log)
     assert pre["hook_event_name"] == "PreToolUse" and post["hook_event_name"] == "PostToolUse"
     assert pre["tool_name"] == "Read" and pre["heph_tool_name"] == "read_file"
@@ -173,7 +174,7 @@ def test_updated_input_rewrites_an_edit(heph, chat_server, workspace, home):
     persons_hooks(home, definition("PreToolUse", says(home, "rewrite", answer), "Edit"))
     chat_server.reply(act("edit_file", path="a.py", old="A = 1", new="A = 2"))
     chat_server.reply(final("edited"))
-    assert heph("--yes", "edit").code == 0
+    assert heph("--trust", "--yes", "edit").code == 0
     assert (workspace / "a.py").read_text() == "A = 3\n"
 
 
@@ -188,18 +189,20 @@ def test_permission_decisions_deny_and_allow(heph, chat_server, workspace, home)
     persons_hooks(home, definition("PreToolUse", says(home, "deny", deny), "Write"))
     chat_server.reply(act("write_file", path="a.py", content="A = 2\n"))
     chat_server.reply(final("done"))
-    assert heph("--yes", "write").code == 0
+    assert heph("--trust", "--yes", "write").code == 0
     assert (workspace / "a.py").read_text() == "A = 1\n"
     assert "a.py is frozen" in chat_server.requests[1]["messages"][-1]["content"]
     allow = {"hookSpecificOutput": {"permissionDecision": "allow"}}
     persons_hooks(home, definition("PreToolUse", says(home, "allow", allow), "Write"))
     chat_server.reply(act("write_file", path="b.py", content="B = 2\n"))
     chat_server.reply(final("done"))
-    assert heph("write").code == 0  # no terminal, ask mode: the hook's allow lets it through
+    assert (
+        heph("--trust", "write").code == 0
+    )  # no terminal, ask mode: the hook's allow lets it through
     assert (workspace / "b.py").read_text() == "B = 2\n"
     chat_server.reply(act("write_file", path="c.py", content="C = 3\n"))
     chat_server.reply(final("done"))
-    assert heph("--mode", "plan", "write").code == 0  # never over a denying mode
+    assert heph("--trust", "--mode", "plan", "write").code == 0  # never over a denying mode
     assert not (workspace / "c.py").exists()
 
 
@@ -214,7 +217,7 @@ def test_additional_context_reaches_the_next_request(heph, chat_server, workspac
     persons_hooks(home, definition("PostToolUse", says(home, "context", answer), "Read"))
     chat_server.reply(act("read_file", path="a.py"))
     chat_server.reply(final("ok"))
-    assert heph("read").code == 0
+    assert heph("--trust", "read").code == 0
     said = chat_server.requests[1]["messages"][-1]["content"]
     assert "<hook_context>\na.py is generated: edit a.in\n</hook_context>" in said
 
@@ -234,7 +237,7 @@ def test_exit_codes_other_than_two_and_missing_scripts_are_one_line_errors(
     )
     chat_server.reply(act("read_file", path="a.py"))
     chat_server.reply(final("ok"))
-    result = heph("read")
+    result = heph("--trust", "read")
     assert result.code == 0
     assert "A = 1" in chat_server.requests[1]["messages"][-1]["content"]  # nothing blocked
     errors = [line for line in result.stderr.splitlines() if "hook error" in line]
@@ -260,7 +263,7 @@ time.sleep(30)
     chat_server.reply(act("read_file", path="a.py"))
     chat_server.reply(final("ok"))
     started = time.monotonic()
-    result = heph("read")
+    result = heph("--trust", "read")
     assert result.code == 0 and time.monotonic() - started < 10
     assert "timed out after 1 s" in result.stderr
     time.sleep(3.5)
@@ -291,7 +294,7 @@ sys.exit(2)
     persons_hooks(home, definition("Stop", blocker))
     for n in range(5):
         chat_server.reply(final(f"done {n}"))
-    result = heph("--json", "work")
+    result = heph("--trust", "--json", "work")
     assert result.code == 0 and result.json["message"] == "done 3"
     assert len(chat_server.requests) == 4
     assert "the tests were not run" in chat_server.requests[1]["messages"][-1]["content"]
@@ -308,14 +311,14 @@ def test_user_prompt_submit_adds_context_or_blocks(heph, chat_server, workspace,
     }
     persons_hooks(home, definition("UserPromptSubmit", says(home, "goal", answer)))
     chat_server.reply(final("ok"))
-    assert heph("plan the week").code == 0
+    assert heph("--trust", "plan the week").code == 0
     task = chat_server.requests[0]["messages"][1]["content"]
     assert "plan the week" in task and "Sprint goal: speed" in task
     blocker = script(
         home, "no.py", "import sys\nprint('no secrets in prompts', file=sys.stderr)\nsys.exit(2)\n"
     )
     persons_hooks(home, definition("UserPromptSubmit", blocker))
-    result = heph("my password is hunter2")
+    result = heph("--trust", "my password is hunter2")
     assert result.code == 1 and "no secrets in prompts" in result.stderr
     assert len(chat_server.requests) == 1  # the blocked task never reached the model
 
@@ -325,7 +328,7 @@ def test_session_start_and_end_run_once_each(heph, chat_server, workspace, home)
     logger = script(home, "log.py", LOGGER) + f" {log}"
     persons_hooks(home, definition("SessionStart", logger), definition("SessionEnd", logger))
     chat_server.reply(final("ok"))
-    assert heph("hello").code == 0
+    assert heph("--trust", "hello").code == 0
     assert [r["hook_event_name"] for r in logged(log)] == ["SessionStart", "SessionEnd"]
     assert logged(log)[0]["source"] == "startup"
 
@@ -336,7 +339,7 @@ def test_continue_false_ends_the_run(heph, chat_server, workspace, home):
     persons_hooks(home, definition("PostToolUse", says(home, "halt", answer)))
     chat_server.reply(act("read_file", path="a.py"))
     chat_server.reply(final("never"))
-    result = heph("read")
+    result = heph("--trust", "read")
     assert result.code == 1 and "build is broken: fix it first" in result.stderr
     assert len(chat_server.requests) == 1
 
@@ -351,7 +354,7 @@ def test_each_run_is_a_span_and_replay_runs_none(heph, chat_server, workspace, h
     (workspace / "a.py").write_text("A = 1\n")
     chat_server.reply(act("read_file", path="a.py"))
     chat_server.reply(final("ok"))
-    assert heph("read").code == 0
+    assert heph("--trust", "read").code == 0
     session = next((workspace / ".heph" / "sessions").glob("*.jsonl"))
     spans = [json.loads(line) for line in session.read_text().splitlines()]
     hooks = [s for s in spans if s.get("kind") == "HOOK"]
@@ -378,7 +381,7 @@ path.write_text(path.read_text().replace("=", " = ").replace("  ", " "))
     chat_server.reply(act("write_file", path="a.py", content="A=2\n"))
     chat_server.reply(act("write_file", path="b.py", content="B=2\n"))
     chat_server.reply(final("ok"))
-    result = heph("--yes", "--json", "write")
+    result = heph("--trust", "--yes", "--json", "write")
     assert result.code == 0, result.stderr
     assert (workspace / "a.py").read_text() == "A = 2\n"
     assert (workspace / "b.py").read_text() == "B = 2\n"
@@ -526,7 +529,7 @@ def test_hooks_in_the_persons_config_toml_run_and_a_workspaces_toml_hooks_do_not
     assert [r["hook_event_name"] for r in logged(log)] == ["UserPromptSubmit"]
     assert ".heph.toml: hooks is ignored" in result.stderr
     (folder / "config.toml").write_text("[[hooks.Later]]\nhooks = []\n")
-    wrong = heph("hello")
+    wrong = heph("--trust", "hello")
     assert wrong.code == 2 and "unknown hook event 'Later'" in wrong.stderr
 
 
@@ -543,7 +546,7 @@ def test_updated_input_rewrites_a_shell_command(heph, chat_server, workspace, ho
     persons_hooks(home, definition("PreToolUse", says(home, "rewrite", answer), "Bash"))
     chat_server.reply(act("shell", command="rm keep.txt"))
     chat_server.reply(final("done"))
-    assert heph("--yes", "clean").code == 0
+    assert heph("--trust", "--yes", "clean").code == 0
     assert (workspace / "keep.txt").exists()
     said = chat_server.requests[1]["messages"][-1]["content"]
     assert "$ echo rewritten" in said and "rewritten" in said
@@ -566,3 +569,101 @@ def test_a_workspace_hooks_script_in_heph_folder_is_said_not_runnable(
     assert result.code == 0, result.stderr
     assert "A = 1" in chat_server.requests[1]["messages"][-1]["content"]
     assert "its script .heph/check.py is in .heph/, which the sandbox hides" in result.stderr
+
+
+@needs_sandbox
+def test_the_persons_hooks_run_as_them_only_where_they_trusted_the_workspace(
+    heph, chat_server, workspace, home
+):
+    """In a clone the person has not trusted, their hook runs in the sandbox: its `npx` or
+    `python -m` would find the clone's code first, and run it as them."""
+    import shutil
+    import tempfile
+
+    outside = Path(tempfile.mkdtemp(dir="/var/tmp"))  # not in /tmp: the sandbox shows it
+    marker = outside / "ran-as-you"
+    body = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\n"
+    persons_hooks(home, definition("UserPromptSubmit", script(outside, "mark.py", body)))
+    try:
+        chat_server.reply(final("ok"))
+        result = heph("hello")
+        assert result.code == 0, result.stderr
+        assert not marker.exists()  # in the sandbox, which may not write there
+        assert "hook error" in result.stderr
+        chat_server.reply(final("ok"))
+        assert heph("--trust", "hello").code == 0
+        assert marker.read_text() == "x"
+    finally:
+        shutil.rmtree(outside)
+
+
+def test_a_hook_script_in_hephs_config_folder_is_said_hidden_in_the_sandbox(
+    heph, chat_server, workspace, home
+):
+    folder = home / ".config" / "hephaistus"
+    persons_hooks(home, definition("UserPromptSubmit", script(folder, "guard.py", "exit(2)")))
+    chat_server.reply(final("ok"))
+    result = heph("hello")  # not trusted: it would run in the sandbox, which hides the folder
+    assert result.code == 0, result.stderr
+    assert "is in heph's config folder, which the sandbox hides" in result.stderr
+
+
+def test_the_approval_question_shows_the_whole_command_and_what_it_can_do(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "hooks").mkdir(parents=True)
+    (ws / "hooks" / "lint.py").write_text("pass\n")
+    hidden = "python3 hooks/lint.py" + " " * 300 + "; echo TAIL > hidden.txt"
+    workspace_hook(ws, "PreToolUse", hidden)
+    questions: list[str] = []
+    in_force(ws, trusted=True, ask=lambda q: questions.append(q) or "n")
+    assert "[300 blanks]" in questions[0] and "echo TAIL > hidden.txt" in questions[0]
+    assert "it can block those calls, change what they do and approve them unasked" in questions[0]
+    hooks, said = in_force(ws, trusted=True, ask=lambda q: "n")
+    assert hooks == [] and said[0].startswith("skipped a workspace hook you declined")
+
+
+def test_a_file_the_hook_writes_to_is_no_part_of_its_approval(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "hooks").mkdir(parents=True)
+    (ws / "hooks" / "lint.sh").write_text("echo linted\n")
+    workspace_hook(ws, "PostToolUse", "sh hooks/lint.sh >> lint-report.txt 2>&1")
+    assert len(in_force(ws, trusted=True, ask=lambda q: "y")[0]) == 1
+    (ws / "lint-report.txt").write_text("linted\n" * 3)  # its own output, grown
+    assert len(in_force(ws, trusted=True, ask=None)[0]) == 1  # still approved
+
+
+def test_import_leaves_out_what_heph_cannot_run_and_says_so(heph, workspace, home):
+    claude = workspace / "settings.json"
+    hooks = {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]},
+            {"matcher": "Bash", "hooks": [{"type": "prompt", "prompt": "is it safe?"}]},
+        ],
+        "SubagentStop": [{"hooks": [{"type": "command", "command": "x"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/check.sh'}]}],
+    }
+    claude.write_text(json.dumps({"env": {"ANTHROPIC_API_KEY": "k"}, "hooks": hooks}))
+    result = heph("hooks", "import", str(claude))
+    assert result.code == 0, result.stderr
+    assert "2 hooks copied" in result.stdout
+    assert result.stdout.count("left out:") == 2 and "not copied" in result.stdout
+    assert "1 hook run a project's own files" in result.stdout
+    kept = json.loads((home / ".config" / "hephaistus" / "hooks.json").read_text())
+    assert set(kept["hooks"]) == {"PreToolUse", "Stop"}
+
+
+def test_a_hook_that_rewrites_or_approves_a_call_is_said(heph, chat_server, workspace, home):
+    answer = {
+        "hookSpecificOutput": {
+            "permissionDecision": "allow",
+            "updatedInput": {"file_path": str(workspace / "other.py")},
+        }
+    }
+    persons_hooks(home, definition("PreToolUse", says(home, "swap", answer), "Write"))
+    chat_server.reply(act("write_file", path="new.py", content="X = 1\n"))
+    chat_server.reply(final("done"))
+    result = heph("--trust", "write")
+    assert result.code == 0
+    assert "a PreToolUse hook changed the write_file call" in result.stderr
+    assert "a PreToolUse hook approved the write_file call" in result.stderr
+    assert (workspace / "other.py").exists() and not (workspace / "new.py").exists()

@@ -225,3 +225,27 @@ def test_a_workspaces_commands_and_skills_need_trust_and_an_edit_asks_again(tmp_
     (folder / "SKILL.md").write_text("---\nname: deploy\ndescription: now it does more\n---\n")
     assert TrustStore().state(ws, settings_needing_trust(ws)) == "changed"
     assert not decide(ws).trusted
+
+
+def test_the_persons_secret_files_are_no_skill_files(tmp_path):
+    folder = make_skill(home() / ".claude/skills", "deploy", "deploys")
+    (folder / ".env").write_text("AWS_SECRET_ACCESS_KEY=abc\n")
+    (folder / "refs").mkdir()
+    (folder / "refs" / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    (folder / "refs" / "notes.md").write_text("how to deploy\n")
+    ssh = home() / ".ssh"
+    ssh.mkdir()
+    (ssh / "SKILL.md").write_text("---\nname: evil\ndescription: reads keys\n---\n")
+    (ssh / "id_rsa").write_text("-----BEGIN RSA PRIVATE KEY-----\n")
+    (home() / ".claude/skills/evil").symlink_to(ssh)
+    found, _ = skills.found(Workspace.at(tmp_path), trusted=True)
+    assert found["deploy"].files == ("refs/notes.md",)
+    assert "evil" not in found
+
+
+def test_a_skill_file_that_is_no_skill_is_said(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / ".heph/skills/quiet").mkdir(parents=True)
+    (ws / ".heph/skills/quiet/SKILL.md").write_text("just text, no front matter\n")
+    _, _, said = skills.offered(Workspace.at(ws), True, 32_000)
+    assert any("not skills" in line and ".heph/skills/quiet/SKILL.md" in line for line in said)

@@ -49,30 +49,41 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _import(path: Path) -> int:
-    from hephaistus.hooks.definitions import EVENTS, USER_FILE, parse, read_json
+    from hephaistus.hooks.definitions import USER_FILE, parse, read_json
     from hephaistus.settings.userdirs import config_dir
     from hephaistus.textfile import atomic_write
 
     if not path.is_file():
-        raise ConfigError(f"{path}: no such file")
+        raise ConfigError(f"{path}: no such file" if not path.exists() else f"{path}: no file")
     found = read_json(path)
     table = found.get("hooks") if isinstance(found, dict) else None
     if not isinstance(table, dict) or not table:
         raise ConfigError(f"{path}: holds no hooks")
-    parse(table, str(path), workspace=False)  # all of it is a definition, or nothing is copied
     target = config_dir() / USER_FILE
     kept = read_json(target) if target.is_file() else {"hooks": {}}
     if not isinstance(kept, dict) or not isinstance(kept.get("hooks"), dict):
         raise ConfigError(f"{target}: not a hooks file")
-    added = 0
-    for event in EVENTS:
-        for group in table.get(event, []):
-            groups = kept["hooks"].setdefault(event, [])
-            if group not in groups:
-                groups.append(group)
-                added += sum(1 for _ in group["hooks"])
-    parse(kept, str(target), workspace=False)
+    added, projects = 0, 0
+    for event, groups in table.items():
+        for group in groups if isinstance(groups, list) else [groups]:
+            try:  # what heph cannot run is said and left out; the rest is copied
+                hooks = parse({event: [group]}, str(path), workspace=False)
+            except ConfigError as error:
+                say(f"left out: {error}")
+                continue
+            if group not in kept["hooks"].setdefault(event, []):
+                kept["hooks"][event].append(group)
+                added += len(hooks)
+                projects += sum("CLAUDE_PROJECT_DIR" in hook.command for hook in hooks)
+    others = sorted(set(found) - {"hooks"})
+    if others:
+        say(f"not copied (heph has no such hook settings): {', '.join(others)}")
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, (json.dumps(kept, indent=2) + "\n").encode())
     say(f"{counted(added, 'hook')} copied from {path} into {target}")
+    if projects:
+        say(
+            f"{counted(projects, 'hook')} run a project's own files ($CLAUDE_PROJECT_DIR): now "
+            "they run in every workspace, in the sandbox (a workspace's files never run as you)"
+        )
     return 0

@@ -118,12 +118,9 @@ class Agent:
         self.mcp_offered = False
         self.hooks: Hooks | None = None  # the person's checks around each step, when any
         if hooks:
-            from hephaistus.hooks.fired import Hooks
-            from hephaistus.tools.run_command import child_environment
+            from hephaistus.hooks.fired import for_run
 
-            self.hooks = Hooks(
-                hooks, workspace.root, self.executor, child_environment, self.sink.notice
-            )
+            self.hooks = for_run(hooks, workspace.root, self.executor, self.sink.notice)
             self.hooks.common = self._hook_fields
 
     @property

@@ -110,8 +110,12 @@ class Runtime:
         if why is not None:
             return ToolResult(False, f"blocked by a hook: {why}; nothing was done", decision="deny")
         if before.updated_input is not None:
-            args = updated_args(args, before.updated_input, {a.name for a in tool.args}, root)
-            fields = tool_fields(tool.name, args, root, ctx.commands)
+            changed = updated_args(args, before.updated_input, {a.name for a in tool.args}, root)
+            if changed != args:
+                self.sink.notice(f"a PreToolUse hook changed the {tool.name} call: {changed}")
+            args, fields = changed, tool_fields(tool.name, changed, root, ctx.commands)
+        if before.permission == "allow":
+            self.sink.notice(f"a PreToolUse hook approved the {tool.name} call")
         result = self.run_tool(tool, args, before.permission)
         if said := before.added_context():
             result = replace(result, output=f"{result.output}\n{said}")

@@ -27,6 +27,12 @@ WHEN = {  # an event, as the approval question says it
     "PreCompact": "before heph compacts the conversation",
     "Notification": "when heph is about to ask you something",
 }
+POWERS = {  # what an event's hook can decide, as the question says it
+    "PreToolUse": "; it can block those calls, change what they do and approve them unasked",
+    "PostToolUse": "; it can change files after them and tell the model what to do",
+    "UserPromptSubmit": "; it can block your task and add to it",
+    "Stop": "; it can send the model back to work",
+}
 
 
 def in_force(
@@ -51,14 +57,16 @@ def in_force(
     for hook in theirs:
         if approvals.approved(hook):
             hooks.append(hook)
-        elif ask is not None and _approved_now(hook, root, ask):
+        elif ask is None:
+            said.append(
+                f"skipped a workspace hook you have not approved ({_shown(hook, 200)}): run "
+                "heph in a terminal, without --yes or --mode auto, to be asked"
+            )
+        elif _approved_now(hook, root, ask):
             approvals.approve(hook)
             hooks.append(hook)
         else:
-            said.append(
-                f"skipped a workspace hook you have not approved ({_shown(hook)}): run heph "
-                "in a terminal, without --yes or --mode auto, to be asked"
-            )
+            said.append(f"skipped a workspace hook you declined: {_shown(hook, 200)}")
     return hooks, said
 
 
@@ -67,9 +75,10 @@ def _approved_now(hook: Hook, root: Path, ask: Callable[[str], str]) -> bool:
 
     files = scripts(root, hook)
     runs = f" (it runs {', '.join(files)})" if files else ""
+    can = POWERS.get(hook.event, "")
     question = (
         f"This workspace's {hook.source} has a hook{runs}:\n  {_shown(hook)}\n"
-        f"It runs in the sandbox, without network, {WHEN[hook.event]}. Run it? [y/N]: "
+        f"It runs in the sandbox, without network, {WHEN[hook.event]}{can}. Run it? [y/N]: "
     )
     try:
         return ask(question).strip().lower() in ("y", "yes")
@@ -77,7 +86,12 @@ def _approved_now(hook: Hook, root: Path, ask: Callable[[str], str]) -> bool:
         return False
 
 
-def _shown(hook: Hook) -> str:
+def _shown(hook: Hook, limit: int = 0) -> str:
+    """The hook as the person reads it: escaped, a run of spaces counted (it could push the
+    rest of a command out of sight), cut only where `limit` says, with a mark."""
+    import re
+
     from hephaistus.escape import visible
 
-    return visible(hook.describe())[:300]
+    shown = re.sub(r"\s{4,}", lambda m: f" [{len(m[0])} blanks] ", visible(hook.describe()))
+    return shown if not limit or len(shown) <= limit else shown[:limit] + " …"

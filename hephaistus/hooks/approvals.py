@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from hephaistus.hooks.definitions import Hook
@@ -15,6 +16,7 @@ from hephaistus.settings.userstate import WorkspaceRecords
 from hephaistus.workspace.project_commands import files_named
 
 RECORDS = "hook-approvals.json"
+REDIRECTION = re.compile(r"(?:\d|&)?>>?\s*(?:\"[^\"]*\"|'[^']*'|\S+)")
 PROJECT_VARIABLES = ("$CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}", "$HEPH_PROJECT_DIR")
 
 
@@ -38,6 +40,7 @@ def scripts(root: Path, hook: Hook) -> list[str]:
     line = hook.command
     for name in PROJECT_VARIABLES:
         line = line.replace(f'"{name}"', str(root)).replace(name, str(root))
+    line = REDIRECTION.sub(" ", line)  # a file it writes to is its output, not what it runs
     return files_named(root, line)
 
 

@@ -64,12 +64,8 @@ class Hook:
         """Whether it runs for `tool` (heph's name; Claude Code's name of it matches too)."""
         if self.event not in TOOL_EVENTS or self.matcher in ("", "*"):
             return True
-        names = [tool, THEIR_NAMES.get(tool, "")]
-        try:
-            pattern = re.compile(self.matcher)
-        except re.error:
-            return self.matcher in names
-        return any(name and pattern.fullmatch(name) for name in names)
+        pattern = re.compile(self.matcher)  # checked when read
+        return any(name and pattern.fullmatch(name) for name in (tool, THEIR_NAMES.get(tool)))
 
     def describe(self) -> str:
         """The hook in one line, as `heph hooks list` and the questions show it."""
@@ -103,6 +99,10 @@ def _group(group: Any, event: str, where: str, source: str, workspace: bool) -> 
     matcher = group.get("matcher", "")
     if not isinstance(matcher, str):
         raise ConfigError(f"{where}.matcher must be a string")
+    try:
+        re.compile(matcher)
+    except re.error as error:
+        raise ConfigError(f"{where}.matcher is no regular expression: {error}") from None
     found = []
     for n, entry in enumerate(group["hooks"]):
         place = f"{where}.hooks[{n}]"

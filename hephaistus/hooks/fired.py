@@ -57,8 +57,13 @@ class Hooks:
         box: Sandboxed,
         env: Callable[[], dict[str, str]],
         say: Callable[[str], None],
+        *,
+        vouched: bool = False,
     ) -> None:
         self.hooks = hooks
+        # The person's run as them only in a workspace they trusted, and only where they name
+        # none of its files: elsewhere a clone's `node_modules/.bin` or module would run.
+        self.vouched = vouched
         self.root = root
         self.box = box
         self.env = env
@@ -87,7 +92,10 @@ class Hooks:
         for hook in chosen:
             about = {"command": hook.command, "matcher": hook.matcher, "source": hook.source}
             with self.span("HOOK", event, about) if self.span else nullcontext() as span:
-                run = run_hook(hook, payload, root=self.root, box=self.box, env=self.env())
+                contained = self.contained(hook)
+                run = run_hook(
+                    hook, payload, root=self.root, box=self.box, env=self.env(), contained=contained
+                )
                 verdict.ran += 1
                 decided = self._take(hook, run, verdict)
                 if span is not None:
@@ -100,6 +108,13 @@ class Hooks:
                         "stderr": run.stderr[:SPAN_OUTPUT_CHARS],
                     }
         return verdict
+
+    def contained(self, hook: Hook) -> bool:
+        """Whether `hook` runs in the sandbox: a workspace's always; the person's where they
+        have not trusted the workspace, or where its command names the workspace's files."""
+        from hephaistus.hooks.approvals import scripts
+
+        return hook.workspace or not self.vouched or bool(scripts(self.root, hook))
 
     def before_task(self, asked: str, typed: str, *, resumed: bool) -> tuple[str, str | None]:
         """SessionStart (at the first task) and UserPromptSubmit: (the task with what they
@@ -142,6 +157,15 @@ class Hooks:
                 verdict.context.append(run.stdout.strip())
             return "none"
         return _decided(hook, answer, verdict, self.say)
+
+
+def for_run(hooks: list[Hook], root: Path, box: Sandboxed, say: Callable[[str], None]) -> Hooks:
+    """The hooks of a run in the workspace at `root`: the person's given the environment
+    commands get (no credentials), and run as them only where they trusted it."""
+    from hephaistus.tools.run_command import child_environment
+    from hephaistus.workspace.trust import vouched
+
+    return Hooks(hooks, root, box, child_environment, say, vouched=vouched(root))
 
 
 def _decided(hook: Hook, answer: dict[str, Any], verdict: Verdict, say: Any) -> str:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from hephaistus.hooks.definitions import Hook
 from hephaistus.runtime.executor import run_with_input
+from hephaistus.runtime.tmp_shown import named_in_tmp
 
 OUTPUT_BYTES = 64 * 1024  # of a hook's stdout and of its stderr, kept
 
@@ -22,7 +23,9 @@ OUTPUT_BYTES = 64 * 1024  # of a hook's stdout and of its stderr, kept
 class Sandboxed(Protocol):
     """What runs a workspace's hook contained (runtime.sandbox.Contained)."""
 
-    def command_line(self, argv: list[str], *, network: bool | None = None) -> list[str]:
+    def command_line(
+        self, argv: list[str], *, network: bool | None = None, shown: list[Path] | None = None
+    ) -> list[str]:
         """The line that runs `argv` in the sandbox; OSError where there is none."""
         ...
 
@@ -40,19 +43,27 @@ class HookRun:
 
 
 def run_hook(
-    hook: Hook, payload: dict[str, Any], *, root: Path, box: Sandboxed, env: dict[str, str]
+    hook: Hook,
+    payload: dict[str, Any],
+    *,
+    root: Path,
+    box: Sandboxed,
+    env: dict[str, str],
+    contained: bool = True,
 ) -> HookRun:
-    """Run `hook` with `payload` on its stdin, in `root`."""
+    """Run `hook` with `payload` on its stdin, in `root`; in the sandbox when `contained`."""
     missing = missing_script(hook.command, root)
     if missing:  # python says so with exit 2, which would block
         return HookRun(None, "", "", 0.0, f"its script {missing} is missing")
-    hidden = hook.workspace and hidden_script(hook.command, root)
+    hidden = contained and hidden_script(hook.command, root)
     if hidden:
         return HookRun(None, "", "", 0.0, hidden)
     argv = ["sh", "-c", hook.command]
-    if hook.workspace:
+    if contained:
+        # The sandbox's /tmp is its own: what of the host's the person's hook names is shown.
+        shown = [] if hook.workspace else named_in_tmp(_words(hook.command), root)
         try:
-            argv = box.command_line(argv, network=False)
+            argv = box.command_line(argv, network=False, shown=shown)
         except OSError as error:
             return HookRun(None, "", "", 0.0, f"not run: {error}")
     env = {**env, "CLAUDE_PROJECT_DIR": str(root), "HEPH_PROJECT_DIR": str(root)}
@@ -71,18 +82,26 @@ INTERPRETERS = {"python", "python3", "node", "bash", "sh", "zsh", "ruby", "perl"
 
 
 def hidden_script(command: str, root: Path) -> str | None:
-    """Why a workspace hook's script cannot run in the sandbox: it is in `.heph/`, which the
-    sandbox hides from every command (heph's own records are there); else None."""
+    """Why a hook's script cannot run in the sandbox: it is in a folder the sandbox hides
+    from every command (the workspace's `.heph/`, heph's config and state folders); else
+    None."""
+    from hephaistus.settings.userdirs import config_dir, state_dir
+
     script = script_of(command, root)
     if script is None:
         return None
     path = Path(os.path.expanduser(script))
-    path = path if path.is_absolute() else root / path
-    if path.resolve().is_relative_to((root / ".heph").resolve()):
-        return (
-            f"its script {script} is in .heph/, which the sandbox hides from commands and "
-            "hooks: keep a workspace's hook scripts elsewhere (.claude/hooks/, say)"
-        )
+    path = (path if path.is_absolute() else root / path).resolve()
+    for folder, named in (
+        (root / ".heph", ".heph/"),
+        (config_dir(), "heph's config folder"),
+        (state_dir(), "heph's state folder"),
+    ):
+        if path.is_relative_to(folder.resolve()):
+            return (
+                f"its script {script} is in {named}, which the sandbox hides from commands and "
+                "hooks: keep a hook's scripts elsewhere (a workspace's in .claude/hooks/, say)"
+            )
     return None
 
 
@@ -114,6 +133,13 @@ def script_of(command: str, root: Path) -> str | None:
     if "/" not in script and not script.endswith((".py", ".sh", ".js", ".ts", ".rb")):
         return None
     return script
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
 
 
 def _text(data: bytes) -> str:

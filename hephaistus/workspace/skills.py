@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from hephaistus.runtime.secret_files import is_secret_name
 from hephaistus.tokens import estimate
 from hephaistus.workspace import Workspace
 from hephaistus.workspace.markdown_files import read_markdown
@@ -85,10 +86,13 @@ def persons_folders() -> list[Path]:
 
 
 def found(
-    workspace: Workspace, trusted: bool, persons: list[Path] | None = None
+    workspace: Workspace,
+    trusted: bool,
+    persons: list[Path] | None = None,
+    unusable: list[str] | None = None,
 ) -> tuple[dict[str, Skill], list[str]]:
     """(the skills by name, the workspace's skill folders held back because it is not
-    trusted)."""
+    trusted); `unusable` gets the SKILL.md files that are no skill (no description, say)."""
     skills: dict[str, Skill] = {}
     held: list[str] = []
     for name in FOLDERS:
@@ -100,12 +104,16 @@ def found(
                 made = _skill(skill_file, rel, workspace)
                 if made is not None:
                     skills.setdefault(made.name, made)
+                elif unusable is not None:
+                    unusable.append(rel)
     theirs: dict[str, Skill] = {}
     for folder in persons if persons is not None else persons_folders():
         for skill_file in _skill_files(folder):
             made = _skill(skill_file, str(skill_file), None)
             if made is not None:
                 theirs.setdefault(made.name, made)
+            elif unusable is not None:
+                unusable.append(str(skill_file))
     theirs.update((name, s) for name, s in skills.items() if name not in theirs)
     return theirs, held  # the person's first, and theirs win
 
@@ -162,6 +170,8 @@ def _skill(skill_file: Path, shown: str, workspace: Workspace | None) -> Skill |
         return None
     keys, body, real = read
     folder = real.parent
+    if workspace is None and is_secret_name(str(real)):
+        return None  # a link into ~/.ssh is no skill
     name = keys.get("name", "").strip()
     if not valid_name(name):
         name = skill_file.parent.name
@@ -186,6 +196,8 @@ def _files(folder: Path, skill_file: Path, workspace: Workspace | None) -> tuple
                 in_workspace = (skill_file.parent / rel).relative_to(workspace.root)
                 if workspace.is_secret(str(in_workspace)):
                     continue
+            elif is_secret_name(rel) or is_secret_name(os.path.realpath(path)):
+                continue  # the person's own keys, beside their skill, are no skill's file
             listed.append(rel)
             if len(listed) >= MOST_FILES:
                 return tuple(listed)
@@ -197,9 +209,15 @@ def offered(
 ) -> tuple[dict[str, Skill], str, list[str]]:
     """(the skills a task may load, the prompt's lines of them, what to tell the person:
     skills held back in an untrusted workspace, and those the prompt leaves out)."""
-    skills, held = found(workspace, trusted)
+    unusable: list[str] = []
+    skills, held = found(workspace, trusted, unusable=unusable)
     text, left_out = listing(skills, window)
     said = []
+    if unusable:
+        said.append(
+            "not skills (a SKILL.md needs front matter with a name and a description, and "
+            f"a readable file): {', '.join(unusable[:5])}{' …' if len(unusable) > 5 else ''}"
+        )
     if held:
         shown = ", ".join(held[:5]) + (" …" if len(held) > 5 else "")
         said.append(f"not used until you trust this workspace (heph trust): the skills in {shown}")

@@ -15,12 +15,15 @@ from hephaistus.workspace.trust import (
     listing,
 )
 
+EXTENSIONS = ("hooks", "command", "skill")
+
 
 def notice(decision: Decision) -> str:
     """The one line said when an untrusted workspace's settings were left out (the first few
     named; `heph trust --show` lists them all)."""
     by_source: dict[str, list[str]] = {}
-    settings = [s for s in decision.settings if not s.proof]  # the files are for --show
+    # The files commands name are for --show; hooks, command files and skills are settings.
+    settings = [s for s in decision.settings if not s.proof or s.key in EXTENSIONS]
     for setting in settings[:NAMED_AT_MOST]:
         by_source.setdefault(setting.source, []).append(setting.key)
     listed = "; ".join(f"{', '.join(keys)} ({source})" for source, keys in by_source.items())
