@@ -4,7 +4,7 @@ the NullSink that shows nothing."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from hephaistus.values import Action, ToolResult, Usage
 
@@ -56,6 +56,10 @@ class EventSink(Protocol):
         """The run ended without an answer; `message` says why."""
         ...
 
+    def todos_changed(self, todos: list[Any]) -> None:
+        """The model wrote its todo list anew (records.todos.Todo items)."""
+        ...
+
 
 class NullSink:
     """An EventSink that shows nothing (used by --json and by tests)."""
@@ -92,3 +96,6 @@ class NullSink:
 
     def failure(self, message: str) -> None:
         """Failures are not shown (`--json` reports them instead)."""
+
+    def todos_changed(self, todos: list[Any]) -> None:
+        """The todo list is not shown (the tool's span records it)."""

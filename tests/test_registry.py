@@ -86,6 +86,7 @@ def test_system_prompt_lists_every_registered_tool_with_its_arguments(tmp_path):
         "run_command",
         "shell",
         "skill",
+        "todo_write",
     }
 
 

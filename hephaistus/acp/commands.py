@@ -5,6 +5,7 @@ only where the person's own settings chose it: no editor, and no workspace, turn
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -179,3 +180,17 @@ def foreign_task(agent: Agent, typed: str, say: Any) -> str | None:
         return say("agent_message_chunk", str(error))
     say("agent_thought_chunk", f"(heph: /{command} is this prompt of {prompt.server}:)\n{task}")
     return task or None
+
+
+def plan_entries(plan: str) -> list[dict[str, Any]]:
+    """A plan-mode answer as ACP plan entries: its numbered or bulleted lines, else the whole."""
+    steps = [
+        re.sub(r"^\s*(?:\d+[.)]|[-*])\s+", "", line).strip()
+        for line in plan.splitlines()
+        if re.match(r"^\s*(?:\d+[.)]|[-*])\s+\S", line)
+    ]
+    return [
+        {"content": step, "priority": "medium", "status": "pending"}
+        for step in (steps or [plan.strip()])
+        if step
+    ]

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from hephaistus.acp import commands, threads
+from hephaistus.acp.commands import plan_entries
 from hephaistus.acp.terminal import EditorTerminal
-from hephaistus.acp.updates import AcpAsker, AcpSink, plan_entries, replayed, text_of
+from hephaistus.acp.updates import AcpAsker, AcpSink, replayed, text_of
 from hephaistus.acp.wire import (
     AUTH_REQUIRED,
     CLOSED,

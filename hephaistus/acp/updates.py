@@ -201,6 +201,10 @@ class AcpSink:
             }
         )
 
+    def todos_changed(self, todos: list[Any]) -> None:
+        """The model's todo list, as the editor's plan (the whole list each time)."""
+        self.update({"sessionUpdate": "plan", "entries": [todo.entry() for todo in todos]})
+
     def write_through(self, path: Any) -> None:
         """Hand the editor the file as heph wrote it (its own line endings)."""
         try:
@@ -384,17 +388,3 @@ def replayed(messages: list[dict[str, str]]) -> list[tuple[str, str]]:
             if isinstance(final, dict) and isinstance(final.get("message"), str):
                 shown.append(("assistant", final["message"]))
     return shown
-
-
-def plan_entries(plan: str) -> list[dict[str, Any]]:
-    """A plan-mode answer as ACP plan entries: its numbered or bulleted lines, else the whole."""
-    steps = [
-        re.sub(r"^\s*(?:\d+[.)]|[-*])\s+", "", line).strip()
-        for line in plan.splitlines()
-        if re.match(r"^\s*(?:\d+[.)]|[-*])\s+\S", line)
-    ]
-    return [
-        {"content": step, "priority": "medium", "status": "pending"}
-        for step in (steps or [plan.strip()])
-        if step
-    ]

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from hephaistus.hooks.definitions import Hook
     from hephaistus.hooks.fired import Hooks
     from hephaistus.mcp.tools import McpTools
+    from hephaistus.records.todos import Todo
     from hephaistus.workspace.skills import Skill
 
 
@@ -225,6 +226,7 @@ class Agent:
             sessions=tuple(self.session_ids),
             buffer=self.buffer,
             skills=self.skills,
+            todos=self._todos_changed,
         )
         run = Run(
             self.model,
@@ -310,6 +312,11 @@ class Agent:
             self.hooks.ended()
         if self.mcp is not None:
             self.mcp.close()
+
+    def _todos_changed(self, todos: list[Todo]) -> None:
+        """The model's new todo list: kept in the state (a follow-up sees it), shown."""
+        self.state.todos = [todo.line() for todo in todos]
+        self.sink.todos_changed(todos)
 
     def _hook_fields(self) -> dict[str, str]:
         """What every hook is told of the run (Claude Code's common input)."""

@@ -36,6 +36,8 @@ def system_prompt_for(agent: Agent, task: str) -> str:
         agent.sink.notice(line)
     if not agent.skills:
         leave_out.add("skill")  # nothing to load: the tool would cost every request
+    if not agent.config.todo:
+        leave_out.add("todo_write")  # `todo = false`: its description costs every request
     agent.left_out = leave_out  # the step schema offers the same tools
     return system_prompt(
         agent.registry,

@@ -39,6 +39,7 @@ class AgentState:
     plan_session: str | None = None  # the session whose answer is the last plan (plan mode)
     plan: str | None = None  # the plan being carried out (after "go"), until it is answered
     plan_done: str | None = None  # the session whose plan "go" last carried out to an answer
+    todos: list[str] = field(default_factory=list)  # the todo list's lines (records.todos)
 
     def file_read(self, path: str) -> None:
         """A tool read `path`: it becomes the most recent active file."""
@@ -109,6 +110,7 @@ class AgentState:
             ("last task", _clipped(self.last_task)),
             ("last answer", _clipped(self.last_answer)),
             ("plan to carry out", _clipped(self.plan, PLAN_CHARS)),
+            ("todo list", _clipped(" | ".join(self.todos), PLAN_CHARS)),
         ]
         rows.append(("open problems", "; ".join(self.open_problems)))
         rows += [
@@ -182,7 +184,7 @@ class AgentState:
         return not provenance.is_ours(_kind(path), data)
 
     def _well_typed(self) -> bool:
-        lists = (self.recently_created_files, self.active_files, self.open_problems)
+        lists = (self.recently_created_files, self.active_files, self.open_problems, self.todos)
         texts = (
             self.last_modified_file,
             self.last_task,

@@ -154,18 +154,18 @@ class Config:
             "(else CLAUDE.md, CONVENTIONS.md) at the root and on the way to the files in play"
         ),
     )
+    todo: bool = field(
+        default=True, metadata=documented("offer the todo_write tool to the model", harmless=True)
+    )
     # Not settable from files: from the environment only, never in a file that may be committed.
     api_key: str | None = field(default=None, repr=False, metadata=documented(""))
-    # Not settable either: how the settings were arrived at. Where each value set came from
-    # (key → source, e.g. "base_url" → "environment variable OPENAI_BASE_URL"), and whether
-    # the workspace's files counted whole (it is trusted, or they need no trust).
+    # Not settable either: where each value came from ("base_url" → "environment variable
+    # OPENAI_BASE_URL"), whether the workspace's files counted whole (trusted, or no need).
     sources: tuple[tuple[str, str], ...] = field(default=(), metadata=documented(""))
     workspace_trusted: bool = field(default=False, metadata=documented(""))
     ignored: tuple[str, ...] = field(default=(), metadata=documented(""))  # settings left out, why
 
-    @property
-    def is_local(self) -> bool:
-        return is_loopback_url(self.base_url)
+    is_local = property(lambda self: is_loopback_url(self.base_url))
 
     @property
     def chosen_model(self) -> str | None:

@@ -15,6 +15,7 @@ from hephaistus.workspace import Workspace
 if TYPE_CHECKING:
     from hephaistus.records.checkpoints import Checkpoints
     from hephaistus.records.snapshots import Snapshots
+    from hephaistus.records.todos import Todo
     from hephaistus.textfile import TextFile
     from hephaistus.workspace.skills import Skill
 
@@ -48,6 +49,7 @@ class ToolContext:
     # where it has none. Reads and edits take it over the disk's.
     buffer: Buffer | None = None
     skills: dict[str, Skill] = field(default_factory=dict)  # what the `skill` tool loads
+    todos: Callable[[list[Todo]], None] | None = None  # hears each new todo list
 
 
 def as_buffered(ctx: ToolContext, real: Path, found: TextFile) -> TextFile:

@@ -140,12 +140,24 @@ class ConsoleSink:
         (all of it with -v); only the diff when quiet."""
         if result.diff and result.diff not in self._diffs_shown and not result.refused:
             self.show_diff(result.diff)
-        if self.quiet:
-            return
+        if self.quiet or (action.tool == "todo_write" and result.ok):
+            return  # a new todo list was shown as such (todos_changed)
         mark, style = ("✓", "green") if result.ok else ("✗", "red")
         lines = self.safe(result.output).splitlines() or [""]
         body = "\n    ".join(lines if self.verbose else preview(lines, result))
         self._print(Text(f"  {mark} ", style=style) + Text(body, style="dim"))
+
+    def todos_changed(self, todos: list[Any]) -> None:
+        """The todo list, compact: how far it is, then an item a line, the one in progress
+        bold (not shown when quiet)."""
+        if self.quiet or not todos:
+            return
+        done = sum(1 for todo in todos if todo.status == "completed")
+        shown = Text(f"  todo ({done}/{len(todos)} done)", style="bold")
+        for todo in todos:
+            style = {"completed": "dim", "in_progress": "bold"}.get(todo.status, "")
+            shown += Text("\n    ") + outside_text(todo.line(), style)
+        self._print(shown)
 
     def show_diff(self, diff: str) -> None:
         """The diff, coloured on a terminal, and remembered so tool_finished does not repeat it."""
@@ -230,6 +242,9 @@ def describe_call(action: Action) -> str:
     for name, value in action.args.items():
         if name in BULKY_ARGS and isinstance(value, str):
             parts.append(f"{name}=<{len(value.splitlines()) or 1} lines>")
+            continue
+        if name == "todos" and isinstance(value, list):  # the list is shown as such
+            parts.append(f"todos=<{len(value)} items>")
             continue
         text = value if isinstance(value, str) else json.dumps(value)
         text = text.replace("\n", "⏎")
