@@ -667,3 +667,19 @@ def test_a_hook_that_rewrites_or_approves_a_call_is_said(heph, chat_server, work
     assert "a PreToolUse hook changed the write_file call" in result.stderr
     assert "a PreToolUse hook approved the write_file call" in result.stderr
     assert (workspace / "other.py").exists() and not (workspace / "new.py").exists()
+
+
+def test_a_hook_ends_when_it_exits_though_a_child_holds_its_output(
+    heph, chat_server, workspace, home
+):
+    log = home / "log.jsonl"
+    logger = script(home, "log.py", LOGGER)
+    lingering = f"(sleep 20; echo late) & {logger} {log}; echo started"
+    persons_hooks(home, definition("UserPromptSubmit", lingering, timeout=10))
+    chat_server.reply(final("ok"))
+    started = time.monotonic()
+    result = heph("--trust", "hello")
+    assert result.code == 0, result.stderr
+    assert time.monotonic() - started < 8 and "timed out" not in result.stderr
+    assert "started" in chat_server.requests[0]["messages"][1]["content"]  # its stdout, read
+    assert len(logged(log)) == 1

@@ -93,3 +93,13 @@ def test_an_editor_gets_each_list_as_a_plan_update_in_order(chat_server, home, w
     from acp import text_block
 
     run(scenario())
+
+
+def test_an_editor_titles_the_list_and_a_skill_by_what_they_do():
+    from hephaistus.acp.updates import title_of
+    from hephaistus.values import Action
+
+    assert title_of(Action("", "todo_write", {"todos": STEPS}), {}) == "Update the todo list"
+    assert title_of(Action("", "skill", {"name": "lint-fix"}), {}) == "Load skill lint-fix"
+    shown = title_of(Action("", "skill", {"name": "lint-fix", "file": "a.py"}), {})
+    assert shown == "Load skill lint-fix a.py"

@@ -55,6 +55,7 @@ VERBS = {
     "delete_file": "Delete",
     "move_file": "Move",
 }
+NAMED = {"todo_write": "Update the todo list", "skill": "Load skill {name} {file}"}
 TITLE_CHARS = 120  # a title is one line of an editor's list
 
 
@@ -87,6 +88,8 @@ def title_of(action: Action, commands: dict[str, str]) -> str:
     elif tool.startswith("mcp__"):
         server, _, name = tool[len("mcp__") :].partition("__")
         title = f"Call {name} of {server}"
+    elif tool in NAMED:
+        title = NAMED[tool].format(name=text("name"), file=text("file")).strip()
     else:
         title = tool
     title = " ".join(title.split())  # one line, whatever the model sent

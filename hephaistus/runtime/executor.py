@@ -166,7 +166,7 @@ class _Tail:
 @dataclass(frozen=True)
 class Answered:
     """How a process given input ended: its exit code (None: it timed out), its stdout and
-    stderr apart (their first KEPT_OUTPUT bytes each), how long it took."""
+    stderr apart (their last KEPT_OUTPUT bytes each), how long it took."""
 
     exit_code: int | None
     stdout: bytes
@@ -177,8 +177,9 @@ class Answered:
 def run_with_input(
     argv: list[str], data: bytes, *, cwd: Path, env: dict[str, str], timeout: float
 ) -> Answered:
-    """Run `argv` (a hook: a sandbox's line for a workspace's) with `data` on its stdin, in a
-    group of its own that a timeout or Ctrl-C kills whole; OSError when it cannot start."""
+    """Run `argv` (a hook: a sandbox's line for a contained one) with `data` on its stdin, in
+    a group of its own that a timeout or Ctrl-C kills whole; OSError when it cannot start.
+    It has ended when it exits: a child it left holding its output is not waited for."""
     started = time.monotonic()
     process = subprocess.Popen(
         argv,
@@ -189,20 +190,31 @@ def run_with_input(
         env=env,
         start_new_session=True,
     )
+    out, err = _Tail(process.stdout), _Tail(process.stderr)
+    threading.Thread(target=_feed, args=(process.stdin, data), daemon=True).start()
     try:
-        out, err = process.communicate(data, timeout=timeout)
+        code: int | None = process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         kill_group(process)
-        try:
-            out, err = process.communicate(timeout=KILL_GRACE)
-        except subprocess.TimeoutExpired:  # something escaped the group and holds a pipe
-            out, err = b"", b""
-        return Answered(None, out[:KEPT_OUTPUT], err[:KEPT_OUTPUT], time.monotonic() - started)
+        code = None
     except BaseException:
         kill_group(process)
         raise
-    code = process.returncode
-    return Answered(code, out[:KEPT_OUTPUT], err[:KEPT_OUTPUT], time.monotonic() - started)
+    out.finish(KILL_GRACE / 4)
+    err.finish(KILL_GRACE / 4)
+    seconds = time.monotonic() - started
+    return Answered(code, out.text().encode(), err.text().encode(), seconds)
+
+
+def _feed(stream: IO[bytes] | None, data: bytes) -> None:
+    """Write `data` to a process's stdin and close it (one that never reads it is let be)."""
+    if stream is None:
+        return
+    try:
+        with stream:
+            stream.write(data)
+    except (BrokenPipeError, OSError):
+        pass
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:
