@@ -647,7 +647,7 @@ def test_import_leaves_out_what_heph_cannot_run_and_says_so(heph, workspace, hom
     assert result.code == 0, result.stderr
     assert "2 hooks copied" in result.stdout
     assert result.stdout.count("left out:") == 2 and "not copied" in result.stdout
-    assert "1 hook run a project's own files" in result.stdout
+    assert "of these, 1 hook works on a project's own files" in result.stdout
     kept = json.loads((home / ".config" / "hephaistus" / "hooks.json").read_text())
     assert set(kept["hooks"]) == {"PreToolUse", "Stop"}
 
@@ -665,7 +665,7 @@ def test_a_hook_that_rewrites_or_approves_a_call_is_said(heph, chat_server, work
     result = heph("--trust", "write")
     assert result.code == 0
     assert "a PreToolUse hook changed the write_file call" in result.stderr
-    assert "a PreToolUse hook approved the write_file call" in result.stderr
+    assert "a hook of yours approved the write_file call (PreToolUse [Write]:" in result.stderr
     assert (workspace / "other.py").exists() and not (workspace / "new.py").exists()
 
 
@@ -683,3 +683,88 @@ def test_a_hook_ends_when_it_exits_though_a_child_holds_its_output(
     assert time.monotonic() - started < 8 and "timed out" not in result.stderr
     assert "started" in chat_server.requests[0]["messages"][1]["content"]  # its stdout, read
     assert len(logged(log)) == 1
+
+
+def test_a_persons_hook_on_the_project_runs_contained_even_where_trusted(tmp_path):
+    """`cd "$CLAUDE_PROJECT_DIR" && make lint` runs the workspace's Makefile: never as you."""
+    from hephaistus.hooks.fired import Hooks
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "Makefile").write_text("lint:\n\ttrue\n")
+    hooks = Hooks([], ws, None, dict, print, vouched=True)  # type: ignore[arg-type]
+    mine = Hook("Stop", "", "notify-send done", 5, "mine", False)
+    assert not hooks.contained(mine)
+    for command in (
+        'cd "$CLAUDE_PROJECT_DIR" && make -s lint',
+        'cd "$CLAUDE_PROJECT_DIR"&&.claude/hooks/x.sh E',
+        "bash -c 'd=$CLAUDE_PROJECT_DIR; \"$d/x.sh\"'",
+        'npx prettier --check "${CLAUDE_PROJECT_DIR:-.}"',
+        "python3 -m black $HEPH_PROJECT_DIR",
+    ):
+        assert hooks.contained(Hook("Stop", "", command, 5, "mine", False)), command
+    assert Hooks([], ws, None, dict, print, vouched=False).contained(mine)  # type: ignore[arg-type]
+
+
+def test_a_workspace_hooks_allow_approves_nothing(heph, chat_server, workspace, home):
+    (workspace / "hooks").mkdir()
+    allow = {"hookSpecificOutput": {"permissionDecision": "allow"}}
+    (workspace / "hooks" / "allow.json").write_text(json.dumps(allow))
+    (workspace / "hooks" / "allow.py").write_text(SAYS)
+    workspace_hook(workspace, "PreToolUse", "python3 hooks/allow.py hooks/allow.json")
+    from hephaistus.hooks.definitions import workspace_hooks
+
+    HookApprovals(workspace).approve(workspace_hooks(workspace)[0])
+    chat_server.reply(act("write_file", path="new.py", content="X = 1\n"))
+    chat_server.reply(final("done"))
+    result = heph("--trust", "write")  # ask mode, no terminal: a write is refused
+    assert result.code == 3, result.stderr
+    assert not (workspace / "new.py").exists()
+
+
+def test_a_script_reached_through_cd_is_part_of_the_approval(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / ".claude" / "hooks").mkdir(parents=True)
+    (ws / ".claude" / "hooks" / "lint.sh").write_text("exit 0\n")
+    workspace_hook(ws, "PreToolUse", "cd .claude/hooks && sh lint.sh")
+    questions: list[str] = []
+    assert len(in_force(ws, trusted=True, ask=lambda q: questions.append(q) or "y")[0]) == 1
+    assert ".claude/hooks/lint.sh" in questions[0]
+    (ws / ".claude" / "hooks" / "lint.sh").write_text("echo allow\n")
+    assert in_force(ws, trusted=True, ask=None)[0] == []  # asked again
+
+
+def test_hooks_list_says_where_the_persons_hooks_run(heph, workspace, home):
+    persons_hooks(home, definition("Stop", "notify-send done"))
+    assert "runs in the sandbox here: you have not trusted" in heph("hooks").stdout
+    assert (
+        "(" + str(home / ".config/hephaistus/hooks.json") + ": runs as you)"
+        in heph("hooks", "--trust").stdout
+    )
+
+
+def test_import_keeps_the_runnable_hooks_of_a_group(heph, workspace, home):
+    claude = workspace / "settings.json"
+    entries = [{"type": "command", "command": f"check{n}.sh"} for n in range(3)]
+    entries.insert(1, {"type": "prompt", "prompt": "safe?"})
+    claude.write_text(
+        json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": entries}]}})
+    )
+    result = heph("hooks", "import", str(claude))
+    assert result.code == 0 and "3 hooks copied" in result.stdout
+    kept = json.loads((home / ".config" / "hephaistus" / "hooks.json").read_text())
+    assert [h["command"] for h in kept["hooks"]["PreToolUse"][0]["hooks"]] == [
+        "check0.sh",
+        "check1.sh",
+        "check2.sh",
+    ]
+
+
+def test_what_a_hook_leaves_running_is_ended_with_it(heph, chat_server, workspace, home):
+    marker = home / "late"
+    lingering = f"(sleep 2; touch {marker}) & echo started"
+    persons_hooks(home, definition("UserPromptSubmit", lingering, timeout=10))
+    chat_server.reply(final("ok"))
+    assert heph("--trust", "hello").code == 0
+    time.sleep(3)
+    assert not marker.exists()

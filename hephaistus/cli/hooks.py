@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from hephaistus.cli.common import opened, say
 from hephaistus.errors import ConfigError
@@ -26,10 +27,20 @@ def _list(args: argparse.Namespace) -> int:
     from hephaistus.escape import visible
     from hephaistus.hooks.approvals import HookApprovals
     from hephaistus.hooks.definitions import persons_hooks, workspace_hooks
+    from hephaistus.hooks.fired import works_on_workspace
+    from hephaistus.workspace.trust import vouched
 
     done = opened(args, ask=False, notice=False)  # the list says each hook's state
     root = done.workspace.root
-    lines = [f"{visible(h.describe())}  ({h.source}: runs, as you)" for h in persons_hooks()]
+    lines = []
+    for hook in persons_hooks():
+        if not vouched(root):
+            where = "runs in the sandbox here: you have not trusted this workspace"
+        elif works_on_workspace(hook, root):
+            where = "runs in the sandbox: it works on the workspace's files"
+        else:
+            where = "runs as you"
+        lines.append(f"{visible(hook.describe())}  ({hook.source}: {where})")
     try:
         theirs = workspace_hooks(root)
     except ConfigError as error:
@@ -49,7 +60,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _import(path: Path) -> int:
-    from hephaistus.hooks.definitions import USER_FILE, parse, read_json
+    from hephaistus.hooks.definitions import USER_FILE, names_project, read_json
     from hephaistus.settings.userdirs import config_dir
     from hephaistus.textfile import atomic_write
 
@@ -66,15 +77,13 @@ def _import(path: Path) -> int:
     added, projects = 0, 0
     for event, groups in table.items():
         for group in groups if isinstance(groups, list) else [groups]:
-            try:  # what heph cannot run is said and left out; the rest is copied
-                hooks = parse({event: [group]}, str(path), workspace=False)
-            except ConfigError as error:
-                say(f"left out: {error}")
+            group = _runnable(event, group, path)  # what heph cannot run is said, left out
+            if group is None:
                 continue
             if group not in kept["hooks"].setdefault(event, []):
                 kept["hooks"][event].append(group)
-                added += len(hooks)
-                projects += sum("CLAUDE_PROJECT_DIR" in hook.command for hook in hooks)
+                added += len(group["hooks"])
+                projects += sum(names_project(entry["command"]) for entry in group["hooks"])
     others = sorted(set(found) - {"hooks"})
     if others:
         say(f"not copied (heph has no such hook settings): {', '.join(others)}")
@@ -83,7 +92,27 @@ def _import(path: Path) -> int:
     say(f"{counted(added, 'hook')} copied from {path} into {target}")
     if projects:
         say(
-            f"{counted(projects, 'hook')} run a project's own files ($CLAUDE_PROJECT_DIR): now "
-            "they run in every workspace, in the sandbox (a workspace's files never run as you)"
+            f"of these, {counted(projects, 'hook')} {'works' if projects == 1 else 'work'} "
+            "on a project's own files "
+            "($CLAUDE_PROJECT_DIR): they run in every workspace now, always in its sandbox"
         )
     return 0
+
+
+def _runnable(event: str, group: Any, path: Path) -> dict[str, Any] | None:
+    """`group` with only the hooks heph can run (each left out said); None when none is."""
+    from hephaistus.hooks.definitions import parse
+
+    where = f"{path}: hooks.{event}"
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        say(f"left out: {where}: not a matcher group")
+        return None
+    kept = []
+    for entry in group["hooks"]:
+        try:
+            parse({event: [{**group, "hooks": [entry]}]}, str(path), workspace=False)
+        except ConfigError as error:
+            say(f"left out: {error}")
+            continue
+        kept.append(entry)
+    return {**group, "hooks": kept} if kept else None

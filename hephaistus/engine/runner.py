@@ -115,7 +115,7 @@ class Runtime:
                 self.sink.notice(f"a PreToolUse hook changed the {tool.name} call: {changed}")
             args, fields = changed, tool_fields(tool.name, changed, root, ctx.commands)
         if before.permission == "allow":
-            self.sink.notice(f"a PreToolUse hook approved the {tool.name} call")
+            self.sink.notice(f"a hook of yours approved the {tool.name} call ({before.allowed_by})")
         result = self.run_tool(tool, args, before.permission)
         if said := before.added_context():
             result = replace(result, output=f"{result.output}\n{said}")

@@ -11,13 +11,14 @@ import json
 import re
 from pathlib import Path
 
-from hephaistus.hooks.definitions import Hook
+from hephaistus.hooks.definitions import Hook, with_project
 from hephaistus.settings.userstate import WorkspaceRecords
 from hephaistus.workspace.project_commands import files_named
 
 RECORDS = "hook-approvals.json"
 REDIRECTION = re.compile(r"(?:\d|&)?>>?\s*(?:\"[^\"]*\"|'[^']*'|\S+)")
-PROJECT_VARIABLES = ("$CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}", "$HEPH_PROJECT_DIR")
+CHANGES_FOLDER = re.compile(r"\b(?:cd|pushd)\s+(\"[^\"]+\"|'[^']+'|[^\s;&|]+)")
+FOLDER_FILES = 50  # of a folder the command goes into, in its digest
 
 
 def digest(root: Path, hook: Hook) -> str:
@@ -37,11 +38,14 @@ def digest(root: Path, hook: Hook) -> str:
 def scripts(root: Path, hook: Hook) -> list[str]:
     """The workspace files the hook's command names (`$CLAUDE_PROJECT_DIR` read as the
     workspace)."""
-    line = hook.command
-    for name in PROJECT_VARIABLES:
-        line = line.replace(f'"{name}"', str(root)).replace(name, str(root))
-    line = REDIRECTION.sub(" ", line)  # a file it writes to is its output, not what it runs
-    return files_named(root, line)
+    line = REDIRECTION.sub(" ", with_project(hook.command, root))  # its output is no script
+    named = files_named(root, line)
+    for folder in CHANGES_FOLDER.findall(line):  # `cd hooks && sh lint.sh`: what is there
+        path = (root / folder.strip("'\"")).resolve()
+        if path.is_dir() and path.is_relative_to(root.resolve()) and path != root.resolve():
+            inside = sorted(p for p in path.iterdir() if p.is_file() and not p.is_symlink())
+            named += [str(p.relative_to(root.resolve())) for p in inside[:FOLDER_FILES]]
+    return list(dict.fromkeys(named))
 
 
 class HookApprovals:

@@ -73,6 +73,23 @@ class Hook:
         return f"{self.event}{matcher}: {self.command}"
 
 
+# `$CLAUDE_PROJECT_DIR`, `${CLAUDE_PROJECT_DIR}`, `${CLAUDE_PROJECT_DIR:-.}`, heph's own name,
+# quoted or not: each is the workspace, to the hooks that read it.
+PROJECT = re.compile(
+    r'"?\$(?:\{(?:CLAUDE|HEPH)_PROJECT_DIR(?::-[^}]*)?\}|(?:CLAUDE|HEPH)_PROJECT_DIR\b)"?'
+)
+
+
+def with_project(command: str, root: Path) -> str:
+    """`command` with the workspace's path for each spelling of the project variable."""
+    return PROJECT.sub(lambda _: str(root), command)
+
+
+def names_project(command: str) -> bool:
+    """Whether `command` spells the project variable (it works on the workspace's files)."""
+    return PROJECT.search(command) is not None
+
+
 def parse(data: Any, source: str, *, workspace: bool) -> list[Hook]:
     """The hooks of a definition (the whole `{"hooks": ...}` object, or the table of events
     itself); ConfigError naming `source` and the entry for anything else."""

@@ -36,6 +36,7 @@ class Verdict:
     updated_input: dict[str, Any] | None = None
     context: list[str] = field(default_factory=list)  # for the model
     stop: str | None = None  # `continue: false`: the run ends, this said
+    allowed_by: str = ""  # the hook whose allow lets a call through unasked
     ran: int = 0
 
     def added_context(self) -> str:
@@ -111,10 +112,9 @@ class Hooks:
 
     def contained(self, hook: Hook) -> bool:
         """Whether `hook` runs in the sandbox: a workspace's always; the person's where they
-        have not trusted the workspace, or where its command names the workspace's files."""
-        from hephaistus.hooks.approvals import scripts
-
-        return hook.workspace or not self.vouched or bool(scripts(self.root, hook))
+        have not trusted the workspace, or where its command works on the workspace's files
+        (names them, or the project variable: `cd "$CLAUDE_PROJECT_DIR" && make lint`)."""
+        return hook.workspace or not self.vouched or works_on_workspace(hook, self.root)
 
     def before_task(self, asked: str, typed: str, *, resumed: bool) -> tuple[str, str | None]:
         """SessionStart (at the first task) and UserPromptSubmit: (the task with what they
@@ -159,6 +159,14 @@ class Hooks:
         return _decided(hook, answer, verdict, self.say)
 
 
+def works_on_workspace(hook: Hook, root: Path) -> bool:
+    """Whether the person's `hook` runs or names the workspace's own files."""
+    from hephaistus.hooks.approvals import scripts
+    from hephaistus.hooks.definitions import names_project
+
+    return names_project(hook.command) or bool(scripts(root, hook))
+
+
 def for_run(hooks: list[Hook], root: Path, box: Sandboxed, say: Callable[[str], None]) -> Hooks:
     """The hooks of a run in the workspace at `root`: the person's given the environment
     commands get (no credentials), and run as them only where they trusted it."""
@@ -183,7 +191,11 @@ def _decided(hook: Hook, answer: dict[str, Any], verdict: Verdict, say: Any) -> 
     permission = specific.get("permissionDecision")
     if answer.get("decision") == "approve":  # the older spelling of allow
         permission = permission or "allow"
+    if permission == "allow" and hook.workspace:
+        permission = None  # a workspace's hook approves nothing (it may still deny or ask)
     if permission in STRENGTH:
+        if permission == "allow":
+            verdict.allowed_by = hook.describe()
         if STRENGTH[permission] > STRENGTH.get(verdict.permission or "", 0):
             verdict.permission = permission
             verdict.reason = _clipped(str(specific.get("permissionDecisionReason") or ""), 500)

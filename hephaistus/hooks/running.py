@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from hephaistus.hooks.definitions import Hook
+from hephaistus.hooks.definitions import Hook, with_project
 from hephaistus.runtime.executor import run_with_input
 from hephaistus.runtime.tmp_shown import named_in_tmp
 
@@ -75,9 +75,16 @@ def run_hook(
     out, err = _text(ended.stdout), _text(ended.stderr)
     if ended.exit_code is None:
         return HookRun(None, out, err, ended.seconds, f"timed out after {hook.timeout:g} s")
+    script = script_of(hook.command, root) if contained and ended.exit_code == 2 else None
+    if script and os.path.basename(script) in err and UNSEEN.search(err):
+        # There on the host, not in the sandbox (a folder it hides): the interpreter's exit 2
+        # for a file it cannot open is no block.
+        unseen = f"its script {script} cannot be seen in the sandbox, where it runs here"
+        return HookRun(None, out, err, ended.seconds, unseen)
     return HookRun(ended.exit_code, out, err, ended.seconds)
 
 
+UNSEEN = re.compile(r"can't open file|No such file or directory")
 INTERPRETERS = {"python", "python3", "node", "bash", "sh", "zsh", "ruby", "perl", "bun", "deno"}
 
 
@@ -117,10 +124,8 @@ def missing_script(command: str, root: Path) -> str | None:
 def script_of(command: str, root: Path) -> str | None:
     """The script a hook's command runs (`python3 .claude/hooks/x.py`, `./check.sh`,
     `"$CLAUDE_PROJECT_DIR"/hooks/x.sh`), or None when it names none."""
-    for name in ("$CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}", "$HEPH_PROJECT_DIR"):
-        command = command.replace(name, str(root))
     try:
-        words = shlex.split(command)
+        words = shlex.split(with_project(command, root))
     except ValueError:
         return None
     if not words:

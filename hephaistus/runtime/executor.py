@@ -179,7 +179,7 @@ def run_with_input(
 ) -> Answered:
     """Run `argv` (a hook: a sandbox's line for a contained one) with `data` on its stdin, in
     a group of its own that a timeout or Ctrl-C kills whole; OSError when it cannot start.
-    It has ended when it exits: a child it left holding its output is not waited for."""
+    It has ended when it exits: what it left running in its group is killed then."""
     started = time.monotonic()
     process = subprocess.Popen(
         argv,
@@ -200,6 +200,10 @@ def run_with_input(
     except BaseException:
         kill_group(process)
         raise
+    try:  # what it left running in its group goes with it
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
     out.finish(KILL_GRACE / 4)
     err.finish(KILL_GRACE / 4)
     seconds = time.monotonic() - started

@@ -244,7 +244,7 @@ def describe_call(action: Action) -> str:
             parts.append(f"{name}=<{len(value.splitlines()) or 1} lines>")
             continue
         if name == "todos" and isinstance(value, list):  # the list is shown as such
-            parts.append(f"todos=<{len(value)} items>")
+            parts.append(f"todos=<{len(value)} item{'' if len(value) == 1 else 's'}>")
             continue
         text = value if isinstance(value, str) else json.dumps(value)
         text = text.replace("\n", "⏎")

@@ -108,7 +108,7 @@ def found(
                     unusable.append(rel)
     theirs: dict[str, Skill] = {}
     for folder in persons if persons is not None else persons_folders():
-        for skill_file in _skill_files(folder):
+        for skill_file in _skill_files(folder, links=True):
             made = _skill(skill_file, str(skill_file), None)
             if made is not None:
                 theirs.setdefault(made.name, made)
@@ -139,9 +139,10 @@ def listing(skills: dict[str, Skill], window: int) -> tuple[str, list[str]]:
     return "\n".join([HEADER, *lines]), left_out
 
 
-def _skill_files(folder: Path) -> list[Path]:
-    """The SKILL.md of each skill folder in `folder`, by name (none when it is no folder)."""
-    if not folder.is_dir() or folder.is_symlink():
+def _skill_files(folder: Path, links: bool = False) -> list[Path]:
+    """The SKILL.md of each skill folder in `folder`, by name (none when it is no folder, or
+    a link and not `links`: the person's may be one, into their dotfiles)."""
+    if not folder.is_dir() or (folder.is_symlink() and not links):
         return []
     try:
         entries = sorted(folder.iterdir())
@@ -215,8 +216,9 @@ def offered(
     said = []
     if unusable:
         said.append(
-            "not skills (a SKILL.md needs front matter with a name and a description, and "
-            f"a readable file): {', '.join(unusable[:5])}{' …' if len(unusable) > 5 else ''}"
+            "not skills (a SKILL.md needs front matter with a name and a description, in a "
+            "readable file that is no secret or link to one): "
+            f"{', '.join(unusable[:5])}{' …' if len(unusable) > 5 else ''}"
         )
     if held:
         shown = ", ".join(held[:5]) + (" …" if len(held) > 5 else "")
