@@ -87,6 +87,7 @@ def test_system_prompt_lists_every_registered_tool_with_its_arguments(tmp_path):
         "shell",
         "skill",
         "todo_write",
+        "task",
     }
 
 

@@ -6,10 +6,11 @@ the AgentState carry over to the next `execute`, as in a chat.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hephaistus.engine import Engine, ReactEngine, Run, briefing
+from hephaistus.engine import Engine, ReactEngine, Run, briefing, delegation
 from hephaistus.engine.runner import Runtime
 from hephaistus.errors import HephError, KeyRejected, ModelError, Terminated
 from hephaistus.eventsink import EventSink, NullSink
@@ -119,10 +120,10 @@ class Agent:
         self.mcp_offered = False
         self.hooks: Hooks | None = None  # the person's checks around each step, when any
         if hooks:
-            from hephaistus.hooks.fired import for_run
+            from hephaistus.hooks.fired import for_run, hook_fields
 
             self.hooks = for_run(hooks, workspace.root, self.executor, self.sink.notice)
-            self.hooks.common = self._hook_fields
+            self.hooks.common = partial(hook_fields, self)
 
     @property
     def _state_file(self) -> Path:
@@ -227,6 +228,7 @@ class Agent:
             buffer=self.buffer,
             skills=self.skills,
             todos=self._todos_changed,
+            delegate=partial(delegation.delegate, self),
         )
         run = Run(
             self.model,
@@ -317,17 +319,6 @@ class Agent:
         """The model's new todo list: kept in the state (a follow-up sees it), shown."""
         self.state.todos = [todo.line() for todo in todos]
         self.sink.todos_changed(todos)
-
-    def _hook_fields(self) -> dict[str, str]:
-        """What every hook is told of the run (Claude Code's common input)."""
-        from hephaistus.hooks.fired import PERMISSION_MODES
-
-        session = self.session
-        return {
-            "session_id": session.id if session else "",
-            "transcript_path": str(session.path) if session else "",
-            "permission_mode": PERMISSION_MODES.get(self.policy.mode, self.policy.mode),
-        }
 
     def _lend_model(self, messages: list[Message], cap: int, server: str) -> ModelReply:
         """An MCP server's request for the model (mcp.sampling): answered in prose, as a span

@@ -38,6 +38,12 @@ def system_prompt_for(agent: Agent, task: str) -> str:
         leave_out.add("skill")  # nothing to load: the tool would cost every request
     if not agent.config.todo:
         leave_out.add("todo_write")  # `todo = false`: its description costs every request
+    if "task" not in leave_out:  # the sub-agents beside the built-in explore, by name
+        from hephaistus.workspace.agents import found as sub_agents
+
+        more = list(sub_agents(agent.workspace, agent.config.workspace_trusted).values())[1:]
+        lines = [f"- {sub.name}: {sub.description or sub.source}" for sub in more]
+        listed += "\n\nSub-agents for the task tool:\n" + "\n".join(lines) if lines else ""
     agent.left_out = leave_out  # the step schema offers the same tools
     return system_prompt(
         agent.registry,

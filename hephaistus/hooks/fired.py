@@ -159,6 +159,16 @@ class Hooks:
         return _decided(hook, answer, verdict, self.say)
 
 
+def hook_fields(agent: Any) -> dict[str, str]:
+    """What every hook is told of the run (Claude Code's common input)."""
+    session = agent.session
+    return {
+        "session_id": session.id if session else "",
+        "transcript_path": str(session.path) if session else "",
+        "permission_mode": PERMISSION_MODES.get(agent.policy.mode, agent.policy.mode),
+    }
+
+
 def works_on_workspace(hook: Hook, root: Path) -> bool:
     """Whether the person's `hook` runs or names the workspace's own files."""
     from hephaistus.hooks.approvals import scripts

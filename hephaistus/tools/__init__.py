@@ -275,7 +275,7 @@ class Registry:
 
 def default_registry() -> Registry:
     """All of heph's tools: files, edits, deletes and moves, git, project commands, the shell."""
-    from hephaistus.tools import edits, files, git, moving, run_command, shell, skill, todo
+    from hephaistus.tools import edits, files, git, moving, run_command, shell, skill, task, todo
 
     families = (
         *files.TOOLS,
@@ -286,6 +286,7 @@ def default_registry() -> Registry:
         *shell.TOOLS,
         *skill.TOOLS,
         *todo.TOOLS,
+        *task.TOOLS,
     )
     return Registry(Tool.from_function(fn, effect=effect) for fn, effect in families)
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from hephaistus.records.snapshots import Snapshots
     from hephaistus.records.todos import Todo
     from hephaistus.textfile import TextFile
+    from hephaistus.values import ToolResult
     from hephaistus.workspace.skills import Skill
 
 
@@ -50,6 +51,8 @@ class ToolContext:
     buffer: Buffer | None = None
     skills: dict[str, Skill] = field(default_factory=dict)  # what the `skill` tool loads
     todos: Callable[[list[Todo]], None] | None = None  # hears each new todo list
+    # Runs a sub-agent (engine.delegation): (this context, description, prompt, agent).
+    delegate: Callable[[ToolContext, str, str, str], ToolResult] | None = None
 
 
 def as_buffered(ctx: ToolContext, real: Path, found: TextFile) -> TextFile:
