@@ -48,9 +48,11 @@ class Nested:
     def span(
         self, kind: str, name: str, args: dict[str, Any] | None = None
     ) -> AbstractContextManager[Span]:
+        """A span of the parent's session, marked with the child."""
         return self.parent.span(kind, name, {**(args or {}), "agent": self.agent})
 
     def record(self, kind: str, name: str, output: Any, **args: Any) -> None:
+        """A record of the parent's session, marked with the child."""
         if kind == "ANSWER":  # the child's answer is no answer of the session
             kind, name = "MEMO", f"answer of {self.agent}"
         self.parent.record(kind, name, output, **args, agent=self.agent)
