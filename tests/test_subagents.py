@@ -31,8 +31,9 @@ def test_the_parent_gets_only_the_childs_answer(heph, chat_server, workspace):
     chat_server.reply(act("read_file", path="app.py"))  # the child
     chat_server.reply(final("add is defined in app.py, line 1"))  # the child's answer
     chat_server.reply(final("add is in app.py"))  # the parent
-    result = heph("--json", "where is add?")
+    result = heph("where is add?")
     assert result.code == 0, result.stderr
+    assert result.stdout.strip() == "add is in app.py"  # the run's answer alone
     child_system = chat_server.requests[1]["messages"][0]["content"]
     assert "sub-agent explore" in child_system
     assert "- task(" not in child_system and "- write_file(" not in child_system

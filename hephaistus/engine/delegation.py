@@ -9,7 +9,7 @@ back with it. Only its final answer (clipped) goes back to the parent."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from hephaistus.engine.base import Run
 from hephaistus.engine.runner import Runtime
@@ -25,6 +25,7 @@ from hephaistus.workspace.agents import SubAgent, found
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
+    from hephaistus.eventsink import EventSink
     from hephaistus.records.session import SessionRecorder, Span
 
 CHILD_STEPS = 15  # a child's step limit, unless its file says
@@ -58,6 +59,24 @@ class Nested:
         self.parent.record(kind, name, output, **args, agent=self.agent)
 
 
+class ChildSink:
+    """The parent's sink, as a child reports into it: its steps shown as the parent's are,
+    its answer not (it is the task's result, never the run's answer on stdout)."""
+
+    def __init__(self, parent: EventSink, agent: str) -> None:
+        self.parent, self.agent = parent, agent
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.parent, name)
+
+    def final(self, message: str) -> None:
+        """The child's answer goes back to the parent as the task's result."""
+
+    def failure(self, message: str) -> None:
+        """Said as a notice: the parent's run goes on."""
+        self.parent.notice(f"{self.agent}: {message}")
+
+
 def delegate(
     parent: Any, ctx: ToolContext, description: str, prompt: str, agent: str
 ) -> ToolResult:
@@ -71,12 +90,13 @@ def delegate(
     registry = _tools_of(parent.registry, chosen)
     session = Nested(parent.session, chosen.name)
     parent.sink.notice(f"task for {chosen.name}: {description}")
+    sink = cast("EventSink", ChildSink(parent.sink, chosen.name))
     run = Run(
         parent.model,
-        Runtime(registry, replace(ctx, delegate=None), parent.policy, parent.sink, parent.hooks),
+        Runtime(registry, replace(ctx, delegate=None), parent.policy, sink, parent.hooks),
         session,
         AgentState(),
-        parent.sink,
+        sink,
         [{"role": "system", "content": _prompt_of(parent, registry, chosen)}],
         chosen.max_steps or min(CHILD_STEPS, parent.config.max_steps),
         lambda: None,
