@@ -5,6 +5,7 @@ not trusted."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -249,3 +250,21 @@ def test_a_skill_file_that_is_no_skill_is_said(tmp_path):
     (ws / ".heph/skills/quiet/SKILL.md").write_text("just text, no front matter\n")
     _, _, said = skills.offered(Workspace.at(ws), True, 32_000)
     assert any("not skills" in line and ".heph/skills/quiet/SKILL.md" in line for line in said)
+
+
+def test_a_skill_file_holding_a_credential_is_not_read(tmp_path):
+    from hephaistus.tools import ToolContext
+    from hephaistus.tools.skill import skill
+
+    folder = make_skill(home() / ".claude/skills", "deploy", "deploys")
+    key = (
+        "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n"
+    )
+    (folder / "gcp-sa.json").write_text(json.dumps({"type": "service_account", "private_key": key}))
+    (folder / "notes.md").write_text("deploy with care\n")
+    found, _ = skills.found(Workspace.at(tmp_path), trusted=True)
+    ctx = ToolContext(Workspace.at(tmp_path), skills=found)
+    refused = skill(ctx, "deploy", "gcp-sa.json")
+    assert not refused.ok and "looks like a credential" in refused.output
+    assert "BEGIN PRIVATE KEY" not in refused.output
+    assert skill(ctx, "deploy", "notes.md").output == "deploy with care\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hephaistus.redact import credential_spans
 from hephaistus.textfile import NotTextError, decode, read_real
 from hephaistus.tools.context import ToolContext
 from hephaistus.values import ToolResult, clip
@@ -38,6 +39,8 @@ def skill(ctx: ToolContext, name: str, file: str | None = None) -> ToolResult:
         return ToolResult(False, str(error))
     except OSError as error:
         return ToolResult(False, f"cannot read {shown}: {error.strerror or error}")
+    if any(True for _ in credential_spans(text)):  # a key by its content, whatever its name
+        return ToolResult(False, f"{shown} holds what looks like a credential: it is not read")
     return ToolResult(True, clip(text, ctx.observation_limit))
 
 
