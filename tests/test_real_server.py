@@ -175,7 +175,9 @@ def test_a_read_task(server, heph_process, workspace):
         "smollm2",
         "read app.py and say what add does",
     )
-    assert result.code in (0, 1) and "Traceback" not in result.stderr, result.stderr
+    # A model this small may try a write, which ask mode refuses without a terminal (exit 3):
+    # the run still ends as heph says, never with a traceback.
+    assert result.code in (0, 1, 3) and "Traceback" not in result.stderr, result.stderr
     chats = [b for b in bodies if "messages" in b]
     assert chats and all(isinstance(b.get("max_tokens"), int) for b in chats)
     recorded = last_session(workspace)
